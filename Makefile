@@ -1,0 +1,102 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# bpfprof: bpf/*.bpf.c -> linked BPF object -> skeleton -> user/*.c -> $(OUTPUT)/bpfprof
+OUTPUT ?= build
+ARCH ?= $(shell uname -m | sed 's/x86_64/x86/' | sed 's/aarch64/arm64/')
+CLANG ?= clang
+BPFTOOL ?= bpftool
+LLVM_STRIP ?= llvm-strip
+CC ?= gcc
+PKG_CONFIG ?= pkg-config
+VERSION := 0.1.0
+
+# VMLINUX_BTF=/sys/kernel/btf/vmlinux generates a vmlinux.h into $(OUTPUT) instead of the
+# committed one (vmlinux/README.md).
+ifdef VMLINUX_BTF
+VMLINUX_DIR := $(OUTPUT)/vmlinux
+else
+VMLINUX_DIR := vmlinux/$(ARCH)
+endif
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+MAKEFLAGS += --no-print-directory
+endif
+
+DEPS_PKGS := libbpf libelf libdw zlib
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(DEPS_PKGS) 2>/dev/null)
+PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(DEPS_PKGS) 2>/dev/null)
+
+WERROR ?= $(if $(filter true,$(CI)),-Werror)
+CFLAGS ?= -O2 -g
+override CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+	$(WERROR) -D_GNU_SOURCE -DBPFPROF_VERSION='"$(VERSION)"' \
+	-I. -I$(OUTPUT) -Iuser $(PKG_CFLAGS)
+LDLIBS += $(PKG_LIBS) -lstdc++ -lpthread
+
+# clang -target bpf does not search the multiarch include dirs: pass the host's (as
+# libbpf-bootstrap does).
+CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 \
+	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+	-I$(VMLINUX_DIR) -Ibpf $(CLANG_BPF_SYS_INCLUDES)
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
+USER_SRCS := $(wildcard user/*.c)
+USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
+LIB_OBJS := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
+SKEL := $(OUTPUT)/bpfprof.skel.h
+BIN := $(OUTPUT)/bpfprof
+
+.DELETE_ON_ERROR:
+.PHONY: all clean test unit integration deps demo bench install
+
+all: $(BIN)
+
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/vmlinux:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/vmlinux/vmlinux.h: | $(OUTPUT)/vmlinux
+	$(call msg,GEN,$@)
+	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp && mv $@.tmp $@
+
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(if $(VMLINUX_BTF),$(OUTPUT)/vmlinux/vmlinux.h) | $(OUTPUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@
+
+# Both programs write into one ringbuf: link them into one object, one skeleton.
+$(OUTPUT)/bpfprof.bpf.o: $(BPF_OBJS)
+	$(call msg,LINK-BPF,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(SKEL): $(OUTPUT)/bpfprof.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name bpfprof_bpf > $@.tmp && mv $@.tmp $@
+
+$(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# Only the loader includes the skeleton.
+$(OUTPUT)/user/loader.o: $(SKEL)
+
+$(BIN): $(USER_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+clean:
+	$(call msg,CLEAN,$(OUTPUT))
+	$(Q)rm -rf $(OUTPUT)
+
+# Installs what the build and the tests need on Debian 12 (root): apt-get, once.
+deps:
+	$(Q)tools/install-deps.sh
+
+include tests/tests.mk
+
+-include $(BPF_OBJS:.o=.d) $(USER_OBJS:.o=.d)

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* maps.bpf.h: the BPF maps shared by sample.bpf.c and task_events.bpf.c. */
+#ifndef BPFPROF_MAPS_BPF_H
+#define BPFPROF_MAPS_BPF_H
+
+/*
+ * Each map is defined __weak in every object that includes this header; `bpftool gen object`
+ * merges the identical definitions into one, so both programs share them.
+ */
+
+/* Every record type, in reservation order: samples and task events of all CPUs.
+ * Size set by the loader (bpf_map__set_max_entries) before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 * 1024 * 1024);
+} ringbuf SEC(".maps") __weak;
+
+/* tgid -> TARGET_* state. Only these processes are sampled and have memory read. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u32);
+} target_tgids SEC(".maps") __weak;
+
+/* One struct sample_stats per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sample_stats);
+} stats SEC(".maps") __weak;
+
+static __always_inline struct sample_stats *stats__get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&stats, &zero);
+}
+
+#endif /* BPFPROF_MAPS_BPF_H */

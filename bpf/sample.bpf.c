@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* sample.bpf.c: perf_event sampler: user registers, user stack slice, kernel IPs -> ringbuf. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "record.h"
+#include "maps.bpf.h"
+
+#define PF_KTHREAD 0x00200000 /* include/linux/sched.h: a kernel thread */
+
+/* Stack bytes copied per sample, at most; set by the loader (--stack-size). */
+const volatile __u32 stack_max_sz = 16384;
+
+/* The stack mapping of a thread, cached: bpf_find_vma() takes mmap_lock, once per thread
+ * (and again when sp leaves the cached range, as the main thread's stack grows down). */
+struct stack_vma {
+	__u64 start;
+	__u64 end;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct stack_vma);
+} stack_vmas SEC(".maps");
+
+static long find_vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
+{
+	struct stack_vma *out = ctx;
+
+	out->start = BPF_CORE_READ(vma, vm_start);
+	out->end = BPF_CORE_READ(vma, vm_end);
+	return 0;
+}
+
+/* End of the readable stack above sp, or 0 if sp is in no mapping. */
+static __always_inline __u64 stack_end(struct task_struct *task, __u64 sp)
+{
+	struct stack_vma *cached, found = {};
+
+	cached = bpf_task_storage_get(&stack_vmas, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (cached && sp >= cached->start && sp < cached->end)
+		return cached->end;
+	if (bpf_find_vma(task, sp, find_vma_cb, &found, 0) || sp < found.start || sp >= found.end)
+		return 0;
+	if (cached)
+		*cached = found;
+	return found.end;
+}
+
+/*
+ * The user registers in perf_regs order (asm/perf_regs.h: enum perf_event_x86_regs). Two
+ * copies of the same code: for the perf_event context, direct loads the verifier rewrites to
+ * the sampled registers (a probe read would read struct bpf_perf_event_data_kern instead);
+ * for the task's saved pt_regs, probe reads. One function for both would make one load
+ * instruction serve two pointer types, which the verifier rejects.
+ */
+#define COPY_REGS(rec, GET)							\
+	do {									\
+		(rec)->regs[PERF_REG_X86_AX] = GET(ax);				\
+		(rec)->regs[PERF_REG_X86_BX] = GET(bx);				\
+		(rec)->regs[PERF_REG_X86_CX] = GET(cx);				\
+		(rec)->regs[PERF_REG_X86_DX] = GET(dx);				\
+		(rec)->regs[PERF_REG_X86_SI] = GET(si);				\
+		(rec)->regs[PERF_REG_X86_DI] = GET(di);				\
+		(rec)->regs[PERF_REG_X86_BP] = GET(bp);				\
+		(rec)->regs[PERF_REG_X86_SP] = GET(sp);				\
+		(rec)->regs[PERF_REG_X86_IP] = GET(ip);				\
+		(rec)->regs[PERF_REG_X86_FLAGS] = GET(flags);			\
+		(rec)->regs[PERF_REG_X86_R8] = GET(r8);				\
+		(rec)->regs[PERF_REG_X86_R9] = GET(r9);				\
+		(rec)->regs[PERF_REG_X86_R10] = GET(r10);			\
+		(rec)->regs[PERF_REG_X86_R11] = GET(r11);			\
+		(rec)->regs[PERF_REG_X86_R12] = GET(r12);			\
+		(rec)->regs[PERF_REG_X86_R13] = GET(r13);			\
+		(rec)->regs[PERF_REG_X86_R14] = GET(r14);			\
+		(rec)->regs[PERF_REG_X86_R15] = GET(r15);			\
+		(rec)->regs_arch = BPFPROF_ARCH_X86_64;				\
+		(rec)->regs_cnt = PERF_REG_X86_64_MAX;				\
+	} while (0)
+
+SEC("perf_event")
+int handle_perf_event(struct bpf_perf_event_data *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, *target;
+	struct task_struct *task;
+	struct sample_stats *st;
+	struct sample_record *rec;
+	struct pt_regs *uregs;
+	__u64 sp, start, end, len;
+	bool kernel_mode;
+	long n;
+
+	/* Filter first: nothing of another process is read. */
+	target = bpf_map_lookup_elem(&target_tgids, &tgid);
+	if (!target || (*target & TARGET_STATE_MASK) != TARGET_ACTIVE)
+		return 0;
+	st = stats__get();
+	if (!st)
+		return 0;
+
+	rec = bpf_ringbuf_reserve(&ringbuf, sizeof(*rec) + stack_max_sz, 0);
+	if (!rec) {
+		__sync_fetch_and_add(&st->lost, 1);
+		return 0;
+	}
+	rec->hdr.type = RECORD_SAMPLE;
+	rec->hdr.sz = sizeof(*rec) + stack_max_sz;
+	rec->tgid = tgid;
+	rec->tid = (__u32)pid_tgid;
+	rec->time_ns = bpf_ktime_get_ns();
+	rec->cpu = bpf_get_smp_processor_id();
+	rec->flags = 0;
+	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
+	rec->regs_arch = 0;
+	rec->regs_cnt = 0;
+	rec->stack_addr = 0;
+	rec->stack_sz = 0;
+	rec->stack_err = 0;
+	rec->kstack_cnt = 0;
+	rec->kstack_err = 0;
+
+	/* On this kernel's pt_regs, cs is a union member: read the full csx word. */
+	kernel_mode = (ctx->regs.csx & 3) != 3;
+	task = bpf_get_current_task_btf();
+	if (kernel_mode) {
+		rec->flags |= SAMPLE_F_KERNEL;
+		n = bpf_get_stack(ctx, rec->kstack, sizeof(rec->kstack), 0);
+		if (n > 0) {
+			rec->kstack_cnt = n / sizeof(__u64);
+		} else {
+			rec->kstack_err = n;
+			__sync_fetch_and_add(&st->kstack_failed, 1);
+		}
+		/* The task's saved user registers, never the interrupted kernel's. Kernel
+		 * threads have none. */
+		if (task->flags & PF_KTHREAD) {
+			__sync_fetch_and_add(&st->no_user_regs, 1);
+			goto submit;
+		}
+		uregs = (struct pt_regs *)bpf_task_pt_regs(task);
+#define TASK_REG(r) BPF_CORE_READ(uregs, r)
+		COPY_REGS(rec, TASK_REG);
+	} else {
+#define CTX_REG(r) ctx->regs.r
+		COPY_REGS(rec, CTX_REG);
+	}
+	rec->flags |= SAMPLE_F_USER_REGS;
+
+	sp = rec->regs[PERF_REG_X86_SP];
+	start = sp - BPFPROF_RED_ZONE_SZ;
+	end = stack_end(task, sp);
+	if (!end) {
+		/* sp is in no mapping (garbage, or a racing munmap): copy nothing. */
+		rec->stack_err = -14; /* EFAULT */
+		__sync_fetch_and_add(&st->stack_copy_failed, 1);
+		goto submit;
+	}
+	len = end - start;
+	if (len > stack_max_sz) {
+		len = stack_max_sz;
+	} else {
+		__sync_fetch_and_add(&st->stack_truncated, 1);
+	}
+	/* Bound for the verifier: len <= stack_max_sz <= BPFPROF_STACK_SZ_MAX. */
+	len &= (BPFPROF_STACK_SZ_MAX * 2 - 1);
+	if (len > stack_max_sz)
+		len = stack_max_sz;
+	n = bpf_probe_read_user(rec->stack, len, (void *)start);
+	if (n) {
+		/* The red zone can sit below the mapping's start when the stack just grew:
+		 * retry from sp. */
+		start = sp;
+		len = len > BPFPROF_RED_ZONE_SZ ? len - BPFPROF_RED_ZONE_SZ : 0;
+		len &= (BPFPROF_STACK_SZ_MAX * 2 - 1);
+		if (len > stack_max_sz)
+			len = stack_max_sz;
+		n = bpf_probe_read_user(rec->stack, len, (void *)start);
+	}
+	if (n) {
+		rec->stack_err = n;
+		__sync_fetch_and_add(&st->stack_copy_failed, 1);
+	} else {
+		rec->stack_addr = start;
+		rec->stack_sz = len;
+	}
+submit:
+	__sync_fetch_and_add(&st->samples, 1);
+	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

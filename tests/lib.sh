@@ -1,0 +1,436 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# lib.sh: helpers of the integration tests (sourced): privileges, named assertions, folded-stack
+# queries, time-limited bpfprof runs, background targets and a temp dir, both cleaned up on exit.
+#
+# Environment: BPFPROF (absolute path of the binary), TARGETS (directory of the test programs),
+# INTEGRATION_RESULTS (file where each assertion appends "PASS|FAIL|SKIP name: detail"; set by
+# tests/run-integration.sh, a private file when a script runs alone), CI (true: no skipping).
+set -u
+
+: "${BPFPROF:?BPFPROF must be the absolute path of bpfprof}"
+: "${TARGETS:?TARGETS must be the directory of the built test programs}"
+
+TEST_NAME=$(basename "$0" .sh)
+TEST_TMP=$(mktemp -d "/tmp/bpfprof-${TEST_NAME}.XXXXXX")
+if [ -z "${INTEGRATION_RESULTS:-}" ]; then
+	INTEGRATION_RESULTS=$TEST_TMP/results
+	LIB_OWN_RESULTS=1
+else
+	LIB_OWN_RESULTS=0
+fi
+: >>"$INTEGRATION_RESULTS"
+BG_PIDS=()
+
+# Kills what the script left running (by pid, only ours), removes the temp dir; when the
+# script runs alone, prints its own count and fails if an assertion failed.
+lib_cleanup() {
+	local rc=$? pid failed=0 i
+
+	# SIGTERM first: a timeout process passes it on to the bpfprof it runs.
+	for pid in "${BG_PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null
+	done
+	for ((i = 0; i < 30; i++)); do
+		alive_pids || break
+		sleep 0.1
+	done
+	for pid in "${BG_PIDS[@]}"; do
+		kill -KILL "$pid" 2>/dev/null
+	done
+	wait 2>/dev/null
+	if [ "$LIB_OWN_RESULTS" = 1 ]; then
+		failed=$(grep -c '^FAIL ' "$INTEGRATION_RESULTS")
+		echo "$TEST_NAME: $(grep -c '^PASS ' "$INTEGRATION_RESULTS") passed, $failed failed"
+	fi
+	rm -rf "$TEST_TMP"
+	[ "$failed" -gt 0 ] && exit 1
+	exit "$rc"
+}
+
+# Some process of BG_PIDS still runs (zombies count as gone).
+alive_pids() {
+	local pid state
+
+	for pid in "${BG_PIDS[@]}"; do
+		state=$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null)
+		[ -n "$state" ] && [ "$state" != Z ] && return 0
+	done
+	return 1
+}
+
+# forget_pid PID: PID was waited for; it must not be signalled at exit (it may be reused).
+forget_pid() {
+	local pid kept=()
+
+	for pid in "${BG_PIDS[@]}"; do
+		[ "$pid" = "$1" ] || kept+=("$pid")
+	done
+	BG_PIDS=("${kept[@]}")
+}
+trap lib_cleanup EXIT
+trap 'exit 130' INT TERM
+
+# --- results -------------------------------------------------------------------------------
+
+record() {	# record STATUS NAME DETAIL
+	echo "$1 $2: $3"
+	echo "$1 $2: $3" >>"$INTEGRATION_RESULTS"
+}
+pass() { record PASS "$1" "$2"; }
+fail() { record FAIL "$1" "$2"; }
+skip() { record SKIP "$TEST_NAME" "$1"; }
+
+is_number() {
+	[[ "$1" =~ ^-?[0-9]+([.][0-9]+)?$ ]]
+}
+
+# assert_cmp NAME ACTUAL OP EXPECTED [UNIT]: numeric comparison (OP: >= <= == !=).
+assert_cmp() {
+	local name=$1 actual=$2 op=$3 expected=$4 unit=${5:-}
+
+	if ! is_number "$actual"; then
+		fail "$name" "actual '$actual' is not a number, expected $op $expected$unit"
+	elif awk -v a="$actual" -v e="$expected" -v op="$op" 'BEGIN {
+		exit !((op == ">=" && a >= e) || (op == "<=" && a <= e) ||
+		       (op == "==" && a == e) || (op == "!=" && a != e)) }'; then
+		pass "$name" "actual $actual$unit, expected $op $expected$unit"
+	else
+		fail "$name" "actual $actual$unit, expected $op $expected$unit"
+	fi
+}
+assert_ge() { assert_cmp "$1" "$2" ">=" "$3" "${4:-}"; }
+assert_le() { assert_cmp "$1" "$2" "<=" "$3" "${4:-}"; }
+assert_eq() { assert_cmp "$1" "$2" "==" "$3" "${4:-}"; }
+
+# assert_within NAME ACTUAL EXPECTED TOLERANCE [UNIT]: |ACTUAL - EXPECTED| <= TOLERANCE.
+assert_within() {
+	local name=$1 actual=$2 expected=$3 tol=$4 unit=${5:-}
+
+	if ! is_number "$actual" || ! is_number "$expected"; then
+		fail "$name" "actual '$actual', expected '$expected' +/- $tol$unit (not numbers)"
+	elif awk -v a="$actual" -v e="$expected" -v t="$tol" \
+		'BEGIN { d = a - e; if (d < 0) d = -d; exit !(d <= t) }'; then
+		pass "$name" "actual $actual$unit, expected $expected$unit +/- $tol$unit"
+	else
+		fail "$name" "actual $actual$unit, expected $expected$unit +/- $tol$unit"
+	fi
+}
+
+# assert_grep NAME FILE ERE: some line of FILE matches ERE (case-sensitive).
+assert_grep() {
+	local name=$1 file=$2 re=$3
+
+	if grep -Eq -- "$re" "$file" 2>/dev/null; then
+		pass "$name" "$(basename "$file") matches /$re/"
+	else
+		fail "$name" "$(basename "$file") does not match /$re/; it holds: $(head -c 600 "$file" 2>/dev/null | tr '\n' '|')"
+	fi
+}
+
+# assert_true NAME DESCRIPTION CMD...: CMD succeeds.
+assert_true() {
+	local name=$1 desc=$2
+
+	shift 2
+	if "$@"; then
+		pass "$name" "$desc"
+	else
+		fail "$name" "not true: $desc"
+	fi
+}
+
+# --- privileges ----------------------------------------------------------------------------
+
+# Effective capabilities hold CAP_BPF (39) and CAP_PERFMON (38), or CAP_SYS_ADMIN (21).
+has_bpf_caps() {
+	local hex
+
+	hex=$(awk '/^CapEff:/ { print $2 }' /proc/self/status)
+	[ -n "$hex" ] || return 1
+	(( (0x$hex >> 39 & 1) && (0x$hex >> 38 & 1) )) || (( 0x$hex >> 21 & 1 ))
+}
+
+# The kernel loads perf_event programs and has ring buffers (what bpfprof needs).
+bpf_works() {
+	local probe
+
+	command -v bpftool >/dev/null || return 1
+	probe=$(bpftool feature probe kernel 2>/dev/null)
+	grep -q 'program_type perf_event is available' <<<"$probe" &&
+		grep -q 'map_type ringbuf is available' <<<"$probe"
+}
+
+# Skips the script when BPF cannot be used, with the reason; under CI=true that is a failure.
+require_bpf() {
+	local reason=
+
+	if ! has_bpf_caps; then
+		reason="needs root, or CAP_BPF and CAP_PERFMON (uid $(id -u))"
+	elif ! bpf_works; then
+		reason="this kernel cannot load BPF perf_event programs with a ring buffer (bpftool feature probe kernel)"
+	fi
+	[ -z "$reason" ] && return 0
+	if [ "${CI:-}" = true ]; then
+		fail "${TEST_NAME}_require_bpf" "$reason; CI=true makes this a failure"
+		exit 1
+	fi
+	skip "$reason"
+	exit 0
+}
+
+# --- running bpfprof and targets -----------------------------------------------------------
+
+# run_bpfprof LIMIT_S PREFIX ARGS...: runs bpfprof ARGS under a time limit, stdout to
+# PREFIX.out and stderr to PREFIX.err. Sets BP_RC (124 or 137: timed out) and BP_SECONDS.
+run_bpfprof() {
+	local limit=$1 prefix=$2 start
+
+	shift 2
+	echo "+ bpfprof $*"
+	start=$(date +%s.%N)
+	timeout -k 5 "$limit" "$BPFPROF" "$@" >"$prefix.out" 2>"$prefix.err"
+	BP_RC=$?
+	BP_SECONDS=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
+	report_run "$prefix"
+}
+
+# Prints how a run ended, and its stderr (indented): progress and summary help read failures.
+report_run() {
+	local prefix=$1
+
+	case $BP_RC in
+	124|137) echo "  bpfprof timed out (exit $BP_RC) after ${BP_SECONDS}s" ;;
+	*) echo "  exit $BP_RC after ${BP_SECONDS}s" ;;
+	esac
+	sed -n '1,25s/^/  | /p' "$prefix.err"
+}
+
+# start_bpfprof_bg LIMIT_S PREFIX ARGS...: like run_bpfprof, in the background. Sets BP_TIMEOUT_PID
+# (the timeout process) and BP_PID (bpfprof itself); finish with wait_bpfprof_bg PREFIX.
+start_bpfprof_bg() {
+	local limit=$1 prefix=$2 i
+
+	shift 2
+	echo "+ bpfprof $* &"
+	BP_START=$(date +%s.%N)
+	# timeout catches SIGINT itself, so bpfprof starts with SIGINT at its default, not
+	# ignored as bash leaves it for background jobs.
+	timeout -k 5 "$limit" "$BPFPROF" "$@" >"$prefix.out" 2>"$prefix.err" &
+	BP_TIMEOUT_PID=$!
+	BG_PIDS+=("$BP_TIMEOUT_PID")
+	BP_PID=
+	for ((i = 0; i < 100; i++)); do
+		BP_PID=$(cat "/proc/$BP_TIMEOUT_PID/task/$BP_TIMEOUT_PID/children" 2>/dev/null)
+		BP_PID=${BP_PID%% *}
+		[ -n "$BP_PID" ] && break
+		sleep 0.05
+	done
+	[ -n "$BP_PID" ] && BG_PIDS+=("$BP_PID")
+}
+
+wait_bpfprof_bg() {
+	local prefix=$1
+
+	wait "$BP_TIMEOUT_PID"
+	BP_RC=$?
+	forget_pid "$BP_TIMEOUT_PID"
+	forget_pid "$BP_PID"
+	BP_SECONDS=$(awk -v s="$BP_START" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
+	report_run "$prefix"
+}
+
+# start_target VAR CMD...: starts a test program in the background, its pid in VAR; it is
+# killed at exit if still running. Waits until it has exec'd (its comm is CMD's basename).
+start_target() {
+	local var=$1 pid comm i
+
+	shift
+	"$@" &
+	pid=$!
+	BG_PIDS+=("$pid")
+	comm=$(basename "$1")
+	for ((i = 0; i < 100; i++)); do
+		[ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "${comm:0:15}" ] && break
+		sleep 0.02
+	done
+	printf -v "$var" '%s' "$pid"
+}
+
+# all_threads_named PID NAME...: PID has a thread with each of these names.
+all_threads_named() {
+	local pid=$1 name
+
+	shift
+	for name in "$@"; do
+		grep -qx -- "$name" /proc/"$pid"/task/*/comm 2>/dev/null || return 1
+	done
+}
+
+# stop_target PID: ends a target started by start_target (SIGTERM) and reaps it.
+stop_target() {
+	kill -TERM "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	forget_pid "$1"
+}
+
+# wait_target PID: waits for a target to exit by itself; its exit status in TARGET_RC.
+wait_target() {
+	wait "$1"
+	TARGET_RC=$?
+	forget_pid "$1"
+}
+
+# wait_for_threads PID NAME...: waits (up to 5 s) until PID has threads with these names.
+wait_for_threads() {
+	local i
+
+	for ((i = 0; i < 250; i++)); do
+		all_threads_named "$@" && return 0
+		sleep 0.02
+	done
+	return 1
+}
+
+# thread_cpu_ns PID NAME: CPU time (ns, from schedstat) of PID's thread named NAME.
+thread_cpu_ns() {
+	local pid=$1 name=$2 task
+
+	for task in /proc/"$pid"/task/*; do
+		if [ "$(cat "$task/comm" 2>/dev/null)" = "$name" ]; then
+			awk '{ print $1 }' "$task/schedstat"
+			return 0
+		fi
+	done
+	echo "n/a"
+}
+
+# unused_pid: a pid no process or thread has now.
+unused_pid() {
+	local pid
+
+	pid=$(($(cat /proc/sys/kernel/pid_max) - 1))
+	while [ -e "/proc/$pid" ]; do
+		pid=$((pid - 1))
+	done
+	echo "$pid"
+}
+
+# ratio_pct PART WHOLE: 100 * PART / WHOLE with one decimal, "n/a" when WHOLE is 0.
+ratio_pct() {
+	awk -v p="$1" -v w="$2" 'BEGIN { if (w + 0 == 0) print "n/a"; else printf "%.1f", 100 * p / w }'
+}
+
+# --- folded stacks: "comm;root;...;leaf COUNT", kernel frames "name_[k]" at the leaf end ------
+
+# The awk part shared by the queries below: parse() splits one line into comm, cnt, nfr frames
+# fr[1..nfr], nuser (user frames: those before the first kernel frame) and user (the user
+# frames joined with ';'). Frames may hold spaces (C++), so COUNT is what follows the last one.
+FOLDED_AWK='
+function parse(line,    parts, n, i) {
+	cnt = line
+	sub(/.* /, "", cnt)
+	n = split(substr(line, 1, length(line) - length(cnt) - 1), parts, ";")
+	comm = parts[1]
+	nfr = n - 1
+	split("", fr)
+	for (i = 2; i <= n; i++)
+		fr[i - 1] = parts[i]
+	nuser = nfr
+	for (i = 1; i <= nfr; i++)
+		if (fr[i] ~ /_\[k\]$/) {
+			nuser = i - 1
+			break
+		}
+	user = ""
+	for (i = 1; i <= nuser; i++)
+		user = user (i > 1 ? ";" : "") fr[i]
+	return cnt ~ /^[0-9]+$/
+}
+function selected() { return want_comm == "" || comm == want_comm }
+function pct(p, w) { return w ? sprintf("%.1f", 100 * p / w) : "n/a" }
+'
+
+# folded_samples FILE [COMM]: total sample count (of COMM's threads only, when given).
+folded_samples() {
+	awk -v want_comm="${2:-}" "$FOLDED_AWK"'
+		parse($0) && selected() { total += cnt }
+		END { print total + 0 }' "$1"
+}
+
+# chain_stats FILE COMM ROOT_RE CHAIN: for the samples of COMM whose user leaf is the last
+# frame of CHAIN (';'-separated), prints "SELECTED COMPLETE PCT": how many there are, how many
+# hold root to leaf (the user stack matches ROOT_RE, e.g. "^_start;", and holds CHAIN as a
+# contiguous run of frames) and their share in %.
+chain_stats() {
+	awk -v want_comm="$2" -v root_re="$3" -v chain="$4" "$FOLDED_AWK"'
+		BEGIN { leaf = chain; sub(/.*;/, "", leaf) }
+		parse($0) && selected() && nuser > 0 && fr[nuser] == leaf {
+			sel += cnt
+			if (user ~ root_re && index(";" user ";", ";" chain ";"))
+				ok += cnt
+		}
+		END { print sel + 0, ok + 0, pct(ok, sel) }' "$1"
+}
+
+# leaf_share FILE COMM LEAF: % of COMM's samples whose user leaf is LEAF.
+leaf_share() {
+	awk -v want_comm="$2" -v leaf="$3" "$FOLDED_AWK"'
+		parse($0) && selected() { total += cnt; if (nuser > 0 && fr[nuser] == leaf) n += cnt }
+		END { print pct(n, total) }' "$1"
+}
+
+# rooted_share FILE COMM ROOT_RE: % of COMM's samples (all when COMM is "") whose user stack
+# matches ROOT_RE, e.g. "^(_start|clone|clone3)(;|$)": the unwinder reached a thread's root.
+rooted_share() {
+	awk -v want_comm="$2" -v root_re="$3" "$FOLDED_AWK"'
+		parse($0) && selected() { total += cnt; if (user ~ root_re) n += cnt }
+		END { print pct(n, total) }' "$1"
+}
+
+# frame_share FILE COMM FRAME_RE: % of COMM's samples with a frame matching ^FRAME_RE$.
+frame_share() {
+	awk -v want_comm="$2" -v frame_re="^($3)\$" "$FOLDED_AWK"'
+		parse($0) && selected() {
+			total += cnt
+			for (i = 1; i <= nfr; i++)
+				if (fr[i] ~ frame_re) {
+					n += cnt
+					break
+				}
+		}
+		END { print pct(n, total) }' "$1"
+}
+
+# kernel_stats FILE COMM ROOT_RE CHAIN: prints "TOTAL KERNEL MISPLACED COMPLETE_PCT" for COMM:
+# its samples, those with kernel frames, those with a user frame after a kernel frame (kernel
+# frames must all be at the leaf end), and the % of kernel samples whose user part matches
+# ROOT_RE and holds CHAIN contiguously.
+kernel_stats() {
+	awk -v want_comm="$2" -v root_re="$3" -v chain="$4" "$FOLDED_AWK"'
+		parse($0) && selected() {
+			total += cnt
+			if (nuser == nfr)
+				next
+			kern += cnt
+			for (i = nuser + 1; i <= nfr; i++)
+				if (fr[i] !~ /_\[k\]$/) {
+					misplaced += cnt
+					break
+				}
+			if (user ~ root_re && index(";" user ";", ";" chain ";"))
+				ok += cnt
+		}
+		END { print total + 0, kern + 0, misplaced + 0, pct(ok, kern) }' "$1"
+}
+
+# malformed_lines FILE: lines that are not "comm;frame;... COUNT" with COUNT > 0.
+malformed_lines() {
+	awk "$FOLDED_AWK"'!parse($0) || cnt + 0 <= 0 || nfr < 1 || comm == "" { n++ }
+		END { print n + 0 }' "$1"
+}
+
+# duplicate_stacks FILE: stacks that appear on more than one line.
+duplicate_stacks() {
+	awk "$FOLDED_AWK"'parse($0) { s = substr($0, 1, length($0) - length(cnt) - 1); if (seen[s]++) n++ }
+		END { print n + 0 }' "$1"
+}

@@ -1,0 +1,65 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Runs every tests/integration/run-*.sh (sorted) against $BPFPROF and $TARGETS, then prints
+# "integration: N passed, N failed" over all named assertions; non-zero exit on any failure.
+set -u
+
+# A whole script may take this long (its bpfprof runs have their own, shorter limits).
+SCRIPT_LIMIT_S=180
+
+here=$(cd "$(dirname "$0")" && pwd)
+results=$(mktemp /tmp/bpfprof-integration.XXXXXX)
+trap 'rm -f "$results"' EXIT
+
+# A broken setup fails loudly instead of looking like a run with nothing to test.
+check_env() {
+	local ok=0
+
+	if [ -z "${BPFPROF:-}" ] || [ ! -x "$BPFPROF" ]; then
+		echo "FAIL integration_setup: BPFPROF='${BPFPROF:-}' is not an executable" | tee -a "$results"
+		ok=1
+	fi
+	if [ -z "${TARGETS:-}" ] || [ ! -x "${TARGETS:-}/chain" ]; then
+		echo "FAIL integration_setup: TARGETS='${TARGETS:-}' lacks the test programs" | tee -a "$results"
+		ok=1
+	fi
+	return $ok
+}
+
+# run_script FILE: runs one script; a script that dies without recording a failure (syntax
+# error, unbound variable, time limit) still counts as one.
+run_script() {
+	local script=$1 name before rc
+
+	name=$(basename "$script" .sh)
+	before=$(grep -c '^FAIL ' "$results")
+	echo "=== $name"
+	INTEGRATION_RESULTS=$results BPFPROF=$BPFPROF TARGETS=$TARGETS \
+		timeout -k 10 "$SCRIPT_LIMIT_S" bash "$script"
+	rc=$?
+	if [ "$rc" -ne 0 ] && [ "$(grep -c '^FAIL ' "$results")" -eq "$before" ]; then
+		echo "FAIL $name: the script exited with status $rc" | tee -a "$results"
+	fi
+}
+
+main() {
+	local script scripts passed failed start
+
+	start=$SECONDS
+	scripts=$(LC_ALL=C ls "$here"/integration/run-*.sh 2>/dev/null)
+	[ -n "$scripts" ] || echo "FAIL integration_setup: no tests/integration/run-*.sh" >>"$results"
+	if check_env; then
+		for script in $scripts; do
+			run_script "$script"
+		done
+	fi
+	passed=$(grep -c '^PASS ' "$results")
+	failed=$(grep -c '^FAIL ' "$results")
+	echo "=== summary ($((SECONDS - start)) s)"
+	grep '^SKIP ' "$results"
+	grep '^FAIL ' "$results"
+	echo "integration: $passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+}
+
+main "$@"

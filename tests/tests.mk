@@ -1,0 +1,33 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# make test: unit tests (cmocka, no privileges), then integration tests (root, BPF).
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,$(UNIT_SRCS))
+TARGETS_DIR := $(OUTPUT)/tests/targets
+TARGET_CFLAGS := -O2 -g -fomit-frame-pointer -fno-inline-functions-called-once -Wall
+
+$(OUTPUT)/tests/unit $(TARGETS_DIR):
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/tests/unit/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests/unit
+	$(call msg,CC-TEST,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -MMD -MP $< $(LIB_OBJS) $(LDLIBS) \
+		$(shell $(PKG_CONFIG) --libs cmocka) -o $@
+
+-include tests/unit/unit.mk
+
+# Test programs: tests/targets/targets.mk lists them (TEST_TARGETS) and their rules.
+include tests/targets/targets.mk
+
+unit: $(UNIT_BINS)
+	$(Q)tests/run-unit.sh $(UNIT_BINS)
+
+integration: $(BIN) $(TEST_TARGETS)
+	$(Q)BPFPROF=$(abspath $(BIN)) TARGETS=$(abspath $(TARGETS_DIR)) \
+		tests/run-integration.sh
+
+test: deps
+	$(Q)$(MAKE) all
+	$(Q)$(MAKE) unit
+	$(Q)$(MAKE) integration
+
+-include $(UNIT_BINS:=.d)

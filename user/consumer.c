@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* consumer.c: ringbuf records -> sample handler and process table. */
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "consumer.h"
+#include "log.h"
+#include "record.h"
+
+struct consumer {
+	struct ring_buffer *rb;
+	struct sample_handler *sh;
+	struct proc_table *pt;
+	struct consumer_stats stats;
+};
+
+static int handle_record(void *arg, void *data, size_t sz)
+{
+	struct consumer *c = arg;
+	char comm[BPFPROF_COMM_LEN + 1];
+	struct record_view v;
+	int err;
+
+	err = record__decode(data, sz, &v);
+	if (err) {
+		if (!c->stats.bad++)
+			pr_warn("skip ringbuf record of %zu bytes: %s", sz, strerror(-err));
+		return 0;
+	}
+	switch (v.type) {
+	case RECORD_SAMPLE:
+		c->stats.samples++;
+		if (v.sample->stack_err)
+			pr_debug("sample of %u: stack copy error %d at sp-128 0x%llx", v.sample->tid,
+				 v.sample->stack_err, (unsigned long long)v.sample->regs[7] - 128);
+		err = sample_handler__handle(c->sh, v.sample);
+		break;
+	case RECORD_FORK:
+		c->stats.forks++;
+		pr_debug("fork: %u -> %u (%s)", v.task->parent_tgid, v.task->tgid,
+			 record__comm(v.task->comm, comm));
+		err = proc_table__fork(c->pt, v.task->parent_tgid, v.task->tgid);
+		break;
+	case RECORD_EXEC:
+		c->stats.execs++;
+		pr_debug("exec: %u (%s)", v.task->tgid, record__comm(v.task->comm, comm));
+		proc_table__exec(c->pt, v.task->tgid, record__comm(v.task->comm, comm));
+		break;
+	case RECORD_EXIT:
+		c->stats.exits++;
+		pr_debug("exit: %u (%s)", v.task->tgid, record__comm(v.task->comm, comm));
+		proc_table__exit(c->pt, v.task->tgid);
+		break;
+	}
+	/* Keep going: one failed record must not stop the drain. */
+	if (err)
+		c->stats.errors++;
+	return 0;
+}
+
+struct consumer *consumer__new(int ringbuf_fd, struct sample_handler *sh, struct proc_table *pt)
+{
+	struct consumer *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->sh = sh;
+	c->pt = pt;
+	c->rb = ring_buffer__new(ringbuf_fd, handle_record, c, NULL);
+	if (!c->rb) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void consumer__free(struct consumer *c)
+{
+	if (!c)
+		return;
+	ring_buffer__free(c->rb);
+	free(c);
+}
+
+int consumer__drain(struct consumer *c)
+{
+	int n = ring_buffer__consume(c->rb);
+
+	proc_table__end_batch(c->pt);
+	return n;
+}
+
+const struct consumer_stats *consumer__stats(const struct consumer *c)
+{
+	return &c->stats;
+}

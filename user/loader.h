@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* loader.h: BPF skeleton lifecycle: open -> size maps, set rodata -> load -> attach. */
+#ifndef BPFPROF_LOADER_H
+#define BPFPROF_LOADER_H
+
+#include <stdint.h>
+#include "bpf/record.h"
+#include "perf_event.h"
+
+struct loader_opts {
+	uint32_t stack_sz;	/* user stack bytes copied per sample (<= BPFPROF_STACK_SZ_MAX) */
+	uint32_t ringbuf_sz;	/* ringbuf bytes, a power of 2 multiple of the page size */
+	uint32_t max_targets;	/* entries of target_tgids */
+};
+
+struct loader;
+
+/*
+ * Opens and loads the BPF programs. Returns NULL and sets errno: EPERM without CAP_BPF and
+ * CAP_PERFMON (or root), ENOENT when the kernel has no BTF (/sys/kernel/btf/vmlinux),
+ * others from libbpf (libbpf's own messages with -v).
+ */
+struct loader *loader__load(const struct loader_opts *opts);
+/* Detaches and unloads everything. NULL is fine. */
+void loader__free(struct loader *l);
+
+/* Attaches the fork/exec/exit tracepoints. 0 or a negative errno. */
+int loader__attach_tracepoints(struct loader *l);
+/* Attaches the sampler to every opened event. 0 or a negative errno. */
+int loader__attach_perf_events(struct loader *l, const struct perf_events *pe);
+
+/* Detaches the sampler (the events stay open). */
+void loader__detach_perf_events(struct loader *l);
+
+/* Adds tgid to target_tgids with state TARGET_* (| TARGET_F_FOLLOW_FORK). 0 or -errno. */
+int loader__add_target(struct loader *l, uint32_t tgid, uint32_t state);
+/* Whether tgid is a target still (its exit removes it). */
+int loader__is_target(struct loader *l, uint32_t tgid);
+
+/* The ringbuf map fd, for ring_buffer__new(). */
+int loader__ringbuf_fd(struct loader *l);
+
+/* Sums the per-CPU counters into *total. 0 or a negative errno. */
+int loader__read_stats(struct loader *l, struct sample_stats *total);
+
+#endif /* BPFPROF_LOADER_H */

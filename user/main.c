@@ -1,0 +1,513 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* main.c: bpfprof -- CMD / -p PID: set up, sample until done, write folded stacks. */
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "aggregate.h"
+#include "consumer.h"
+#include "ksyms.h"
+#include "loader.h"
+#include "log.h"
+#include "opts.h"
+#include "output_file.h"
+#include "output_folded.h"
+#include "perf_event.h"
+#include "proc_table.h"
+#include "sample.h"
+#include "summary.h"
+#include "util.h"
+
+/* How long `-- CMD` may take to exit after bpfprof was asked to stop. */
+#define STOP_GRACE_NS (3 * 1000000000ull)
+
+struct session {
+	struct bpfprof_opts *opts;
+	struct loader *loader;
+	struct perf_events events;
+	struct ksyms *ksyms;
+	struct proc_table *pt;
+	struct aggregate *agg;
+	struct sample_handler *sh;
+	struct consumer *consumer;
+	sigset_t old_mask;
+	int sigfd;
+	pid_t child;			/* -- CMD */
+	int child_status;
+	bool child_done;
+	struct rusage child_ru;
+	int64_t *cpu_start_ns;		/* -p: CPU time of each target at start */
+	int64_t *cpu_last_ns;		/* -p: last CPU time read */
+	uint64_t start_ns;
+	uint64_t end_ns;
+	int stop_signal;		/* the signal that stopped profiling, or 0 */
+};
+
+/* utime + stime of a process (/proc/PID/stat fields 14, 15), ns; -1 when it is gone. */
+static int64_t proc_cpu_ns(pid_t pid)
+{
+	unsigned long long utime, stime;
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* comm may hold spaces and parentheses: fields restart after the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+			 &utime, &stime) != 2)
+		return -1;
+	return (int64_t)(utime + stime) * (1000000000ll / sysconf(_SC_CLK_TCK));
+}
+
+static int report_load_error(int err)
+{
+	switch (err) {
+	case EPERM:
+	case EACCES:
+		pr_warn("load BPF programs: %s; run as root or grant CAP_BPF and CAP_PERFMON "
+			"(kernel >= 5.8)", strerror(err));
+		break;
+	case ENOENT:
+		pr_warn("load BPF programs: kernel BTF (/sys/kernel/btf/vmlinux) not found; "
+			"bpfprof needs a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+		break;
+	default:
+		pr_warn("load BPF programs: %s%s", strerror(err),
+			log__enabled(LOG_DEBUG) ? "" : "; run with -v for libbpf's messages");
+	}
+	return BPFPROF_EXIT_ERROR;
+}
+
+static int report_event_error(const struct bpfprof_opts *o, int err, int cpu)
+{
+	const char *hint = "";
+
+	if (err == ENOENT || err == EOPNOTSUPP || err == ENODEV)
+		hint = !strcmp(o->event, "cycles") ?
+			"; this machine has no hardware PMU for cycles (common in VMs): "
+			"use -e cpu-clock" : "";
+	else if (err == EACCES || err == EPERM)
+		hint = "; run as root or grant CAP_PERFMON (or lower kernel.perf_event_paranoid)";
+	else if (err == EINVAL)
+		hint = "; is -F above /proc/sys/kernel/perf_event_max_sample_rate?";
+	pr_warn("open perf_event %s at %" PRIu64 " Hz on CPU %d: %s%s", o->event, o->freq_hz,
+		cpu, strerror(err), hint);
+	return BPFPROF_EXIT_ERROR;
+}
+
+static int check_pids(const struct bpfprof_opts *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->pids_cnt; i++) {
+		if (o->pids[i] == (uint32_t)getpid()) {
+			pr_warn("profile PID %u: bpfprof does not profile itself", o->pids[i]);
+			return -EINVAL;
+		}
+		if (kill(o->pids[i], 0) && errno == ESRCH) {
+			pr_warn("profile PID %u: no such process", o->pids[i]);
+			return -ESRCH;
+		}
+	}
+	return 0;
+}
+
+/* The child waits on go_fd until it is a target, so its first instruction after exec is
+ * sampled and bpfprof's own code in it never is (the target arms at exec). */
+static void child_exec(struct session *s, int go_fd)
+{
+	char go;
+
+	if (read(go_fd, &go, 1) != 1)
+		_exit(127);
+	close(go_fd);
+	sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
+	execvp(s->opts->cmd[0], s->opts->cmd);
+	fprintf(stderr, "bpfprof: run %s: %s\n", s->opts->cmd[0], strerror(errno));
+	_exit(errno == ENOENT ? 127 : 126);
+}
+
+static int start_cmd(struct session *s)
+{
+	int go[2], err;
+
+	if (pipe2(go, O_CLOEXEC))
+		return -errno;
+	fflush(NULL);
+	s->child = fork();
+	if (s->child < 0) {
+		err = -errno;
+		close(go[0]);
+		close(go[1]);
+		return err;
+	}
+	if (s->child == 0) {
+		close(go[1]);
+		child_exec(s, go[0]);
+	}
+	close(go[0]);
+	err = loader__add_target(s->loader, s->child, TARGET_PENDING_EXEC | TARGET_F_FOLLOW_FORK);
+	if (err) {
+		close(go[1]);	/* the child exits 127 */
+		return err;
+	}
+	if (write(go[1], "g", 1) != 1)
+		err = -errno;
+	close(go[1]);
+	return err;
+}
+
+static int add_pids(struct session *s)
+{
+	struct bpfprof_opts *o = s->opts;
+	size_t i;
+	int err;
+
+	s->cpu_start_ns = calloc(o->pids_cnt, sizeof(*s->cpu_start_ns));
+	s->cpu_last_ns = calloc(o->pids_cnt, sizeof(*s->cpu_last_ns));
+	if (!s->cpu_start_ns || !s->cpu_last_ns)
+		return -ENOMEM;
+	for (i = 0; i < o->pids_cnt; i++) {
+		s->cpu_start_ns[i] = s->cpu_last_ns[i] = proc_cpu_ns(o->pids[i]);
+		err = loader__add_target(s->loader, o->pids[i], TARGET_ACTIVE);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* -p: refresh CPU times; true while at least one target is alive. */
+static bool pids_alive(struct session *s)
+{
+	bool alive = false;
+	int64_t ns;
+	size_t i;
+
+	for (i = 0; i < s->opts->pids_cnt; i++) {
+		if (!loader__is_target(s->loader, s->opts->pids[i]))
+			continue;
+		alive = true;
+		ns = proc_cpu_ns(s->opts->pids[i]);
+		if (ns >= 0)
+			s->cpu_last_ns[i] = ns;
+	}
+	return alive;
+}
+
+static void reap_child(struct session *s, int flags)
+{
+	pid_t r;
+
+	if (s->child <= 0 || s->child_done)
+		return;
+	r = wait4(s->child, &s->child_status, flags, &s->child_ru);
+	if (r == s->child)
+		s->child_done = true;
+}
+
+/* Handles pending signals; returns true when profiling should stop now. */
+static bool handle_signals(struct session *s, uint64_t *stop_at)
+{
+	struct signalfd_siginfo si;
+
+	while (read(s->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD) {
+			reap_child(s, WNOHANG);
+			continue;
+		}
+		if (s->child > 0 && !s->child_done) {
+			/* A terminal's Ctrl-C reached the child too (same process group); a signal
+			 * sent to bpfprof alone is passed on. The child's exit ends the run. */
+			if (si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE ||
+			    si.ssi_code == SI_TKILL || si.ssi_signo != SIGINT)
+				kill(s->child, si.ssi_signo);
+			if (si.ssi_signo == SIGHUP)
+				continue;
+			if (s->stop_signal)
+				return true;	/* asked twice: stop now */
+			s->stop_signal = si.ssi_signo;
+			*stop_at = now_ns() + STOP_GRACE_NS;
+			continue;
+		}
+		if (si.ssi_signo == SIGHUP)
+			continue;
+		s->stop_signal = si.ssi_signo;
+		return true;
+	}
+	return false;
+}
+
+static int run_loop(struct session *s)
+{
+	struct bpfprof_opts *o = s->opts;
+	uint64_t stop_at = o->duration_ns ? s->start_ns + o->duration_ns : UINT64_MAX;
+	uint64_t next_check = 0, now;
+	struct pollfd pfd = { .fd = s->sigfd, .events = POLLIN };
+	int n;
+
+	for (;;) {
+		n = consumer__drain(s->consumer);
+		if (n < 0 && n != -EINTR) {
+			pr_warn("read ringbuf: %s", strerror(-n));
+			return n;
+		}
+		if (handle_signals(s, &stop_at))
+			break;
+		if (s->child > 0 && s->child_done)
+			break;
+		now = now_ns();
+		if (now >= stop_at)
+			break;
+		if (o->pids_cnt && now >= next_check) {
+			next_check = now + 200000000ull;
+			if (!pids_alive(s)) {
+				pr_info("all target processes exited");
+				break;
+			}
+		}
+		poll(&pfd, 1, o->drain_ms);
+	}
+	return 0;
+}
+
+/* Stops sampling, then handles every record still in the ringbuf. */
+static void final_drain(struct session *s)
+{
+	int i;
+
+	perf_events__close(&s->events);
+	loader__detach_perf_events(s->loader);
+	for (i = 0; i < 3; i++) {
+		/* A program that reserved before the detach may still commit. */
+		if (consumer__drain(s->consumer) <= 0 && i)
+			break;
+		usleep(1000);
+	}
+}
+
+static int64_t target_cpu_ns(struct session *s)
+{
+	int64_t total = 0, ns;
+	size_t i;
+
+	if (s->child > 0) {
+		if (!s->child_done) {
+			ns = proc_cpu_ns(s->child);
+			return ns;
+		}
+		return (s->child_ru.ru_utime.tv_sec + s->child_ru.ru_stime.tv_sec) * 1000000000ll +
+		       (s->child_ru.ru_utime.tv_usec + s->child_ru.ru_stime.tv_usec) * 1000ll;
+	}
+	for (i = 0; i < s->opts->pids_cnt; i++) {
+		if (s->cpu_start_ns[i] < 0)
+			return -1;
+		total += s->cpu_last_ns[i] - s->cpu_start_ns[i];
+	}
+	return total;
+}
+
+static int write_output(struct session *s)
+{
+	struct output_file of;
+	int err;
+
+	err = output_file__open(&of, s->opts->output);
+	if (err) {
+		pr_warn("create %s: %s", s->opts->output, strerror(-err));
+		return err;
+	}
+	err = output_folded__write(s->agg, of.fp);
+	if (err) {
+		output_file__abort(&of);
+	} else {
+		err = output_file__commit(&of);
+	}
+	if (err)
+		pr_warn("write %s: %s", s->opts->output ? s->opts->output : "stdout",
+			strerror(-err));
+	else if (s->opts->output)
+		pr_info("wrote %zu stacks to %s", aggregate__stacks(s->agg), s->opts->output);
+	return err;
+}
+
+static void print_summary(struct session *s)
+{
+	struct sample_stats bpf = {};
+	struct summary_input in = {
+		.duration_ns = s->end_ns - s->start_ns,
+		.freq_hz = s->opts->freq_hz,
+		.target_cpu_ns = target_cpu_ns(s),
+		.bpf = &bpf,
+		.consumer = consumer__stats(s->consumer),
+		.agg = s->agg,
+		.pt = s->pt,
+		.top = s->opts->top,
+	};
+
+	loader__read_stats(s->loader, &bpf);
+	if (!s->opts->quiet)
+		summary__print(stderr, &in);
+}
+
+static int setup(struct session *s)
+{
+	struct bpfprof_opts *o = s->opts;
+	struct loader_opts lo = {
+		.stack_sz = o->stack_sz,
+		.ringbuf_sz = o->ringbuf_sz,
+		.max_targets = 16384,
+	};
+	struct perf_event_opts po = { .event = o->event, .freq_hz = o->freq_hz };
+	struct proc_table_opts pto = { .rescan_interval_ns = 100000000ull };
+	struct sample_handler_opts sho = { .stack_cap = o->stack_sz, .max_frames = o->max_frames };
+	int err, cpu = -1;
+
+	s->loader = loader__load(&lo);
+	if (!s->loader)
+		return report_load_error(errno);
+	err = perf_events__open(&s->events, &po, &cpu);
+	if (err)
+		return report_event_error(o, -err, cpu);
+	err = loader__attach_tracepoints(s->loader);
+	if (!err)
+		err = loader__attach_perf_events(s->loader, &s->events);
+	if (err) {
+		pr_warn("attach BPF programs: %s", strerror(-err));
+		return BPFPROF_EXIT_ERROR;
+	}
+	s->ksyms = ksyms__load("/proc/kallsyms");
+	if (!s->ksyms)
+		pr_warn("load kernel symbols (/proc/kallsyms): %s; kernel frames show as "
+			"addresses", strerror(errno));
+	s->pt = proc_table__new(&pto);
+	s->agg = aggregate__new();
+	if (!s->pt || !s->agg) {
+		pr_warn("set up process table: %s", strerror(errno ? errno : ENOMEM));
+		return BPFPROF_EXIT_ERROR;
+	}
+	s->sh = sample_handler__new(s->pt, s->ksyms, s->agg, &sho);
+	if (!s->sh) {
+		pr_warn("set up sample handler: %s", strerror(errno));
+		return BPFPROF_EXIT_ERROR;
+	}
+	s->consumer = consumer__new(loader__ringbuf_fd(s->loader), s->sh, s->pt);
+	if (!s->consumer) {
+		pr_warn("open ringbuf: %s", strerror(errno));
+		return BPFPROF_EXIT_ERROR;
+	}
+	return 0;
+}
+
+static void teardown(struct session *s)
+{
+	consumer__free(s->consumer);
+	sample_handler__free(s->sh);
+	proc_table__free(s->pt);
+	aggregate__free(s->agg);
+	ksyms__free(s->ksyms);
+	perf_events__close(&s->events);
+	loader__free(s->loader);
+	free(s->cpu_start_ns);
+	free(s->cpu_last_ns);
+	if (s->sigfd >= 0)
+		close(s->sigfd);
+}
+
+static int child_exit_code(const struct session *s)
+{
+	if (!s->child_done)
+		return s->stop_signal ? 128 + s->stop_signal : BPFPROF_EXIT_ERROR;
+	if (WIFEXITED(s->child_status))
+		return WEXITSTATUS(s->child_status);
+	if (WIFSIGNALED(s->child_status))
+		return 128 + WTERMSIG(s->child_status);
+	return BPFPROF_EXIT_ERROR;
+}
+
+int main(int argc, char **argv)
+{
+	struct bpfprof_opts o;
+	struct session s = { .opts = &o, .sigfd = -1 };
+	sigset_t mask;
+	int ret = BPFPROF_EXIT_ERROR, err;
+
+	opts__parse(argc, argv, &o);
+	log__set_level(o.quiet ? LOG_WARN : o.verbose ? LOG_DEBUG : LOG_INFO);
+	libbpf_set_print(o.verbose > 1 ? log__libbpf_print : NULL);
+
+	/* Signals arrive through a signalfd; the child gets the old mask back before exec. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &mask, &s.old_mask);
+	s.sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (s.sigfd < 0) {
+		pr_warn("create signalfd: %s", strerror(errno));
+		goto out;
+	}
+	if (o.pids_cnt && check_pids(&o))
+		goto out;
+	err = setup(&s);
+	if (err) {
+		ret = err;
+		goto out;
+	}
+	s.start_ns = now_ns();
+	if (o.cmd) {
+		err = start_cmd(&s);
+		if (err) {
+			pr_warn("start %s: %s", o.cmd[0], strerror(-err));
+			goto out;
+		}
+	} else {
+		err = add_pids(&s);
+		if (err) {
+			pr_warn("add target processes: %s", strerror(-err));
+			goto out;
+		}
+	}
+	/* Separate debug files from local paths only: never download on the sampling path.
+	 * Removed after the fork, so CMD keeps its environment. */
+	unsetenv("DEBUGINFOD_URLS");
+	if (o.cmd)
+		pr_info("profiling %s (PID %d) at %" PRIu64 " Hz", o.cmd[0], s.child, o.freq_hz);
+	else
+		pr_info("profiling %zu process%s at %" PRIu64 " Hz%s", o.pids_cnt,
+			o.pids_cnt > 1 ? "es" : "", o.freq_hz,
+			o.duration_ns ? "" : "; Ctrl-C to stop");
+
+	err = run_loop(&s);
+	s.end_ns = now_ns();
+	final_drain(&s);
+	reap_child(&s, WNOHANG);
+	err = write_output(&s) ? BPFPROF_EXIT_ERROR : 0;
+	print_summary(&s);
+	if (o.cmd)
+		ret = err ? err : child_exit_code(&s);
+	else
+		ret = err;
+out:
+	teardown(&s);
+	opts__free(&o);
+	return ret;
+}

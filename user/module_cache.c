@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* module_cache.c: one Elf per file identity, opened MMAP_PRIVATE and shared by reference. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "log.h"
+#include "module_cache.h"
+#include "proc_maps.h"
+#include "symbolize.h"
+
+struct module_cache {
+	struct elf_entry *entries;	/* uthash by id */
+	struct elf_entry *vdso;
+	void *vdso_image;		/* malloc'd copy of our vdso: libelf may write PRIVATE data */
+};
+
+struct module_cache *module_cache__new(void)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return calloc(1, sizeof(struct module_cache));
+}
+
+static void entry__free(struct elf_entry *e)
+{
+	if (!e)
+		return;
+	if (e->names_free)
+		e->names_free(e->names);
+	symtab__free(e->symtab);
+	/* libdwfl modules that still use the Elf hold their own libelf references. */
+	elf_end(e->elf);
+	free(e->loads);
+	free(e->path);
+	free(e);
+}
+
+void module_cache__free(struct module_cache *mc)
+{
+	struct elf_entry *e, *tmp;
+
+	if (!mc)
+		return;
+	HASH_ITER(hh, mc->entries, e, tmp) {
+		HASH_DEL(mc->entries, e);
+		entry__free(e);
+	}
+	entry__free(mc->vdso);
+	free(mc->vdso_image);
+	free(mc);
+}
+
+unsigned int module_cache__cnt(const struct module_cache *mc)
+{
+	return HASH_COUNT(mc->entries) + (mc->vdso ? 1 : 0);
+}
+
+/* Reads the ELF header and PT_LOAD segments; -ENOEXEC for anything that is not a usable ELF. */
+static int entry__parse(struct elf_entry *e)
+{
+	GElf_Ehdr ehdr;
+	GElf_Phdr phdr;
+	size_t phnum, i;
+
+	if (elf_kind(e->elf) != ELF_K_ELF || !gelf_getehdr(e->elf, &ehdr))
+		return -ENOEXEC;
+	if (ehdr.e_type != ET_EXEC && ehdr.e_type != ET_DYN)
+		return -ENOEXEC;
+	if (elf_getphdrnum(e->elf, &phnum) || phnum == 0 || phnum > 65536)
+		return -ENOEXEC;
+	e->loads = calloc(phnum, sizeof(*e->loads));
+	if (!e->loads)
+		return -ENOMEM;
+	for (i = 0; i < phnum; i++) {
+		if (!gelf_getphdr(e->elf, i, &phdr) || phdr.p_type != PT_LOAD)
+			continue;
+		e->loads[e->loads_cnt++] = (struct elf_load){
+			.vaddr = phdr.p_vaddr,
+			.offset = phdr.p_offset,
+			.filesz = phdr.p_filesz,
+			.memsz = phdr.p_memsz,
+			.align = phdr.p_align ? phdr.p_align : 1,
+		};
+	}
+	if (!e->loads_cnt)
+		return -ENOEXEC;
+	e->is_dyn = ehdr.e_type == ET_DYN;
+	e->entry = ehdr.e_entry;
+	return 0;
+}
+
+static struct elf_entry *entry__new(const char *map_path)
+{
+	struct elf_entry *e = calloc(1, sizeof(*e));
+	const char *slash;
+
+	if (!e)
+		return NULL;
+	e->path = strdup(map_path);
+	if (!e->path) {
+		free(e);
+		return NULL;
+	}
+	slash = strrchr(e->path, '/');
+	e->name = slash ? slash + 1 : e->path;
+	e->refcnt = 1;	/* the cache's own */
+	return e;
+}
+
+struct elf_entry *module_cache__get(struct module_cache *mc, const char *open_path,
+				    const char *map_path)
+{
+	struct elf_entry *e = NULL;
+	struct file_id id = {};
+	struct stat st;
+	int fd = -1, err;
+
+	fd = open(open_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		goto fail;
+	}
+	id.dev = st.st_dev;
+	id.ino = st.st_ino;
+	id.size = st.st_size;
+	id.mtime_ns = st.st_mtim.tv_sec * 1000000000ll + st.st_mtim.tv_nsec;
+	id.ctime_ns = st.st_ctim.tv_sec * 1000000000ll + st.st_ctim.tv_nsec;
+	HASH_FIND(hh, mc->entries, &id, sizeof(id), e);
+	if (e) {
+		close(fd);
+		return elf_entry__get(e);
+	}
+	e = entry__new(map_path);
+	if (!e) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	e->id = id;
+	e->elf = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
+	if (!e->elf) {
+		err = -ENOEXEC;
+		goto fail;
+	}
+	err = entry__parse(e);
+	if (err)
+		goto fail;
+	/* Detach the fd: the mapping stays, the descriptor can go. */
+	if (elf_cntl(e->elf, ELF_C_FDREAD)) {
+		err = -EIO;
+		goto fail;
+	}
+	close(fd);
+	HASH_ADD(hh, mc->entries, id, sizeof(e->id), e);
+	return elf_entry__get(e);
+fail:
+	entry__free(e);
+	if (fd >= 0)
+		close(fd);
+	errno = -err;
+	return NULL;
+}
+
+struct elf_entry *module_cache__vdso(struct module_cache *mc)
+{
+	struct proc_mapping *maps = NULL;
+	size_t cnt = 0, i, sz = 0;
+	struct elf_entry *e = NULL;
+	uintptr_t base;
+	int err;
+
+	if (mc->vdso)
+		return elf_entry__get(mc->vdso);
+	base = getauxval(AT_SYSINFO_EHDR);
+	if (!base) {
+		errno = ENOENT;
+		return NULL;
+	}
+	err = proc_maps__read("/proc/self/maps", false, &maps, &cnt);
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	for (i = 0; i < cnt; i++)
+		if (maps[i].start == base)
+			sz = maps[i].end - maps[i].start;
+	proc_maps__free(maps, cnt);
+	if (!sz) {
+		errno = ENOENT;
+		return NULL;
+	}
+	mc->vdso_image = malloc(sz);
+	e = entry__new("[vdso]");
+	if (!mc->vdso_image || !e) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	memcpy(mc->vdso_image, (void *)base, sz);
+	e->elf = elf_memory(mc->vdso_image, sz);
+	if (!e->elf) {
+		err = -ENOEXEC;
+		goto fail;
+	}
+	err = entry__parse(e);
+	if (err)
+		goto fail;
+	mc->vdso = e;
+	return elf_entry__get(e);
+fail:
+	entry__free(e);
+	free(mc->vdso_image);
+	mc->vdso_image = NULL;
+	errno = -err;
+	return NULL;
+}
+
+struct elf_entry *elf_entry__get(struct elf_entry *e)
+{
+	if (e)
+		e->refcnt++;
+	return e;
+}
+
+void elf_entry__put(struct elf_entry *e)
+{
+	if (e && e->refcnt > 1)
+		e->refcnt--;
+}
+
+int elf_entry__bias(const struct elf_entry *e, uint64_t start, uint64_t pgoff, uint64_t *bias,
+		    uint64_t *lo, uint64_t *hi)
+{
+	const struct elf_load *l, *found = NULL;
+	uint64_t max_end = 0, page = 4096;
+	size_t i;
+
+	for (i = 0; i < e->loads_cnt; i++) {
+		l = &e->loads[i];
+		/* Compare page-aligned offsets: the mapping starts at the page holding p_offset. */
+		if (!found && pgoff >= (l->offset & ~(page - 1)) &&
+		    pgoff < l->offset + l->filesz)
+			found = l;
+		if (l->vaddr + l->memsz > max_end)
+			max_end = l->vaddr + l->memsz;
+	}
+	if (!found)
+		return -ENOENT;
+	/* p_vaddr and p_offset are congruent modulo the page size (ELF gABI), so this holds
+	 * for whichever page of the segment the mapping starts at. */
+	*bias = start - pgoff - (found->vaddr - found->offset);
+	*lo = *bias + (e->loads[0].vaddr & ~(e->loads[0].align - 1));
+	*hi = *bias + max_end;
+	return 0;
+}
+
+struct symtab *elf_entry__symtab(struct elf_entry *e)
+{
+	if (!e->symtab_tried) {
+		e->symtab_tried = true;
+		e->symtab = symtab__new(e->elf, e->path[0] == '/' ? e->path : NULL);
+		if (!e->symtab)
+			pr_debug("read symbols of %s: %s", e->path, strerror(errno));
+	}
+	return e->symtab;
+}

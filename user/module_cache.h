@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* module_cache.h: ELF files opened once and shared by every process that maps them. */
+#ifndef BPFPROF_MODULE_CACHE_H
+#define BPFPROF_MODULE_CACHE_H
+
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <uthash.h>
+
+/* File identity: a recycled inode or an in-place rewrite gives a new identity (ctime cannot
+ * be set from user space). */
+struct file_id {
+	uint64_t dev;
+	uint64_t ino;
+	uint64_t size;		/* bytes */
+	int64_t mtime_ns;
+	int64_t ctime_ns;
+};
+
+/* One PT_LOAD segment of the file (ELF program header). */
+struct elf_load {
+	uint64_t vaddr;		/* p_vaddr */
+	uint64_t offset;	/* p_offset */
+	uint64_t filesz;	/* p_filesz, bytes */
+	uint64_t memsz;		/* p_memsz, bytes */
+	uint64_t align;		/* p_align */
+};
+
+struct symtab;
+
+/*
+ * One ELF file. The cache owns it; users hold references (module_cache__get(),
+ * elf_entry__get()) and drop them with elf_entry__put(). elf is opened
+ * ELF_C_READ_MMAP_PRIVATE with its fd detached, so libdwfl modules can share it through
+ * elf_begin(-1, ELF_C_READ_MMAP_PRIVATE, elf) (docs/design.md, "Sharing ELF files").
+ */
+struct elf_entry {
+	struct file_id id;		/* hash key */
+	char *path;			/* the path as the process mapped it ("[vdso]" for the vdso) */
+	const char *name;		/* basename of path, for "module+0xOFF" frames */
+	Elf *elf;
+	bool is_dyn;			/* ET_DYN (shared object, PIE) */
+	uint64_t entry;			/* e_entry */
+	struct elf_load *loads;		/* PT_LOAD segments, in file order */
+	size_t loads_cnt;
+	struct symtab *symtab;		/* function symbols, built at the first lookup */
+	bool symtab_tried;
+	void *names;			/* frame name cache of the symbolizer (sample.c) */
+	void (*names_free)(void *names);
+	int refcnt;
+	UT_hash_handle hh;
+};
+
+struct module_cache;
+
+struct module_cache *module_cache__new(void);
+/* Frees every entry, whatever its references. NULL is fine. */
+void module_cache__free(struct module_cache *mc);
+
+/*
+ * The entry of the file at open_path (e.g. "/proc/PID/map_files/START-END", which also reaches
+ * deleted files and other mount namespaces), as mapped under map_path. The file is stat'ed,
+ * and opened and parsed only when its identity is not cached yet. Returns a new reference, or
+ * NULL with errno set (ENOENT, EACCES, ENOEXEC for a file that is not a valid ELF).
+ */
+struct elf_entry *module_cache__get(struct module_cache *mc, const char *open_path,
+				    const char *map_path);
+
+/* The vdso: bpfprof's own copy (same kernel, same image). New reference or NULL/errno. */
+struct elf_entry *module_cache__vdso(struct module_cache *mc);
+
+/* Number of cached files. */
+unsigned int module_cache__cnt(const struct module_cache *mc);
+
+struct elf_entry *elf_entry__get(struct elf_entry *e);
+/* Drops a reference; the entry stays cached (eviction comes with the LRU limit). */
+void elf_entry__put(struct elf_entry *e);
+
+/*
+ * Load bias of the file when its page at file offset pgoff is mapped at start
+ * (bias = start - pgoff - (p_vaddr - p_offset) of the PT_LOAD holding pgoff), and the module
+ * bounds to report to libdwfl: [*lo, *hi) = bias + [first p_vaddr aligned down, max end).
+ * Returns 0, or -ENOENT when no PT_LOAD holds pgoff.
+ */
+int elf_entry__bias(const struct elf_entry *e, uint64_t start, uint64_t pgoff, uint64_t *bias,
+		    uint64_t *lo, uint64_t *hi);
+
+/* The function symbols of e, loaded at the first call; NULL when they cannot be read. */
+struct symtab *elf_entry__symtab(struct elf_entry *e);
+
+#endif /* BPFPROF_MODULE_CACHE_H */

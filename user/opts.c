@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* opts.c: argp options for bpfprof. */
+#include <argp.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include "bpf/record.h"
+#include "opts.h"
+#include "perf_event.h"
+
+const char *argp_program_version = "bpfprof " BPFPROF_VERSION;
+const char *argp_program_bug_address = "<https://github.com/bpfprof/bpfprof/issues>";
+
+static const char doc[] =
+"bpfprof: sample CPU stacks (kernel and user, DWARF-unwound) of processes with eBPF.\n"
+"\n"
+"USAGE: bpfprof [OPTIONS] -- CMD [ARGS...]\n"
+"       bpfprof [OPTIONS] -p PID[,PID...] [-d SECONDS]\n"
+"\n"
+"Writes folded stacks (\"comm;root;...;leaf COUNT\", kernel frames suffixed _[k]) to stdout or\n"
+"-o FILE, for flamegraph.pl, inferno or speedscope, and a summary to stderr.\n"
+"\n"
+"EXAMPLES:\n"
+"  bpfprof -- make -j2               # profile a build and every process it starts\n"
+"  bpfprof -F 999 -o out.folded -- python3 app.py\n"
+"  bpfprof -p 1234 -d 30 > out.folded # a running process (all threads) for 30 s\n"
+"  bpfprof -p 1234,5678               # until Ctrl-C or both exit\n"
+"\n"
+"EXIT STATUS: with -- CMD, CMD's status (128+N if a signal N killed it, 127 if it could not\n"
+"be started); else 0 on success, 1 on errors (privileges, unknown PID, event not\n"
+"supported), 64 on usage errors.\n"
+"\n"
+"REQUIRES: root, or CAP_BPF and CAP_PERFMON (plus CAP_SYS_ADMIN to read deleted binaries),\n"
+"a kernel with BTF (/sys/kernel/btf/vmlinux).\n"
+"\n"
+"OPTIONS:";
+
+enum {
+	OPT_STACK_SIZE = 256,
+	OPT_MAX_FRAMES,
+	OPT_RINGBUF_SIZE,
+	OPT_DRAIN_MS,
+	OPT_TOP,
+};
+
+static const struct argp_option options[] = {
+	{ NULL, 0, NULL, 0, "Targets:", 1 },
+	{ "pid", 'p', "PID[,PID...]", 0, "Profile running processes (all their threads)", 1 },
+	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: when the targets exit "
+	  "or on Ctrl-C)", 1 },
+	{ NULL, 0, NULL, 0, "Sampling:", 2 },
+	{ "freq", 'F', "HZ", 0, "Samples per second per CPU (default 99, 1-100000)", 2 },
+	{ "event", 'e', "EVENT", 0, "cpu-clock (default, software timer) or cycles (needs a "
+	  "hardware PMU)", 2 },
+	{ "stack-size", OPT_STACK_SIZE, "BYTES", 0, "User stack bytes copied per sample "
+	  "(default 16384, 512-131072; K suffix allowed)", 2 },
+	{ "max-frames", OPT_MAX_FRAMES, "N", 0, "User frames unwound per sample (default 256)", 2 },
+	{ "ringbuf-size", OPT_RINGBUF_SIZE, "BYTES", 0, "BPF ringbuf size (default 16M; power "
+	  "of 2; K/M suffix allowed)", 2 },
+	{ "drain-interval", OPT_DRAIN_MS, "MS", 0, "Ringbuf drain period (default 10)", 2 },
+	{ NULL, 0, NULL, 0, "Output:", 3 },
+	{ "output", 'o', "FILE", 0, "Write folded stacks to FILE (default stdout)", 3 },
+	{ "top", OPT_TOP, "N", 0, "Functions listed in the summary (default 10, 0 = none)", 3 },
+	{ "quiet", 'q', NULL, 0, "No progress or summary on stderr", 3 },
+	{ "verbose", 'v', NULL, 0, "Debug messages (twice: libbpf's too)", 3 },
+	{},
+};
+
+/* A number in [lo, hi] with an optional K/M suffix (when allow_suffix). */
+static int parse_u64(const char *s, uint64_t lo, uint64_t hi, bool allow_suffix, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	if (*s == '-')
+		return -EINVAL;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s)
+		return -EINVAL;
+	if (allow_suffix && (*end == 'K' || *end == 'k')) {
+		v *= 1024;
+		end++;
+	} else if (allow_suffix && (*end == 'M' || *end == 'm')) {
+		v *= 1024 * 1024;
+		end++;
+	}
+	if (*end || v < lo || v > hi)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+static int parse_pids(struct bpfprof_opts *o, const char *arg)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	uint32_t *pids;
+	uint64_t v;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		err = parse_u64(tok, 1, INT_MAX, false, &v);
+		if (err)
+			break;
+		pids = realloc(o->pids, (o->pids_cnt + 1) * sizeof(*pids));
+		if (!pids) {
+			err = -ENOMEM;
+			break;
+		}
+		o->pids = pids;
+		o->pids[o->pids_cnt++] = v;
+	}
+	if (!err && !o->pids_cnt)
+		err = -EINVAL;
+	free(copy);
+	return err;
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct bpfprof_opts *o = state->input;
+	uint64_t v;
+	double d;
+	char *end;
+
+	switch (key) {
+	case 'p':
+		if (parse_pids(o, arg))
+			argp_error(state, "invalid PID list '%s'", arg);
+		break;
+	case 'd':
+		errno = 0;
+		d = strtod(arg, &end);
+		if (errno || end == arg || *end || d <= 0 || d > 365 * 86400.0)
+			argp_error(state, "invalid duration '%s' (seconds > 0)", arg);
+		o->duration_ns = d * 1e9;
+		break;
+	case 'F':
+		if (parse_u64(arg, 1, 100000, false, &o->freq_hz))
+			argp_error(state, "invalid frequency '%s' (1-100000 Hz)", arg);
+		break;
+	case 'e':
+		if (!perf_event__known(arg))
+			argp_error(state, "unknown event '%s' (cpu-clock or cycles)", arg);
+		o->event = arg;
+		break;
+	case OPT_STACK_SIZE:
+		if (parse_u64(arg, 512, BPFPROF_STACK_SZ_MAX, true, &v))
+			argp_error(state, "invalid stack size '%s' (512-%u bytes)", arg,
+				   BPFPROF_STACK_SZ_MAX);
+		o->stack_sz = (v + 7) & ~7ull;
+		break;
+	case OPT_MAX_FRAMES:
+		if (parse_u64(arg, 1, 4096, false, &v))
+			argp_error(state, "invalid frame count '%s' (1-4096)", arg);
+		o->max_frames = v;
+		break;
+	case OPT_RINGBUF_SIZE:
+		if (parse_u64(arg, 256 * 1024, 1u << 30, true, &v) || (v & (v - 1)))
+			argp_error(state, "invalid ringbuf size '%s' (a power of 2, 256K-1G)", arg);
+		o->ringbuf_sz = v;
+		break;
+	case OPT_DRAIN_MS:
+		if (parse_u64(arg, 1, 1000, false, &v))
+			argp_error(state, "invalid drain interval '%s' (1-1000 ms)", arg);
+		o->drain_ms = v;
+		break;
+	case OPT_TOP:
+		if (parse_u64(arg, 0, 1000, false, &v))
+			argp_error(state, "invalid count '%s' (0-1000)", arg);
+		o->top = v;
+		break;
+	case 'o':
+		o->output = arg;
+		break;
+	case 'q':
+		o->quiet = true;
+		break;
+	case 'v':
+		o->verbose++;
+		break;
+	case ARGP_KEY_ARG:
+		/* The first operand starts the command: the rest are its arguments, not ours. */
+		o->cmd = &state->argv[state->next - 1];
+		state->next = state->argc;
+		break;
+	case ARGP_KEY_END:
+		if (!o->cmd && !o->pids_cnt)
+			argp_error(state, "nothing to profile: give -p PID or -- CMD");
+		if (o->cmd && o->pids_cnt)
+			argp_error(state, "-p and a command exclude each other");
+		if ((uint64_t)o->stack_sz + sizeof(struct sample_record) > o->ringbuf_sz / 4)
+			argp_error(state, "--stack-size %u needs a ringbuf of at least %zu bytes",
+				   o->stack_sz, 4 * (o->stack_sz + sizeof(struct sample_record)));
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+void opts__parse(int argc, char **argv, struct bpfprof_opts *o)
+{
+	static const struct argp argp = { .options = options, .parser = parse_opt, .doc = doc };
+
+	memset(o, 0, sizeof(*o));
+	o->freq_hz = 99;
+	o->event = "cpu-clock";
+	o->stack_sz = 16384;
+	o->max_frames = 256;
+	o->ringbuf_sz = 16 * 1024 * 1024;
+	o->drain_ms = 10;
+	o->top = 10;
+	argp_err_exit_status = BPFPROF_EXIT_USAGE;
+	argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, o);
+}
+
+void opts__free(struct bpfprof_opts *o)
+{
+	free(o->pids);
+	o->pids = NULL;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* opts.h: command line options, defaults and their checks. */
+#ifndef BPFPROF_OPTS_H
+#define BPFPROF_OPTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Exit codes (documented in --help). */
+#define BPFPROF_EXIT_OK		0
+#define BPFPROF_EXIT_ERROR	1
+#define BPFPROF_EXIT_USAGE	64	/* EX_USAGE */
+
+struct bpfprof_opts {
+	uint64_t freq_hz;		/* -F: samples per second per CPU (default 99) */
+	const char *event;		/* -e: "cpu-clock" (default) or "cycles" */
+	const char *output;		/* -o: folded stacks file; NULL: stdout */
+	uint32_t *pids;			/* -p: target processes */
+	size_t pids_cnt;
+	uint64_t duration_ns;		/* -d: 0 = until the targets exit or Ctrl-C */
+	char **cmd;			/* -- CMD ARGS: NULL-terminated; NULL with -p */
+	uint32_t stack_sz;		/* --stack-size: bytes copied per sample (default 16 KiB) */
+	uint32_t max_frames;		/* --max-frames: user frames per stack (default 256) */
+	uint32_t ringbuf_sz;		/* --ringbuf-size: bytes (default 16 MiB) */
+	uint32_t drain_ms;		/* ringbuf drain period (default 10 ms) */
+	unsigned int top;		/* functions in the summary (default 10, 0 = none) */
+	int verbose;			/* -v */
+	bool quiet;			/* -q: no progress or summary */
+};
+
+/*
+ * Parses argv into *o (defaults first). On a usage error or --help/--version, argp prints and
+ * exits (64 or 0). The pids array is malloc'd (opts__free()).
+ */
+void opts__parse(int argc, char **argv, struct bpfprof_opts *o);
+void opts__free(struct bpfprof_opts *o);
+
+#endif /* BPFPROF_OPTS_H */

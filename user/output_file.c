@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* output_file.c: temp file + rename. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "output_file.h"
+
+int output_file__open(struct output_file *of, const char *path)
+{
+	mode_t mask;
+	int fd, err;
+
+	memset(of, 0, sizeof(*of));
+	if (!path || !strcmp(path, "-")) {
+		of->fp = stdout;
+		return 0;
+	}
+	of->path = strdup(path);
+	if (!of->path || asprintf(&of->tmp_path, "%s.tmp.XXXXXX", path) < 0) {
+		of->tmp_path = NULL;
+		err = -ENOMEM;
+		goto fail;
+	}
+	fd = mkostemp(of->tmp_path, O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		free(of->tmp_path);
+		of->tmp_path = NULL;
+		goto fail;
+	}
+	/* mkstemp creates 0600: give the file the mode a plain open() would. */
+	mask = umask(0);
+	umask(mask);
+	fchmod(fd, 0666 & ~mask);
+	of->fp = fdopen(fd, "w");
+	if (!of->fp) {
+		err = -errno;
+		close(fd);
+		goto fail;
+	}
+	return 0;
+fail:
+	output_file__abort(of);
+	return err;
+}
+
+void output_file__abort(struct output_file *of)
+{
+	if (of->fp && of->fp != stdout)
+		fclose(of->fp);
+	if (of->tmp_path)
+		unlink(of->tmp_path);
+	free(of->tmp_path);
+	free(of->path);
+	memset(of, 0, sizeof(*of));
+}
+
+int output_file__commit(struct output_file *of)
+{
+	int err = 0;
+
+	if (of->fp == stdout) {
+		if (fflush(stdout) || ferror(stdout))
+			err = -EIO;
+		memset(of, 0, sizeof(*of));
+		return err;
+	}
+	if (fflush(of->fp) || ferror(of->fp) || fsync(fileno(of->fp)))
+		err = errno ? -errno : -EIO;
+	if (fclose(of->fp) && !err)
+		err = -errno;
+	of->fp = NULL;
+	if (!err && rename(of->tmp_path, of->path))
+		err = -errno;
+	if (!err) {
+		free(of->tmp_path);
+		of->tmp_path = NULL;
+	}
+	output_file__abort(of);
+	return err;
+}

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* output_folded.h: folded stacks, as read by flamegraph.pl, inferno and speedscope. */
+#ifndef BPFPROF_OUTPUT_FOLDED_H
+#define BPFPROF_OUTPUT_FOLDED_H
+
+#include <stdio.h>
+#include "aggregate.h"
+
+/*
+ * Writes one line per unique stack, "comm;root;...;leaf COUNT", lines sorted (the format of
+ * FlameGraph's stackcollapse-perf.pl): kernel frames get the suffix "_[k]", ';' in names
+ * becomes ':', spaces in comm become '_', control characters become '?'.
+ * Returns 0 or a negative errno (-EIO when fp failed).
+ */
+int output_folded__write(const struct aggregate *agg, FILE *fp);
+
+#endif /* BPFPROF_OUTPUT_FOLDED_H */

@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* proc_table.c: processes, their executable mappings and lazily reported Dwfl modules. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "log.h"
+#include "proc_maps.h"
+#include "proc_table.h"
+#include "util.h"
+
+struct proc_table {
+	struct proc *procs;		/* uthash by tgid */
+	struct module_cache *modules;
+	Elf *ref_elf;			/* /proc/self/exe: picks libdwfl's x86_64 backend */
+	int ref_fd;
+	struct proc_table_opts opts;
+	struct proc_stats freed;	/* stats of freed processes */
+};
+
+/* libdwfl find_elf: hand out the cached Elf; the module's userdata is its elf_entry. */
+static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+		    char **file_name, Elf **elfp)
+{
+	struct elf_entry *e = *userdata;
+
+	*elfp = NULL;
+	if (!e)
+		return -1;
+	/* Same descriptor, libelf reference count raised; libdwfl's elf_end() drops it. */
+	*elfp = elf_begin(-1, ELF_C_READ_MMAP_PRIVATE, e->elf);
+	if (e->path[0] == '/')
+		*file_name = strdup(e->path);
+	return -1;
+}
+
+/* Separate debug files are read from local paths only (/usr/lib/debug): DEBUGINFOD_URLS is
+ * removed from bpfprof's environment at start, so this never downloads. */
+static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_elf = find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+struct proc_table *proc_table__new(const struct proc_table_opts *opts)
+{
+	struct proc_table *pt = calloc(1, sizeof(*pt));
+	int err;
+
+	if (!pt)
+		return NULL;
+	pt->ref_fd = -1;
+	pt->opts = *opts;
+	pt->modules = module_cache__new();
+	if (!pt->modules) {
+		err = -errno;
+		goto fail;
+	}
+	pt->ref_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	if (pt->ref_fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	pt->ref_elf = elf_begin(pt->ref_fd, ELF_C_READ_MMAP, NULL);
+	if (!pt->ref_elf) {
+		err = -ENOEXEC;
+		goto fail;
+	}
+	return pt;
+fail:
+	proc_table__free(pt);
+	errno = -err;
+	return NULL;
+}
+
+static void maps__free(struct proc_mapping_ref *maps, size_t cnt)
+{
+	size_t i;
+
+	for (i = 0; i < cnt; i++) {
+		free(maps[i].path);
+		elf_entry__put(maps[i].entry);
+	}
+	free(maps);
+}
+
+static void stats__add(struct proc_stats *to, const struct proc_stats *from)
+{
+	int i;
+
+	to->samples += from->samples;
+	to->root += from->root;
+	for (i = 0; i < UNWIND_STOP_CNT; i++)
+		to->stops[i] += from->stops[i];
+}
+
+static void proc__drop_dwfl(struct proc *p)
+{
+	size_t i;
+
+	if (p->in_unwind) {
+		/* libdwfl is walking this Dwfl's frames: drop it afterwards. */
+		p->dwfl_stale = true;
+		return;
+	}
+	p->dwfl_stale = false;
+	if (p->dwfl)
+		dwfl_end(p->dwfl);
+	p->dwfl = NULL;
+	for (i = 0; i < p->maps_cnt; i++)
+		p->maps[i].reported = false;
+}
+
+static void proc__free(struct proc_table *pt, struct proc *p)
+{
+	HASH_DEL(pt->procs, p);
+	stats__add(&pt->freed, &p->stats);
+	proc__drop_dwfl(p);
+	maps__free(p->maps, p->maps_cnt);
+	free(p);
+}
+
+void proc_table__free(struct proc_table *pt)
+{
+	struct proc *p, *tmp;
+
+	if (!pt)
+		return;
+	HASH_ITER(hh, pt->procs, p, tmp)
+		proc__free(pt, p);
+	/* After every Dwfl: their modules hold references on the cached Elf handles. */
+	module_cache__free(pt->modules);
+	if (pt->ref_elf)
+		elf_end(pt->ref_elf);
+	if (pt->ref_fd >= 0)
+		close(pt->ref_fd);
+	free(pt);
+}
+
+struct proc *proc_table__find(struct proc_table *pt, uint32_t tgid, bool create)
+{
+	struct proc *p;
+
+	HASH_FIND(hh, pt->procs, &tgid, sizeof(tgid), p);
+	if (p || !create)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->tgid = tgid;
+	p->table = pt;
+	HASH_ADD(hh, pt->procs, tgid, sizeof(p->tgid), p);
+	return p;
+}
+
+static bool mapping__same(const struct proc_mapping_ref *a, const struct proc_mapping *b)
+{
+	return a->start == b->start && a->end == b->end && a->pgoff == b->pgoff &&
+	       a->inode == b->inode && a->deleted == b->deleted &&
+	       !a->path == !b->path && (!a->path || !strcmp(a->path, b->path));
+}
+
+/*
+ * (Re-)reads /proc/PID/maps. Mappings that did not change keep their ELF file and module; if
+ * a reported one changed or went away (dlclose, exec), the Dwfl is dropped and rebuilt lazily:
+ * libdwfl modules must never overlap.
+ */
+static int proc__scan(struct proc *p)
+{
+	struct proc_mapping *maps = NULL;
+	struct proc_mapping_ref *refs = NULL;
+	size_t cnt = 0, i, j = 0, kept = 0, reported = 0;
+	char path[64];
+	int err;
+
+	p->last_scan_ns = now_ns();
+	p->maps_read = true;
+	snprintf(path, sizeof(path), "/proc/%u/maps", p->tgid);
+	err = proc_maps__read(path, true, &maps, &cnt);
+	if (err)
+		return err;
+	refs = calloc(cnt ? cnt : 1, sizeof(*refs));
+	if (!refs) {
+		proc_maps__free(maps, cnt);
+		return -ENOMEM;
+	}
+	for (i = 0; i < cnt; i++) {
+		struct proc_mapping_ref *r = &refs[i];
+
+		/* Both lists are sorted by start: walk the old one alongside. */
+		while (j < p->maps_cnt && p->maps[j].start < maps[i].start)
+			j++;
+		if (j < p->maps_cnt && mapping__same(&p->maps[j], &maps[i])) {
+			*r = p->maps[j];
+			memset(&p->maps[j], 0, sizeof(p->maps[j]));
+			kept += r->reported;
+			continue;
+		}
+		r->start = maps[i].start;
+		r->end = maps[i].end;
+		r->pgoff = maps[i].pgoff;
+		r->inode = maps[i].inode;
+		r->deleted = maps[i].deleted;
+		r->path = maps[i].path;
+		maps[i].path = NULL;
+	}
+	for (i = 0; i < p->maps_cnt; i++)
+		reported += p->maps[i].reported;
+	maps__free(p->maps, p->maps_cnt);
+	proc_maps__free(maps, cnt);
+	p->maps = refs;
+	p->maps_cnt = cnt;
+	if (reported)
+		proc__drop_dwfl(p);
+	(void)kept;
+	return 0;
+}
+
+int proc_table__fork(struct proc_table *pt, uint32_t parent, uint32_t child)
+{
+	struct proc *pp = proc_table__find(pt, parent, false), *cp;
+	size_t i;
+
+	cp = proc_table__find(pt, child, true);
+	if (!cp)
+		return -ENOMEM;
+	if (!pp || !pp->maps_read || cp->maps_read)
+		return 0;
+	cp->maps = calloc(pp->maps_cnt ? pp->maps_cnt : 1, sizeof(*cp->maps));
+	if (!cp->maps)
+		return -ENOMEM;
+	for (i = 0; i < pp->maps_cnt; i++) {
+		cp->maps[i] = pp->maps[i];
+		cp->maps[i].reported = false;
+		cp->maps[i].path = pp->maps[i].path ? strdup(pp->maps[i].path) : NULL;
+		cp->maps[i].entry = elf_entry__get(pp->maps[i].entry);
+	}
+	cp->maps_cnt = pp->maps_cnt;
+	cp->maps_read = true;
+	memcpy(cp->comm, pp->comm, sizeof(cp->comm));
+	return 0;
+}
+
+void proc_table__exec(struct proc_table *pt, uint32_t tgid, const char *comm)
+{
+	struct proc *p = proc_table__find(pt, tgid, true);
+
+	if (!p)
+		return;
+	proc__drop_dwfl(p);
+	maps__free(p->maps, p->maps_cnt);
+	p->maps = NULL;
+	p->maps_cnt = 0;
+	p->exited = false;
+	snprintf(p->comm, sizeof(p->comm), "%s", comm);
+	/* Read the new image's mappings now, before a short-lived process is gone. */
+	proc__scan(p);
+}
+
+void proc_table__exit(struct proc_table *pt, uint32_t tgid)
+{
+	struct proc *p = proc_table__find(pt, tgid, false);
+
+	if (p)
+		p->exited = true;
+}
+
+void proc_table__end_batch(struct proc_table *pt)
+{
+	struct proc *p, *tmp;
+
+	HASH_ITER(hh, pt->procs, p, tmp)
+		if (p->exited)
+			proc__free(pt, p);
+}
+
+struct proc *proc_table__first(struct proc_table *pt)
+{
+	return pt->procs;
+}
+
+struct proc *proc_table__next(struct proc *p)
+{
+	return p->hh.next;
+}
+
+void proc_table__counts(struct proc_table *pt, unsigned int *procs, unsigned int *dwfls,
+			unsigned int *files)
+{
+	struct proc *p;
+
+	*procs = HASH_COUNT(pt->procs);
+	*dwfls = 0;
+	for (p = pt->procs; p; p = p->hh.next)
+		*dwfls += p->dwfl != NULL;
+	*files = module_cache__cnt(pt->modules);
+}
+
+const struct proc_stats *proc_table__freed_stats(struct proc_table *pt)
+{
+	return &pt->freed;
+}
+
+Dwfl *proc__dwfl(struct proc *p)
+{
+	int err;
+
+	if (p->dwfl)
+		return p->dwfl;
+	p->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!p->dwfl) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = unwind__attach(p->dwfl, p->table->ref_elf, p->tgid, &p->ctx);
+	if (err) {
+		pr_debug("attach unwinder to %u: %s", p->tgid, dwfl_errmsg(-1));
+		dwfl_end(p->dwfl);
+		p->dwfl = NULL;
+		errno = -err;
+		return NULL;
+	}
+	p->ctx.proc = p;
+	return p->dwfl;
+}
+
+void proc__unwind_end(struct proc *p)
+{
+	p->in_unwind = false;
+	if (p->dwfl_stale)
+		proc__drop_dwfl(p);
+}
+
+static struct proc_mapping_ref *maps__find(struct proc_mapping_ref *maps, size_t cnt, uint64_t pc)
+{
+	size_t lo = 0, hi = cnt, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (pc < maps[mid].start)
+			hi = mid;
+		else if (pc >= maps[mid].end)
+			lo = mid + 1;
+		else
+			return &maps[mid];
+	}
+	return NULL;
+}
+
+/* Opens the mapped file through the process's view of it: map_files reaches deleted files
+ * and other mount namespaces; root/PATH is the fallback without CAP_SYS_ADMIN. */
+static void mapping__open(struct proc *p, struct proc_mapping_ref *m)
+{
+	struct module_cache *mc = p->table->modules;
+	char path[PATH_MAX + 64];
+	uint64_t lo, hi;
+
+	m->open_failed = true;
+	if (!m->path)
+		return;
+	if (!strcmp(m->path, "[vdso]")) {
+		m->entry = module_cache__vdso(mc);
+	} else if (m->path[0] == '/') {
+		snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, p->tgid,
+			 m->start, m->end);
+		m->entry = module_cache__get(mc, path, m->path);
+		if (!m->entry && !m->deleted) {
+			snprintf(path, sizeof(path), "/proc/%u/root%s", p->tgid, m->path);
+			m->entry = module_cache__get(mc, path, m->path);
+		}
+	}
+	if (!m->entry) {
+		pr_debug("open %s of process %u: %s", m->path, p->tgid, strerror(errno));
+		return;
+	}
+	if (elf_entry__bias(m->entry, m->start, m->pgoff, &m->bias, &lo, &hi)) {
+		pr_debug("%s: no PT_LOAD holds offset 0x%" PRIx64, m->path, m->pgoff);
+		elf_entry__put(m->entry);
+		m->entry = NULL;
+		return;
+	}
+	m->open_failed = false;
+}
+
+static void mapping__report(struct proc *p, struct proc_mapping_ref *m, uint64_t pc)
+{
+	uint64_t bias, lo, hi;
+	Dwfl_Module *mod;
+	void **userdata;
+
+	m->reported = true;
+	if (dwfl_addrmodule(p->dwfl, pc))
+		return;
+	elf_entry__bias(m->entry, m->start, m->pgoff, &bias, &lo, &hi);
+	dwfl_report_begin_add(p->dwfl);
+	mod = dwfl_report_module(p->dwfl, m->entry->path, lo, hi);
+	if (mod) {
+		dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+		*userdata = m->entry;
+	} else {
+		pr_debug("report %s [0x%" PRIx64 ", 0x%" PRIx64 ") in %u: %s", m->entry->path,
+			 lo, hi, p->tgid, dwfl_errmsg(-1));
+	}
+	dwfl_report_end(p->dwfl, NULL, NULL);
+}
+
+struct proc_mapping_ref *proc__mapping(struct proc *p, uint64_t pc)
+{
+	struct proc_mapping_ref *m;
+
+	if (!p->maps_read)
+		proc__scan(p);
+	m = maps__find(p->maps, p->maps_cnt, pc);
+	if (!m && !p->exited && now_ns() - p->last_scan_ns >= p->table->opts.rescan_interval_ns) {
+		/* New code (dlopen) since the last read, or a stale list: read again, throttled. */
+		proc__scan(p);
+		m = maps__find(p->maps, p->maps_cnt, pc);
+	}
+	if (!m)
+		return NULL;
+	if (!m->entry && !m->open_failed)
+		mapping__open(p, m);
+	if (m->entry && !m->reported && p->dwfl)
+		mapping__report(p, m, pc);
+	return m;
+}

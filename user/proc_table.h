@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* proc_table.h: tgid -> process state (mappings, one long-lived Dwfl) for unwinding. */
+#ifndef BPFPROF_PROC_TABLE_H
+#define BPFPROF_PROC_TABLE_H
+
+#include <elfutils/libdwfl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <uthash.h>
+#include "module_cache.h"
+#include "unwind.h"
+
+/*
+ * The process table follows docs/design.md ("Process table"): one Dwfl per process, attached
+ * once, modules reported lazily at the first pc inside them, ELF files shared through the
+ * module cache, a process freed only once its exit record has been handled (the ringbuf
+ * delivers a process's samples before its exit record). Mappings come from /proc/PID/maps
+ * (read at the first sample or exec, re-read at most every rescan interval when a pc hits no
+ * mapping) and are copied from the parent at fork. One thread owns the table (libelf 0.188 has
+ * no locking).
+ */
+
+/* One executable mapping of a process. */
+struct proc_mapping_ref {
+	uint64_t start;		/* [start, end): virtual addresses */
+	uint64_t end;
+	uint64_t pgoff;		/* file offset of start, bytes */
+	uint64_t inode;
+	char *path;		/* as in /proc/PID/maps; NULL for anonymous memory */
+	bool deleted;
+	struct elf_entry *entry;/* opened at the first pc inside; NULL until then */
+	bool open_failed;	/* do not retry opening */
+	uint64_t bias;		/* load bias, valid with entry */
+	bool reported;		/* a Dwfl module covers it */
+};
+
+struct proc_stats {
+	uint64_t samples;		/* samples handled */
+	uint64_t root;			/* of which unwound to the outermost frame */
+	uint64_t stops[UNWIND_STOP_CNT];
+};
+
+struct proc {
+	uint32_t tgid;
+	char comm[17];			/* the process's comm at its last exec or sample */
+	struct proc_mapping_ref *maps;	/* sorted by start, non-overlapping */
+	size_t maps_cnt;
+	bool maps_read;			/* /proc/PID/maps was read at least once */
+	uint64_t last_scan_ns;
+	bool exited;			/* its exit record was handled: freed at end of batch */
+	Dwfl *dwfl;			/* created at the first sample that needs it */
+	bool in_unwind;			/* inside unwind__sample(): the Dwfl must stay */
+	bool dwfl_stale;		/* drop the Dwfl when the unwind ends */
+	struct unwind_ctx ctx;		/* fixed address: libdwfl keeps a pointer to it */
+	struct proc_table *table;
+	struct proc_stats stats;
+	UT_hash_handle hh;
+};
+
+struct proc_table_opts {
+	uint64_t rescan_interval_ns;	/* minimum time between two re-reads of one process's maps */
+};
+
+struct proc_table;
+
+/* Returns NULL and sets errno. */
+struct proc_table *proc_table__new(const struct proc_table_opts *opts);
+/* Frees every process, then the module cache. NULL is fine. */
+void proc_table__free(struct proc_table *pt);
+
+/* The process tgid; with create, a new entry when there is none (NULL + errno ENOMEM). */
+struct proc *proc_table__find(struct proc_table *pt, uint32_t tgid, bool create);
+/* RECORD_FORK: child starts with a copy of parent's mappings (fork copies the address space). */
+int proc_table__fork(struct proc_table *pt, uint32_t parent, uint32_t child);
+/* RECORD_EXEC: drops the old image's mappings and Dwfl, reads the new maps. */
+void proc_table__exec(struct proc_table *pt, uint32_t tgid, const char *comm);
+/* RECORD_EXIT: marks the process; proc_table__end_batch() frees it. */
+void proc_table__exit(struct proc_table *pt, uint32_t tgid);
+/* After each ringbuf drain: frees exited processes. */
+void proc_table__end_batch(struct proc_table *pt);
+
+/* Iterates over the live processes (summary). */
+struct proc *proc_table__first(struct proc_table *pt);
+struct proc *proc_table__next(struct proc *p);
+/* Totals: processes, open Dwfls, cached ELF files. */
+void proc_table__counts(struct proc_table *pt, unsigned int *procs, unsigned int *dwfls,
+			unsigned int *files);
+/* Stats of processes already freed, summed. */
+const struct proc_stats *proc_table__freed_stats(struct proc_table *pt);
+
+/* The process's Dwfl, created and attached at the first call; NULL + errno. */
+Dwfl *proc__dwfl(struct proc *p);
+/* Called by unwind__sample() when it is done with the Dwfl: drops it if mappings changed. */
+void proc__unwind_end(struct proc *p);
+/*
+ * The executable mapping holding pc (re-reading the maps, throttled, on a miss); its ELF file is
+ * opened and its module reported to the Dwfl if not done yet. NULL when no mapping holds pc.
+ */
+struct proc_mapping_ref *proc__mapping(struct proc *p, uint64_t pc);
+
+#endif /* BPFPROF_PROC_TABLE_H */

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* record.c: ringbuf record decoding; the BPF side is trusted for layout, not for lengths. */
+#include <errno.h>
+#include <string.h>
+#include "record.h"
+
+static int decode_sample(const void *data, size_t sz, struct record_view *view)
+{
+	const struct sample_record *s = data;
+
+	if (sz < sizeof(*s))
+		return -EINVAL;
+	if (s->stack_sz > sz - sizeof(*s) || s->stack_sz > BPFPROF_STACK_SZ_MAX)
+		return -EINVAL;
+	if (s->regs_cnt > BPFPROF_REGS_MAX || s->kstack_cnt > BPFPROF_KSTACK_MAX)
+		return -EINVAL;
+	/* A stack slice that wraps around the address space is garbage. */
+	if (s->stack_addr + s->stack_sz < s->stack_addr)
+		return -EINVAL;
+	view->sample = s;
+	return 0;
+}
+
+int record__decode(const void *data, size_t sz, struct record_view *view)
+{
+	const struct record_header *hdr = data;
+
+	if (!data || sz < sizeof(*hdr) || hdr->sz > sz || hdr->sz < sizeof(*hdr))
+		return -EINVAL;
+	/* The ringbuf rounds records up to 8 bytes: trust hdr.sz for the content. */
+	sz = hdr->sz;
+	view->type = hdr->type;
+	switch (hdr->type) {
+	case RECORD_SAMPLE:
+		return decode_sample(data, sz, view);
+	case RECORD_FORK:
+	case RECORD_EXEC:
+	case RECORD_EXIT:
+		if (sz < sizeof(struct task_record))
+			return -EINVAL;
+		view->task = data;
+		return 0;
+	default:
+		return -ENOTSUP;
+	}
+}
+
+const char *record__comm(const char comm[BPFPROF_COMM_LEN], char buf[BPFPROF_COMM_LEN + 1])
+{
+	memcpy(buf, comm, BPFPROF_COMM_LEN);
+	buf[BPFPROF_COMM_LEN] = '\0';
+	return buf;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* record.h: bounds-checked decoding of ringbuf records (layout: bpf/record.h). */
+#ifndef BPFPROF_USER_RECORD_H
+#define BPFPROF_USER_RECORD_H
+
+#include <stddef.h>
+#include "bpf/record.h"
+
+/* A decoded record: pointers into the ringbuf memory given to record__decode(), valid until
+ * the ringbuf callback returns (the consumer then releases the space). */
+struct record_view {
+	__u32 type;				/* RECORD_* */
+	union {
+		const struct sample_record *sample;	/* RECORD_SAMPLE */
+		const struct task_record *task;		/* RECORD_FORK, _EXEC, _EXIT */
+	};
+};
+
+/*
+ * Checks the record of sz bytes at data (as delivered by libbpf's ring_buffer callback) and
+ * fills *view. Every length inside is checked against sz: stack_sz against the bytes that
+ * follow the fixed part, regs_cnt and kstack_cnt against their arrays, hdr.sz against sz.
+ * comm is not trusted to be NUL-terminated (use record__comm()).
+ * Returns 0, -EINVAL for a malformed record, -ENOTSUP for an unknown type.
+ */
+int record__decode(const void *data, size_t sz, struct record_view *view);
+
+/* comm as a NUL-terminated string in buf (BPFPROF_COMM_LEN + 1 bytes). */
+const char *record__comm(const char comm[BPFPROF_COMM_LEN], char buf[BPFPROF_COMM_LEN + 1]);
+
+#endif /* BPFPROF_USER_RECORD_H */

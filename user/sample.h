@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* sample.h: one sample through the pipeline: process table -> unwind -> symbolize -> aggregate. */
+#ifndef BPFPROF_SAMPLE_H
+#define BPFPROF_SAMPLE_H
+
+#include <stdint.h>
+#include "aggregate.h"
+#include "bpf/record.h"
+#include "ksyms.h"
+#include "proc_table.h"
+
+struct sample_handler_opts {
+	uint32_t stack_cap;	/* --stack-size given to the BPF side, bytes */
+	uint32_t max_frames;	/* user frames kept per sample */
+};
+
+struct sample_handler;
+
+/* pt, ks (may be NULL: kernel frames then show as addresses) and agg are borrowed and must
+ * outlive the handler. Returns NULL and sets errno. */
+struct sample_handler *sample_handler__new(struct proc_table *pt, const struct ksyms *ks,
+					   struct aggregate *agg,
+					   const struct sample_handler_opts *opts);
+void sample_handler__free(struct sample_handler *sh);
+
+/*
+ * Unwinds and symbolizes s and adds its stack to the aggregate: "comm;user root..user leaf;
+ * kernel root..kernel leaf". A sample that cannot be unwound still counts, with what could be
+ * named. Returns 0 or -ENOMEM.
+ */
+int sample_handler__handle(struct sample_handler *sh, const struct sample_record *s);
+
+#endif /* BPFPROF_SAMPLE_H */

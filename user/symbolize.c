@@ -1,0 +1,879 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* symbolize.c: sorted function symbol tables of ELF files, separate debug files, demangling. */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "symbolize.h"
+#include "util.h"
+
+/* libstdc++'s demangler (the program links -lstdc++); C has no header for it. */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+#define DEFAULT_DEBUG_DIR "/usr/lib/debug"
+#define MAX_BUILD_ID 64
+
+struct sym {
+	uint64_t start;
+	uint64_t end;
+	/* NULL until first asked for; equal to the raw name when it is not a mangled name. */
+	char *demangled;
+	uint32_t name;		/* offset in symtab->names */
+	/* The innermost earlier symbol still covering start (nested symbols), or -1. */
+	int32_t parent;
+};
+
+struct symtab {
+	struct sym *syms;
+	size_t cnt;
+	char *names;
+};
+
+/* A symbol as read from one symbol table, before aliases are merged. */
+struct sym_cand {
+	uint64_t addr;
+	uint64_t size;
+	uint64_t sec_end;	/* end of the symbol's section; 0 when unknown */
+	uint32_t name;
+	uint32_t pref;		/* alias preference: lower wins */
+};
+
+struct symtab_builder {
+	struct sym_cand *cands;
+	size_t cnt;
+	size_t cap;
+	char *names;
+	size_t names_len;
+	size_t names_cap;
+};
+
+static int demangle_on = 1;
+static char debug_dir[PATH_MAX] = DEFAULT_DEBUG_DIR;
+
+void symbolize__set_demangle(int on)
+{
+	demangle_on = !!on;
+}
+
+int symbolize__set_debug_dir(const char *dir)
+{
+	size_t len;
+
+	if (!dir)
+		dir = DEFAULT_DEBUG_DIR;
+	len = strlen(dir);
+	/* "/x/" and "/x" must build the same candidate paths. */
+	while (len > 1 && dir[len - 1] == '/')
+		len--;
+	if (len >= sizeof(debug_dir))
+		return -ENAMETOOLONG;
+	memcpy(debug_dir, dir, len);
+	debug_dir[len] = '\0';
+	return 0;
+}
+
+char *symbol__demangle(const char *name)
+{
+	char *res;
+	int status = 0;
+
+	if (!name || name[0] != '_' || name[1] != 'Z')
+		return NULL;
+	res = __cxa_demangle(name, NULL, NULL, &status);
+	if (status) {
+		free(res);
+		return NULL;
+	}
+	return res;
+}
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t new_cap = *cap ? *cap : 256;
+	void *tmp;
+
+	if (need <= *cap)
+		return 0;
+	while (new_cap < need)
+		new_cap *= 2;
+	tmp = realloc(*arr, new_cap * elem);
+	if (!tmp)
+		return -ENOMEM;
+	*arr = tmp;
+	*cap = new_cap;
+	return 0;
+}
+
+static int builder__add(struct symtab_builder *b, uint64_t addr, uint64_t size, uint64_t sec_end,
+			const char *name, size_t len, unsigned int bind)
+{
+	struct sym_cand *c;
+	uint32_t pref;
+
+	if (b->names_len + len + 1 > UINT32_MAX)
+		return -ENOMEM;
+	if (grow((void **)&b->cands, &b->cap, b->cnt + 1, sizeof(*b->cands)) ||
+	    grow((void **)&b->names, &b->names_cap, b->names_len + len + 1, 1))
+		return -ENOMEM;
+	switch (bind) {
+	case STB_GLOBAL:
+	case STB_GNU_UNIQUE:
+		pref = 0;
+		break;
+	case STB_WEAK:
+		pref = 1;
+		break;
+	default:
+		pref = 2;
+		break;
+	}
+	/* Reserved-namespace aliases (__libc_malloc vs malloc) are the less familiar name. */
+	pref = pref * 2 + (name[0] == '_');
+	c = &b->cands[b->cnt++];
+	c->addr = addr;
+	c->size = size;
+	c->sec_end = sec_end;
+	c->name = b->names_len;
+	c->pref = pref;
+	memcpy(b->names + b->names_len, name, len);
+	b->names[b->names_len + len] = '\0';
+	b->names_len += len + 1;
+	return 0;
+}
+
+/* End of an allocated section, or 0 when shndx names none (ABS, out of range, not loaded). */
+static uint64_t section_end(Elf *elf, size_t shndx)
+{
+	GElf_Shdr shdr;
+	Elf_Scn *scn;
+
+	if (shndx == SHN_UNDEF || shndx >= SHN_LORESERVE)
+		return 0;
+	scn = elf_getscn(elf, shndx);
+	if (!scn || !gelf_getshdr(scn, &shdr) || !(shdr.sh_flags & SHF_ALLOC))
+		return 0;
+	if (shdr.sh_addr + shdr.sh_size < shdr.sh_addr)
+		return UINT64_MAX;
+	return shdr.sh_addr + shdr.sh_size;
+}
+
+/* The first section of type (SHT_SYMTAB or SHT_DYNSYM) whose data and string table are usable. */
+static Elf_Scn *find_symtab(Elf *elf, uint32_t type, Elf_Data **syms, Elf_Data **strs)
+{
+	Elf_Scn *scn = NULL, *str_scn;
+	GElf_Shdr shdr, str_shdr;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != type)
+			continue;
+		if (shdr.sh_flags & SHF_COMPRESSED)
+			continue;
+		str_scn = elf_getscn(elf, shdr.sh_link);
+		if (!str_scn || !gelf_getshdr(str_scn, &str_shdr) || str_shdr.sh_type != SHT_STRTAB ||
+		    (str_shdr.sh_flags & SHF_COMPRESSED))
+			continue;
+		*syms = elf_getdata(scn, NULL);
+		*strs = elf_getdata(str_scn, NULL);
+		if (!*syms || !(*syms)->d_buf || !*strs || !(*strs)->d_buf || !(*strs)->d_size)
+			continue;
+		return scn;
+	}
+	return NULL;
+}
+
+/* Adds the function symbols of one symbol table. Returns how many, or -ENOMEM. */
+static int builder__add_symtab(struct symtab_builder *b, Elf *elf, uint32_t type)
+{
+	Elf_Data *syms, *strs;
+	const char *strtab;
+	GElf_Ehdr ehdr;
+	size_t i, nsyms;
+	GElf_Sym sym;
+	int added = 0;
+
+	if (!gelf_getehdr(elf, &ehdr) || !find_symtab(elf, type, &syms, &strs))
+		return 0;
+	strtab = strs->d_buf;
+	/* Room for every symbol up front: growing a large table step by step costs copies. */
+	nsyms = syms->d_size / (gelf_getclass(elf) == ELFCLASS32 ? sizeof(Elf32_Sym) :
+							 sizeof(Elf64_Sym));
+	if (grow((void **)&b->cands, &b->cap, b->cnt + nsyms, sizeof(*b->cands)) ||
+	    grow((void **)&b->names, &b->names_cap, b->names_len + strs->d_size, 1))
+		return -ENOMEM;
+	/* gelf_getsym() checks i against the data size: a short section just ends the loop. */
+	for (i = 0; gelf_getsym(syms, i, &sym); i++) {
+		unsigned int st_type = GELF_ST_TYPE(sym.st_info);
+		uint64_t addr = sym.st_value, sec_end = 0;
+		const char *name, *nul;
+
+		if ((st_type != STT_FUNC && st_type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF)
+			continue;
+		if (!sym.st_name || sym.st_name >= strs->d_size)
+			continue;
+		name = strtab + sym.st_name;
+		nul = memchr(name, '\0', strs->d_size - sym.st_name);
+		if (!nul || nul == name)
+			continue;
+		/* Thumb functions have bit 0 set in st_value; the code starts one byte lower. */
+		if (ehdr.e_machine == EM_ARM)
+			addr &= ~1ull;
+		if (!sym.st_size)
+			sec_end = section_end(elf, sym.st_shndx);
+		if (builder__add(b, addr, sym.st_size, sec_end, name, nul - name,
+				 GELF_ST_BIND(sym.st_info)))
+			return -ENOMEM;
+		added++;
+	}
+	return added;
+}
+
+static inline bool cand_before(const struct sym_cand *x, const struct sym_cand *y,
+				const char *names)
+{
+	if (x->addr != y->addr)
+		return x->addr < y->addr;
+	if (x->pref != y->pref)
+		return x->pref < y->pref;
+	/* Same rank: the name decides, so that every run picks the same alias. */
+	return strcmp(names + x->name, names + y->name) < 0;
+}
+
+/*
+ * Bottom-up merge sort: qsort_r()'s per-element memcpy and indirect compare took most of the
+ * load time of a large symbol table. Returns the sorted array (a or tmp).
+ */
+static struct sym_cand *cands_sort(struct sym_cand *a, struct sym_cand *tmp, size_t n,
+				   const char *names)
+{
+	struct sym_cand *src = a, *dst = tmp, *swap;
+	size_t width, i;
+
+	for (width = 1; width < n; width *= 2) {
+		for (i = 0; i < n; i += 2 * width) {
+			size_t l = i, mid = min_t(size_t, i + width, n), r = mid;
+			size_t end = min_t(size_t, i + 2 * width, n), k = i;
+
+			while (l < mid && r < end)
+				dst[k++] = cand_before(&src[r], &src[l], names) ? src[r++] : src[l++];
+			while (l < mid)
+				dst[k++] = src[l++];
+			while (r < end)
+				dst[k++] = src[r++];
+		}
+		swap = src;
+		src = dst;
+		dst = swap;
+	}
+	return src;
+}
+
+/* (Re)builds st->syms from the candidates: one entry per address, ends, nesting links. */
+static int builder__finish(struct symtab_builder *b, struct symtab *st)
+{
+	struct sym_cand *tmp = NULL, *cands;
+	struct sym *syms = NULL;
+	int32_t *stack = NULL;
+	size_t i, j, n = 0, depth = 0;
+	int err = 0;
+
+	if (b->cnt > INT32_MAX)
+		return -ENOMEM;
+	if (b->cnt) {
+		tmp = malloc(b->cnt * sizeof(*tmp));
+		if (!tmp) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
+	cands = cands_sort(b->cands, tmp, b->cnt, b->names);
+	for (i = 0; i < b->cnt; i++) {
+		if (!i || cands[i].addr != cands[i - 1].addr)
+			n++;
+	}
+	if (n) {
+		syms = calloc(n, sizeof(*syms));
+		stack = malloc(n * sizeof(*stack));
+		if (!syms || !stack) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
+	n = 0;
+	for (i = 0; i < b->cnt; i = j) {
+		const struct sym_cand *c = &cands[i];
+		uint64_t end = 0, sec_end = 0, next;
+
+		/* Aliases: the first (preferred) name, the largest size any of them gives. */
+		for (j = i; j < b->cnt && cands[j].addr == c->addr; j++) {
+			const struct sym_cand *a = &cands[j];
+			uint64_t e = a->addr + a->size < a->addr ? UINT64_MAX : a->addr + a->size;
+
+			if (a->size && e > end)
+				end = e;
+			if (a->sec_end > sec_end)
+				sec_end = a->sec_end;
+		}
+		if (!end) {
+			next = j < b->cnt ? cands[j].addr : UINT64_MAX;
+			if (sec_end > c->addr)
+				end = next < sec_end ? next : sec_end;
+			else if (next != UINT64_MAX)
+				end = next;
+			else
+				end = c->addr + 1;
+		}
+		syms[n].start = c->addr;
+		syms[n].end = end;
+		syms[n].name = c->name;
+		n++;
+	}
+	/*
+	 * Sizes can nest (an inner entry point inside a larger function): link each symbol to the
+	 * innermost earlier one that is still open, so that a lookup past the inner one's end
+	 * falls back to the outer one in a few steps.
+	 */
+	for (i = 0; i < n; i++) {
+		while (depth && syms[stack[depth - 1]].end <= syms[i].start)
+			depth--;
+		syms[i].parent = depth ? stack[depth - 1] : -1;
+		stack[depth++] = i;
+	}
+	/* Called again only while building: nothing was demangled yet. */
+	free(st->syms);
+	st->syms = syms;
+	st->cnt = n;
+	syms = NULL;
+	/* A second call (for "_start") sorts again: keep the candidates where b has them. */
+	if (cands != b->cands) {
+		tmp = b->cands;
+		b->cands = cands;
+		b->cap = b->cnt;
+	}
+
+cleanup:
+	free(syms);
+	free(stack);
+	free(tmp);
+	return err;
+}
+
+static struct sym *symtab__lookup(const struct symtab *st, uint64_t addr)
+{
+	size_t lo = 0, hi = st->cnt;
+	int32_t i;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (st->syms[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = (int32_t)lo - 1; i >= 0; i = st->syms[i].parent) {
+		if (addr < st->syms[i].end)
+			return &st->syms[i];
+	}
+	return NULL;
+}
+
+/* Points *id at the NT_GNU_BUILD_ID of data's notes; returns its length, or 0. */
+static size_t note_build_id(Elf_Data *data, const uint8_t **id)
+{
+	size_t off = 0, next, name_off, desc_off;
+	GElf_Nhdr nh;
+
+	while ((next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && nh.n_descsz &&
+		    nh.n_descsz <= MAX_BUILD_ID &&
+		    !memcmp((const char *)data->d_buf + name_off, "GNU", 4)) {
+			*id = (const uint8_t *)data->d_buf + desc_off;
+			return nh.n_descsz;
+		}
+		off = next;
+	}
+	return 0;
+}
+
+/* The build-id of elf, valid as long as elf; returns its length, 0 when it has none. */
+static size_t elf_build_id(Elf *elf, const uint8_t **id)
+{
+	Elf_Scn *scn = NULL;
+	Elf_Data *data;
+	GElf_Shdr shdr;
+	GElf_Phdr phdr;
+	size_t i, n, len;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (data && data->d_buf && (len = note_build_id(data, id)))
+			return len;
+	}
+	/* Files whose section headers were stripped still have the PT_NOTE segment. */
+	if (elf_getphdrnum(elf, &n))
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (!gelf_getphdr(elf, i, &phdr) || phdr.p_type != PT_NOTE)
+			continue;
+		data = elf_getdata_rawchunk(elf, phdr.p_offset, phdr.p_filesz,
+					    phdr.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+		if (data && data->d_buf && (len = note_build_id(data, id)))
+			return len;
+	}
+	return 0;
+}
+
+static Elf_Scn *find_section(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr shdr;
+	const char *s;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &shdr))
+			continue;
+		s = elf_strptr(elf, shstrndx, shdr.sh_name);
+		if (s && !strcmp(s, name))
+			return scn;
+	}
+	return NULL;
+}
+
+/* The file name in .gnu_debuglink (a plain name, no directory), or NULL. */
+static const char *elf_debuglink(Elf *elf)
+{
+	Elf_Scn *scn = find_section(elf, ".gnu_debuglink");
+	Elf_Data *data;
+	const char *name;
+	size_t len;
+
+	if (!scn || !(data = elf_getdata(scn, NULL)) || !data->d_buf || !data->d_size)
+		return NULL;
+	name = data->d_buf;
+	len = strnlen(name, data->d_size);
+	if (!len || len == data->d_size || len > NAME_MAX || memchr(name, '/', len))
+		return NULL;
+	return name;
+}
+
+static bool elf_has_symtab(Elf *elf)
+{
+	Elf_Data *syms, *strs;
+
+	return find_symtab(elf, SHT_SYMTAB, &syms, &strs);
+}
+
+/*
+ * Opens path as the debug file of elf: same class and machine, a .symtab, and the same
+ * build-id when both have one. Returns the Elf (and *fdp), or NULL.
+ */
+static Elf *debug_file__try(const char *path, Elf *elf, const uint8_t *id, size_t id_len,
+			    const struct stat *self, int *fdp)
+{
+	GElf_Ehdr ehdr, dbg_ehdr;
+	const uint8_t *dbg_id;
+	size_t dbg_id_len;
+	struct stat st;
+	Elf *dbg = NULL;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		goto fail;
+	/* A debuglink naming the file itself would only duplicate its own symbols. */
+	if (self && st.st_dev == self->st_dev && st.st_ino == self->st_ino)
+		goto fail;
+	dbg = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!dbg || elf_kind(dbg) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr) ||
+	    !gelf_getehdr(dbg, &dbg_ehdr))
+		goto fail;
+	if (ehdr.e_ident[EI_CLASS] != dbg_ehdr.e_ident[EI_CLASS] ||
+	    ehdr.e_machine != dbg_ehdr.e_machine)
+		goto fail;
+	dbg_id_len = elf_build_id(dbg, &dbg_id);
+	if (id_len && dbg_id_len && (id_len != dbg_id_len || memcmp(id, dbg_id, id_len)))
+		goto fail;
+	if (!elf_has_symtab(dbg))
+		goto fail;
+	*fdp = fd;
+	return dbg;
+
+fail:
+	elf_end(dbg);
+	close(fd);
+	return NULL;
+}
+
+/*
+ * Finds the installed separate debug file of elf: by build-id first (it names exactly this
+ * build), then by .gnu_debuglink next to path, in its .debug/, and under the debug dir.
+ */
+static Elf *debug_file__open(Elf *elf, const char *path, int *fdp)
+{
+	char buf[PATH_MAX];
+	const uint8_t *id = NULL;
+	const char *link, *slash;
+	struct stat self;
+	bool have_self;
+	size_t id_len, i;
+	int dir_len, n;
+	Elf *dbg;
+
+	have_self = path && !stat(path, &self);
+	id_len = elf_build_id(elf, &id);
+	if (id_len >= 2) {
+		n = snprintf(buf, sizeof(buf), "%s/.build-id/%02x/", debug_dir, id[0]);
+		for (i = 1; i < id_len && n > 0 && (size_t)n < sizeof(buf); i++)
+			n += snprintf(buf + n, sizeof(buf) - n, "%02x", id[i]);
+		if (n > 0 && (size_t)n < sizeof(buf))
+			n += snprintf(buf + n, sizeof(buf) - n, ".debug");
+		if (n > 0 && (size_t)n < sizeof(buf)) {
+			dbg = debug_file__try(buf, elf, id, id_len, have_self ? &self : NULL, fdp);
+			if (dbg)
+				return dbg;
+		}
+	}
+
+	link = elf_debuglink(elf);
+	if (!path || !link)
+		return NULL;
+	slash = strrchr(path, '/');
+	if (slash) {
+		dir_len = slash - path;
+	} else {
+		path = ".";
+		dir_len = 1;
+	}
+	for (i = 0; i < 3; i++) {
+		if (i == 0)
+			n = snprintf(buf, sizeof(buf), "%.*s/%s", dir_len, path, link);
+		else if (i == 1)
+			n = snprintf(buf, sizeof(buf), "%.*s/.debug/%s", dir_len, path, link);
+		else
+			n = snprintf(buf, sizeof(buf), "%s%s%.*s/%s", debug_dir,
+				     path[0] == '/' ? "" : "/", dir_len, path, link);
+		if (n < 0 || (size_t)n >= sizeof(buf))
+			continue;
+		dbg = debug_file__try(buf, elf, id, id_len, have_self ? &self : NULL, fdp);
+		if (dbg)
+			return dbg;
+	}
+	return NULL;
+}
+
+static uint64_t read_uint(const uint8_t *p, size_t n, bool msb)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		v |= (uint64_t)p[msb ? i : n - 1 - i] << (8 * (n - 1 - i));
+	return v;
+}
+
+/* Size in bytes of a DW_EH_PE format; 0 for the ones .eh_frame does not use for FDEs. */
+static size_t eh_pe_size(uint8_t enc, bool is64)
+{
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr:
+		return is64 ? 8 : 4;
+	case DW_EH_PE_udata2:
+	case DW_EH_PE_sdata2:
+		return 2;
+	case DW_EH_PE_udata4:
+	case DW_EH_PE_sdata4:
+		return 4;
+	case DW_EH_PE_udata8:
+	case DW_EH_PE_sdata8:
+		return 8;
+	default:
+		return 0;
+	}
+}
+
+/* Decodes one pointer at *p (not past end); pc is *p's address, for pcrel. */
+static int eh_pe_read(const uint8_t **p, const uint8_t *end, uint8_t enc, bool apply, bool is64,
+		      bool msb, uint64_t pc, uint64_t *val)
+{
+	size_t n = eh_pe_size(enc, is64);
+	uint64_t v;
+
+	if (!n || n > (size_t)(end - *p) || (enc & DW_EH_PE_indirect))
+		return -EINVAL;
+	v = read_uint(*p, n, msb);
+	if ((enc & DW_EH_PE_signed) && n < 8 && (v >> (8 * n - 1)) & 1)
+		v |= ~0ull << (8 * n);
+	if (apply) {
+		switch (enc & 0x70) {
+		case DW_EH_PE_absptr:
+			break;
+		case DW_EH_PE_pcrel:
+			v += pc;
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	if (!is64)
+		v &= 0xffffffffu;
+	*p += n;
+	*val = v;
+	return 0;
+}
+
+/* The FDE pointer encoding of a CIE ('R' in its "z" augmentation). */
+static int cie_fde_encoding(const Dwarf_CIE *cie, bool is64, uint8_t *enc)
+{
+	const uint8_t *p = cie->augmentation_data;
+	const uint8_t *end = p ? p + cie->augmentation_data_size : NULL;
+	const char *a = cie->augmentation;
+	size_t n;
+
+	*enc = DW_EH_PE_absptr;
+	if (!a || !a[0])
+		return 0;
+	if (a[0] != 'z' || !p)
+		return -EINVAL;
+	for (a++; *a; a++) {
+		switch (*a) {
+		case 'R':
+			if (p >= end)
+				return -EINVAL;
+			*enc = *p++;
+			break;
+		case 'L':
+			p++;
+			break;
+		case 'P':
+			if (p >= end || !(n = eh_pe_size(*p, is64)))
+				return -EINVAL;
+			p += 1 + n;
+			break;
+		case 'S':
+		case 'B':
+			break;
+		default:
+			return -EINVAL;
+		}
+		if (p > end)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* Walks .eh_frame for the FDE covering addr, for its [initial_location, +address_range). */
+static int eh_frame_fde_range(Elf *elf, uint64_t addr, uint64_t *lo, uint64_t *hi)
+{
+	Dwarf_Off off = 0, next, cie_off = (Dwarf_Off)-1;
+	Elf_Scn *scn = find_section(elf, ".eh_frame");
+	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
+	bool is64, msb, cie_ok = false;
+	Dwarf_CFI_Entry ent, cie;
+	uint8_t enc = 0;
+	Elf_Data *data;
+	GElf_Shdr shdr;
+	int ret;
+
+	if (!scn || !ident || !gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS)
+		return -ENOENT;
+	data = elf_getdata(scn, NULL);
+	if (!data || !data->d_buf)
+		return -ENOENT;
+	is64 = ident[EI_CLASS] == ELFCLASS64;
+	msb = ident[EI_DATA] == ELFDATA2MSB;
+
+	for (;;) {
+		const uint8_t *p;
+		uint64_t start, len;
+
+		next = 0;
+		ret = dwarf_next_cfi(ident, data, true, off, &next, &ent);
+		if (ret > 0)
+			break;
+		if (ret < 0) {
+			/* libdw sets next past some bad entries: the rest can still be read. */
+			if (next <= off || next >= data->d_size)
+				break;
+			off = next;
+			continue;
+		}
+		if (!dwarf_cfi_cie_p(&ent)) {
+			if (ent.fde.CIE_pointer != cie_off) {
+				Dwarf_Off unused;
+
+				cie_off = ent.fde.CIE_pointer;
+				cie_ok = !dwarf_next_cfi(ident, data, true, cie_off, &unused, &cie) &&
+					 dwarf_cfi_cie_p(&cie) &&
+					 !cie_fde_encoding(&cie.cie, is64, &enc);
+			}
+			p = ent.fde.start;
+			if (cie_ok &&
+			    !eh_pe_read(&p, ent.fde.end, enc, true, is64, msb,
+					shdr.sh_addr + (p - (const uint8_t *)data->d_buf), &start) &&
+			    !eh_pe_read(&p, ent.fde.end, enc, false, is64, msb, 0, &len) &&
+			    addr >= start && addr - start < len) {
+				*lo = start;
+				*hi = start + len;
+				return 0;
+			}
+		}
+		if (next <= off)
+			break;
+		off = next;
+	}
+	return -ENOENT;
+}
+
+/*
+ * The code range to call "_start": libdw's CFI lookup (it uses .eh_frame_hdr's search table)
+ * says whether an FDE covers the entry point at all; its row is the fallback range, widened
+ * to the whole FDE when the FDE can be decoded.
+ */
+static int entry_range(Elf *elf, uint64_t entry, uint64_t *lo, uint64_t *hi)
+{
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Addr start, end;
+	Dwarf_CFI *cfi;
+	bool signalp;
+	int err = -ENOENT;
+
+	cfi = dwarf_getcfi_elf(elf);
+	if (!cfi)
+		return -ENOENT;
+	if (dwarf_cfi_addrframe(cfi, entry, &frame) ||
+	    dwarf_frame_info(frame, &start, &end, &signalp) < 0 || start > entry || end <= entry)
+		goto cleanup;
+	*lo = start;
+	*hi = end;
+	err = 0;
+	if (!eh_frame_fde_range(elf, entry, &start, &end) && start <= *lo && end >= *hi) {
+		*lo = start;
+		*hi = end;
+	}
+
+cleanup:
+	free(frame);
+	dwarf_cfi_end(cfi);
+	return err;
+}
+
+struct symtab *symtab__new(Elf *elf, const char *path)
+{
+	struct symtab_builder b = {};
+	struct symtab *st;
+	Elf *dbg = NULL;
+	int dbg_fd = -1, err = 0, n;
+	uint64_t lo, hi;
+	GElf_Ehdr ehdr;
+
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return NULL;
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr))
+		goto cleanup;
+	/* libelf needs it before elf_begin() on the debug file; the caller may not have. */
+	elf_version(EV_CURRENT);
+
+	n = builder__add_symtab(&b, elf, SHT_SYMTAB);
+	if (!n)
+		n = builder__add_symtab(&b, elf, SHT_DYNSYM);
+	if (n < 0) {
+		err = n;
+		goto cleanup;
+	}
+	dbg = debug_file__open(elf, path, &dbg_fd);
+	if (dbg) {
+		n = builder__add_symtab(&b, dbg, SHT_SYMTAB);
+		if (n < 0) {
+			err = n;
+			goto cleanup;
+		}
+	}
+	err = builder__finish(&b, st);
+	if (err)
+		goto cleanup;
+
+	if (ehdr.e_entry && !symtab__lookup(st, ehdr.e_entry) &&
+	    !entry_range(elf, ehdr.e_entry, &lo, &hi)) {
+		err = builder__add(&b, lo, hi - lo, 0, "_start", strlen("_start"), STB_GLOBAL);
+		if (!err)
+			err = builder__finish(&b, st);
+		if (err)
+			goto cleanup;
+	}
+	/* The table keeps the names of every candidate: aliases are few, copying them is not. */
+	st->names = b.names;
+	b.names = NULL;
+
+cleanup:
+	free(b.cands);
+	free(b.names);
+	elf_end(dbg);
+	if (dbg_fd >= 0)
+		close(dbg_fd);
+	if (err) {
+		symtab__free(st);
+		errno = -err;
+		return NULL;
+	}
+	return st;
+}
+
+void symtab__free(struct symtab *st)
+{
+	size_t i;
+
+	if (!st)
+		return;
+	for (i = 0; i < st->cnt; i++) {
+		if (st->syms[i].demangled != st->names + st->syms[i].name)
+			free(st->syms[i].demangled);
+	}
+	free(st->syms);
+	free(st->names);
+	free(st);
+}
+
+size_t symtab__cnt(const struct symtab *st)
+{
+	return st ? st->cnt : 0;
+}
+
+const char *symtab__find(struct symtab *st, uint64_t addr, uint64_t *offset)
+{
+	struct sym *s;
+	char *raw;
+
+	if (!st || !st->cnt)
+		return NULL;
+	s = symtab__lookup(st, addr);
+	if (!s)
+		return NULL;
+	if (offset)
+		*offset = addr - s->start;
+	raw = st->names + s->name;
+	if (!demangle_on)
+		return raw;
+	/* Demangling is slow and most symbols are never hit: do it once, on first use. */
+	if (!s->demangled) {
+		s->demangled = symbol__demangle(raw);
+		if (!s->demangled)
+			s->demangled = raw;
+	}
+	return s->demangled;
+}

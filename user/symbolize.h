@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* symbolize.h: function names of one ELF file, and C++ demangling. */
+#ifndef BPFPROF_SYMBOLIZE_H
+#define BPFPROF_SYMBOLIZE_H
+
+#include <libelf.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * struct symtab: the function symbols (STT_FUNC, and STT_GNU_IFUNC) of one ELF file, sorted by
+ * address for binary search: from .symtab, else .dynsym, merged with the .symtab of an
+ * installed separate debug file (/usr/lib/debug/.build-id/xx/yyyy.debug, or .gnu_debuglink
+ * next to the file or under /usr/lib/debug). Addresses are ELF virtual addresses (st_value
+ * space), i.e. the process address minus the module's load bias.
+ * Aliases at one address: a GLOBAL symbol wins over WEAK over LOCAL, then a name without a
+ * leading '_'. Symbols with st_size 0 extend to the next symbol (or the end of their section).
+ * When no symbol covers the ELF entry point (e_entry), "_start" is synthesized over the FDE that
+ * covers it in .eh_frame (stripped executables: the ABI's entry point is _start).
+ */
+struct symtab;
+
+/*
+ * Builds the table from elf (borrowed: only used during the call). path is the file's path as
+ * seen by bpfprof (used to find a .gnu_debuglink file; may be NULL). Returns NULL and sets errno
+ * on allocation failure; an ELF without symbols gives an empty table, not an error.
+ */
+struct symtab *symtab__new(Elf *elf, const char *path);
+void symtab__free(struct symtab *st);
+size_t symtab__cnt(const struct symtab *st);
+
+/*
+ * The function covering addr (ELF virtual address), demangled unless demangling is off,
+ * and addr's offset from its start. The name is owned by st and lives until symtab__free().
+ * Returns NULL when no symbol covers addr.
+ */
+const char *symtab__find(struct symtab *st, uint64_t addr, uint64_t *offset);
+
+/*
+ * Root of the installed separate debug files that symtab__new() searches (build-id and
+ * <dir>/<debuglink> paths), default "/usr/lib/debug"; NULL restores the default. The string is
+ * copied. Tests and non-standard layouts (a container's sysroot) need another root.
+ * Returns 0 or -ENAMETOOLONG.
+ */
+int symbolize__set_debug_dir(const char *dir);
+
+/* Global switch for symtab__find's demangling (--no-demangle). Default on. */
+void symbolize__set_demangle(int on);
+
+/*
+ * Demangles a C++ (Itanium ABI, "_Z...") name with __cxa_demangle. Returns a malloc'd string,
+ * or NULL when name is not a mangled name (the caller keeps the original).
+ */
+char *symbol__demangle(const char *name);
+
+#endif /* BPFPROF_SYMBOLIZE_H */

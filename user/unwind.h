@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* unwind.h: DWARF CFI unwinding of one sample (registers + stack slice) with libdwfl. */
+#ifndef BPFPROF_UNWIND_H
+#define BPFPROF_UNWIND_H
+
+#include <elfutils/libdwfl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "bpf/record.h"
+#include "regs.h"
+
+struct proc;
+
+/* Why unwinding a sample stopped. */
+enum unwind_stop {
+	UNWIND_STOP_ROOT,	/* the CFI marks the outermost frame (_start, clone3) */
+	UNWIND_STOP_DEPTH,	/* the frame limit was reached */
+	UNWIND_STOP_LOOP,	/* the same (pc, sp) twice: garbage or a broken CFI */
+	UNWIND_STOP_TRUNCATED,	/* a read past the end of the copied stack slice */
+	UNWIND_STOP_OUTSIDE,	/* a read outside the stack (bogus register, e.g. rbp) */
+	UNWIND_STOP_NO_MAPPING,	/* a pc in no known mapping */
+	UNWIND_STOP_NO_REGS,	/* the sample has no user registers (kernel thread) */
+	UNWIND_STOP_ERROR,	/* another libdwfl error (no CFI and no frame pointer, ...) */
+	UNWIND_STOP_CNT,
+};
+
+/* Names for the summary, indexed by enum unwind_stop. */
+extern const char *const unwind_stop_names[UNWIND_STOP_CNT];
+
+/* One user frame. */
+struct unwind_frame {
+	uint64_t pc;		/* the frame's pc: a return address for callers */
+	bool is_activation;	/* the sampled frame or a signal frame: symbolize pc, else pc - 1 */
+};
+
+/*
+ * The per-process context libdwfl's thread callbacks read: attached once with the Dwfl
+ * (a second dwfl_attach_state() fails), refilled by unwind__sample() for each sample. Its
+ * contents are valid only during unwind__sample().
+ */
+struct unwind_ctx {
+	struct proc *proc;
+	pid_t tid;
+	uint64_t regs[REGS_DWARF_MAX];	/* DWARF order */
+	size_t regs_cnt;
+	const uint8_t *stack;		/* the sample's copy of user memory */
+	uint64_t stack_addr;		/* its user address */
+	uint32_t stack_sz;		/* its valid bytes */
+	bool stack_full;		/* the copy used the whole --stack-size */
+	uint64_t bad_read;		/* the last address memory_read refused, or 0 */
+	struct unwind_frame *frames;
+	size_t frames_cap;
+	size_t frames_cnt;
+	uint64_t last_sp;
+	bool no_mapping;
+};
+
+/*
+ * Attaches libdwfl's thread callbacks to dwfl for process tgid. ref_elf selects the
+ * architecture backend and must outlive dwfl. Call once per Dwfl.
+ * Returns 0 or -EINVAL (dwfl_errmsg(-1) says why).
+ */
+int unwind__attach(Dwfl *dwfl, Elf *ref_elf, pid_t tgid, struct unwind_ctx *ctx);
+
+/*
+ * Unwinds sample s of process p into frames[0..*cnt), innermost first, at most cap frames.
+ * stack_cap is the stack copy size the BPF side was given (to tell a truncated copy).
+ * Modules are reported to p's Dwfl on the first pc inside them. Partial stacks are kept: the
+ * return value is the number of frames (>= 0) and *stop says why it ended.
+ */
+int unwind__sample(struct proc *p, const struct sample_record *s, uint32_t stack_cap,
+		   struct unwind_frame *frames, size_t cap, enum unwind_stop *stop);
+
+#endif /* BPFPROF_UNWIND_H */
