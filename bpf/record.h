@@ -93,6 +93,7 @@ struct sample_stats {
 	__u64 lost;		/* samples lost: ringbuf reservation failed (ringbuf full) */
 	__u64 stack_copy_failed;/* samples whose user stack copy failed (stack_sz 0) */
 	__u64 stack_truncated;	/* copies cut at the end of the stack mapping: normal */
+	__u64 stack_vma_unknown;/* samples whose stack mapping could not be looked up */
 	__u64 kstack_failed;	/* kernel-mode samples without kernel IPs */
 	__u64 no_user_regs;	/* samples of a task with no user context */
 	__u64 events;		/* task records submitted */
@@ -104,6 +105,6 @@ _Static_assert(sizeof(struct record_header) == 8, "record_header size");
 _Static_assert(sizeof(struct sample_record) == 1360, "sample_record size");
 _Static_assert(sizeof(struct sample_record) % 8 == 0, "sample_record alignment");
 _Static_assert(sizeof(struct task_record) == 48, "task_record size");
-_Static_assert(sizeof(struct sample_stats) == 72, "sample_stats size");
+_Static_assert(sizeof(struct sample_stats) == 80, "sample_stats size");
 
 #endif /* BPFPROF_RECORD_H */

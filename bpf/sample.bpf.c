@@ -35,19 +35,23 @@ static long find_vma_cb(struct task_struct *task, struct vm_area_struct *vma, vo
 	return 0;
 }
 
-/* End of the readable stack above sp, or 0 if sp is in no mapping. */
-static __always_inline __u64 stack_end(struct task_struct *task, __u64 sp)
+/* The stack mapping holding sp, from the cache or bpf_find_vma(); false if unknown (sp in no
+ * mapping, or mmap_lock busy: bpf_find_vma() only try-locks in this context). */
+static __always_inline bool stack_vma(struct task_struct *task, __u64 sp, struct stack_vma *out)
 {
-	struct stack_vma *cached, found = {};
+	struct stack_vma *cached;
 
 	cached = bpf_task_storage_get(&stack_vmas, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (cached && sp >= cached->start && sp < cached->end)
-		return cached->end;
-	if (bpf_find_vma(task, sp, find_vma_cb, &found, 0) || sp < found.start || sp >= found.end)
-		return 0;
+	if (cached && sp >= cached->start && sp < cached->end) {
+		*out = *cached;
+		return true;
+	}
+	out->start = out->end = 0;
+	if (bpf_find_vma(task, sp, find_vma_cb, out, 0) || sp < out->start || sp >= out->end)
+		return false;
 	if (cached)
-		*cached = found;
-	return found.end;
+		*cached = *out;
+	return true;
 }
 
 /*
@@ -90,7 +94,9 @@ int handle_perf_event(struct bpf_perf_event_data *ctx)
 	struct sample_stats *st;
 	struct sample_record *rec;
 	struct pt_regs *uregs;
-	__u64 sp, start, end, len;
+	struct stack_vma vma;
+	__u64 sp, start, len;
+	int i;
 	bool kernel_mode;
 	long n;
 
@@ -152,33 +158,29 @@ int handle_perf_event(struct bpf_perf_event_data *ctx)
 
 	sp = rec->regs[PERF_REG_X86_SP];
 	start = sp - BPFPROF_RED_ZONE_SZ;
-	end = stack_end(task, sp);
-	if (!end) {
-		/* sp is in no mapping (garbage, or a racing munmap): copy nothing. */
-		rec->stack_err = -14; /* EFAULT */
-		__sync_fetch_and_add(&st->stack_copy_failed, 1);
-		goto submit;
-	}
-	len = end - start;
-	if (len > stack_max_sz) {
-		len = stack_max_sz;
+	len = stack_max_sz;
+	if (stack_vma(task, sp, &vma)) {
+		/* The red zone can reach below the mapping when the stack just grew. */
+		if (start < vma.start)
+			start = vma.start;
+		if (vma.end - start < len) {
+			len = vma.end - start;
+			__sync_fetch_and_add(&st->stack_truncated, 1);
+		}
 	} else {
-		__sync_fetch_and_add(&st->stack_truncated, 1);
+		__sync_fetch_and_add(&st->stack_vma_unknown, 1);
 	}
-	/* Bound for the verifier: len <= stack_max_sz <= BPFPROF_STACK_SZ_MAX. */
-	len &= (BPFPROF_STACK_SZ_MAX * 2 - 1);
-	if (len > stack_max_sz)
-		len = stack_max_sz;
-	n = bpf_probe_read_user(rec->stack, len, (void *)start);
-	if (n) {
-		/* The red zone can sit below the mapping's start when the stack just grew:
-		 * retry from sp. */
-		start = sp;
-		len = len > BPFPROF_RED_ZONE_SZ ? len - BPFPROF_RED_ZONE_SZ : 0;
-		len &= (BPFPROF_STACK_SZ_MAX * 2 - 1);
+	/* A read crossing the end of the mapping fails whole: with an unknown end, halve the
+	 * length until the read lands inside (sp's own page is always readable when sp is
+	 * valid). */
+	for (i = 0; i < 8; i++) {
+		len &= (BPFPROF_STACK_SZ_MAX * 2 - 1);	/* bound for the verifier */
 		if (len > stack_max_sz)
 			len = stack_max_sz;
 		n = bpf_probe_read_user(rec->stack, len, (void *)start);
+		if (!n || len <= BPFPROF_RED_ZONE_SZ + 8)
+			break;
+		len >>= 1;
 	}
 	if (n) {
 		rec->stack_err = n;

@@ -347,12 +347,20 @@ function parse(line,    parts, n, i) {
 	return cnt ~ /^[0-9]+$/
 }
 function selected() { return want_comm == "" || comm == want_comm }
+# Parameters come through the environment: awk -v would process backslashes in regexes.
+BEGIN {
+	want_comm = ENVIRON["Q_COMM"]
+	root_re = ENVIRON["Q_ROOT_RE"]
+	chain = ENVIRON["Q_CHAIN"]
+	leaf = ENVIRON["Q_LEAF"]
+	frame_re = "^(" ENVIRON["Q_FRAME_RE"] ")$"
+}
 function pct(p, w) { return w ? sprintf("%.1f", 100 * p / w) : "n/a" }
 '
 
 # folded_samples FILE [COMM]: total sample count (of COMM's threads only, when given).
 folded_samples() {
-	awk -v want_comm="${2:-}" "$FOLDED_AWK"'
+	Q_COMM=${2:-} awk "$FOLDED_AWK"'
 		parse($0) && selected() { total += cnt }
 		END { print total + 0 }' "$1"
 }
@@ -362,7 +370,7 @@ folded_samples() {
 # hold root to leaf (the user stack matches ROOT_RE, e.g. "^_start;", and holds CHAIN as a
 # contiguous run of frames) and their share in %.
 chain_stats() {
-	awk -v want_comm="$2" -v root_re="$3" -v chain="$4" "$FOLDED_AWK"'
+	Q_COMM=$2 Q_ROOT_RE=$3 Q_CHAIN=$4 awk "$FOLDED_AWK"'
 		BEGIN { leaf = chain; sub(/.*;/, "", leaf) }
 		parse($0) && selected() && nuser > 0 && fr[nuser] == leaf {
 			sel += cnt
@@ -374,7 +382,7 @@ chain_stats() {
 
 # leaf_share FILE COMM LEAF: % of COMM's samples whose user leaf is LEAF.
 leaf_share() {
-	awk -v want_comm="$2" -v leaf="$3" "$FOLDED_AWK"'
+	Q_COMM=$2 Q_LEAF=$3 awk "$FOLDED_AWK"'
 		parse($0) && selected() { total += cnt; if (nuser > 0 && fr[nuser] == leaf) n += cnt }
 		END { print pct(n, total) }' "$1"
 }
@@ -382,14 +390,14 @@ leaf_share() {
 # rooted_share FILE COMM ROOT_RE: % of COMM's samples (all when COMM is "") whose user stack
 # matches ROOT_RE, e.g. "^(_start|clone|clone3)(;|$)": the unwinder reached a thread's root.
 rooted_share() {
-	awk -v want_comm="$2" -v root_re="$3" "$FOLDED_AWK"'
+	Q_COMM=$2 Q_ROOT_RE=$3 awk "$FOLDED_AWK"'
 		parse($0) && selected() { total += cnt; if (user ~ root_re) n += cnt }
 		END { print pct(n, total) }' "$1"
 }
 
 # frame_share FILE COMM FRAME_RE: % of COMM's samples with a frame matching ^FRAME_RE$.
 frame_share() {
-	awk -v want_comm="$2" -v frame_re="^($3)\$" "$FOLDED_AWK"'
+	Q_COMM=$2 Q_FRAME_RE=$3 awk "$FOLDED_AWK"'
 		parse($0) && selected() {
 			total += cnt
 			for (i = 1; i <= nfr; i++)
@@ -406,7 +414,7 @@ frame_share() {
 # frames must all be at the leaf end), and the % of kernel samples whose user part matches
 # ROOT_RE and holds CHAIN contiguously.
 kernel_stats() {
-	awk -v want_comm="$2" -v root_re="$3" -v chain="$4" "$FOLDED_AWK"'
+	Q_COMM=$2 Q_ROOT_RE=$3 Q_CHAIN=$4 awk "$FOLDED_AWK"'
 		parse($0) && selected() {
 			total += cnt
 			if (nuser == nfr)

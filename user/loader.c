@@ -147,6 +147,7 @@ int loader__read_stats(struct loader *l, struct sample_stats *total)
 		total->lost += percpu[i].lost;
 		total->stack_copy_failed += percpu[i].stack_copy_failed;
 		total->stack_truncated += percpu[i].stack_truncated;
+		total->stack_vma_unknown += percpu[i].stack_vma_unknown;
 		total->kstack_failed += percpu[i].kstack_failed;
 		total->no_user_regs += percpu[i].no_user_regs;
 		total->events += percpu[i].events;

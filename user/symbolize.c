@@ -41,18 +41,18 @@ struct symtab {
 struct sym_cand {
 	uint64_t addr;
 	uint64_t size;
-	uint64_t sec_end;	/* end of the symbol's section; 0 when unknown */
-	uint32_t name;
-	uint32_t pref;		/* alias preference: lower wins */
+	const char *name;	/* in the ELF's string table: valid while building */
+	uint16_t shndx;
+	uint8_t src;		/* index in symtab_builder->elfs */
+	uint8_t pref;		/* alias preference: lower wins */
 };
 
+/* Only the names that win are copied: most of a large table's names are aliases or locals. */
 struct symtab_builder {
 	struct sym_cand *cands;
 	size_t cnt;
 	size_t cap;
-	char *names;
-	size_t names_len;
-	size_t names_cap;
+	Elf *elfs[2];		/* the file, and its debug file */
 };
 
 static int demangle_on = 1;
@@ -112,16 +112,13 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-static int builder__add(struct symtab_builder *b, uint64_t addr, uint64_t size, uint64_t sec_end,
-			const char *name, size_t len, unsigned int bind)
+static int builder__add(struct symtab_builder *b, uint64_t addr, uint64_t size, const char *name,
+			uint16_t shndx, uint8_t src, unsigned int bind)
 {
 	struct sym_cand *c;
-	uint32_t pref;
+	uint8_t pref;
 
-	if (b->names_len + len + 1 > UINT32_MAX)
-		return -ENOMEM;
-	if (grow((void **)&b->cands, &b->cap, b->cnt + 1, sizeof(*b->cands)) ||
-	    grow((void **)&b->names, &b->names_cap, b->names_len + len + 1, 1))
+	if (grow((void **)&b->cands, &b->cap, b->cnt + 1, sizeof(*b->cands)))
 		return -ENOMEM;
 	switch (bind) {
 	case STB_GLOBAL:
@@ -140,12 +137,10 @@ static int builder__add(struct symtab_builder *b, uint64_t addr, uint64_t size, 
 	c = &b->cands[b->cnt++];
 	c->addr = addr;
 	c->size = size;
-	c->sec_end = sec_end;
-	c->name = b->names_len;
+	c->name = name;
+	c->shndx = shndx;
+	c->src = src;
 	c->pref = pref;
-	memcpy(b->names + b->names_len, name, len);
-	b->names[b->names_len + len] = '\0';
-	b->names_len += len + 1;
 	return 0;
 }
 
@@ -189,9 +184,10 @@ static Elf_Scn *find_symtab(Elf *elf, uint32_t type, Elf_Data **syms, Elf_Data *
 	return NULL;
 }
 
-/* Adds the function symbols of one symbol table. Returns how many, or -ENOMEM. */
-static int builder__add_symtab(struct symtab_builder *b, Elf *elf, uint32_t type)
+/* Adds the function symbols of one symbol table of b->elfs[src]. Returns how many, or -ENOMEM. */
+static int builder__add_symtab(struct symtab_builder *b, uint8_t src, uint32_t type)
 {
+	Elf *elf = b->elfs[src];
 	Elf_Data *syms, *strs;
 	const char *strtab;
 	GElf_Ehdr ehdr;
@@ -205,29 +201,25 @@ static int builder__add_symtab(struct symtab_builder *b, Elf *elf, uint32_t type
 	/* Room for every symbol up front: growing a large table step by step costs copies. */
 	nsyms = syms->d_size / (gelf_getclass(elf) == ELFCLASS32 ? sizeof(Elf32_Sym) :
 							 sizeof(Elf64_Sym));
-	if (grow((void **)&b->cands, &b->cap, b->cnt + nsyms, sizeof(*b->cands)) ||
-	    grow((void **)&b->names, &b->names_cap, b->names_len + strs->d_size, 1))
+	if (grow((void **)&b->cands, &b->cap, b->cnt + nsyms, sizeof(*b->cands)))
 		return -ENOMEM;
 	/* gelf_getsym() checks i against the data size: a short section just ends the loop. */
 	for (i = 0; gelf_getsym(syms, i, &sym); i++) {
 		unsigned int st_type = GELF_ST_TYPE(sym.st_info);
-		uint64_t addr = sym.st_value, sec_end = 0;
-		const char *name, *nul;
+		uint64_t addr = sym.st_value;
+		const char *name;
 
 		if ((st_type != STT_FUNC && st_type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF)
 			continue;
 		if (!sym.st_name || sym.st_name >= strs->d_size)
 			continue;
 		name = strtab + sym.st_name;
-		nul = memchr(name, '\0', strs->d_size - sym.st_name);
-		if (!nul || nul == name)
+		if (!name[0] || !memchr(name, '\0', strs->d_size - sym.st_name))
 			continue;
 		/* Thumb functions have bit 0 set in st_value; the code starts one byte lower. */
 		if (ehdr.e_machine == EM_ARM)
 			addr &= ~1ull;
-		if (!sym.st_size)
-			sec_end = section_end(elf, sym.st_shndx);
-		if (builder__add(b, addr, sym.st_size, sec_end, name, nul - name,
+		if (builder__add(b, addr, sym.st_size, name, sym.st_shndx, src,
 				 GELF_ST_BIND(sym.st_info)))
 			return -ENOMEM;
 		added++;
@@ -235,81 +227,89 @@ static int builder__add_symtab(struct symtab_builder *b, Elf *elf, uint32_t type
 	return added;
 }
 
-static inline bool cand_before(const struct sym_cand *x, const struct sym_cand *y,
-				const char *names)
+static inline bool cand_before(const struct sym_cand *x, const struct sym_cand *y)
 {
 	if (x->addr != y->addr)
 		return x->addr < y->addr;
 	if (x->pref != y->pref)
 		return x->pref < y->pref;
 	/* Same rank: the name decides, so that every run picks the same alias. */
-	return strcmp(names + x->name, names + y->name) < 0;
+	return strcmp(x->name, y->name) < 0;
+}
+
+static void cands_sift_down(struct sym_cand *a, size_t root, size_t n)
+{
+	struct sym_cand tmp;
+	size_t child;
+
+	while ((child = 2 * root + 1) < n) {
+		if (child + 1 < n && cand_before(&a[child], &a[child + 1]))
+			child++;
+		if (!cand_before(&a[root], &a[child]))
+			return;
+		tmp = a[root];
+		a[root] = a[child];
+		a[child] = tmp;
+		root = child;
+	}
 }
 
 /*
- * Bottom-up merge sort: qsort_r()'s per-element memcpy and indirect compare took most of the
- * load time of a large symbol table. Returns the sorted array (a or tmp).
+ * Heap sort: in place (on a fresh process, page faults on a second buffer cost more than the
+ * sort), O(n log n) whatever a corrupt file holds, and an inlined compare where qsort_r() spent
+ * most of a large table's load time in memcpy and indirect calls.
  */
-static struct sym_cand *cands_sort(struct sym_cand *a, struct sym_cand *tmp, size_t n,
-				   const char *names)
+static void cands_sort(struct sym_cand *a, size_t n)
 {
-	struct sym_cand *src = a, *dst = tmp, *swap;
-	size_t width, i;
+	struct sym_cand tmp;
+	size_t i;
 
-	for (width = 1; width < n; width *= 2) {
-		for (i = 0; i < n; i += 2 * width) {
-			size_t l = i, mid = min_t(size_t, i + width, n), r = mid;
-			size_t end = min_t(size_t, i + 2 * width, n), k = i;
-
-			while (l < mid && r < end)
-				dst[k++] = cand_before(&src[r], &src[l], names) ? src[r++] : src[l++];
-			while (l < mid)
-				dst[k++] = src[l++];
-			while (r < end)
-				dst[k++] = src[r++];
-		}
-		swap = src;
-		src = dst;
-		dst = swap;
+	if (n < 2)
+		return;
+	for (i = n / 2; i-- > 0;)
+		cands_sift_down(a, i, n);
+	for (i = n - 1; i > 0; i--) {
+		tmp = a[0];
+		a[0] = a[i];
+		a[i] = tmp;
+		cands_sift_down(a, 0, i);
 	}
-	return src;
 }
 
-/* (Re)builds st->syms from the candidates: one entry per address, ends, nesting links. */
+/* (Re)builds st from the candidates: one entry per address, ends, nesting links, names. */
 static int builder__finish(struct symtab_builder *b, struct symtab *st)
 {
-	struct sym_cand *tmp = NULL, *cands;
+	const struct sym_cand *cands = b->cands;
+	size_t i, j, n = 0, depth = 0, names_len = 0;
 	struct sym *syms = NULL;
 	int32_t *stack = NULL;
-	size_t i, j, n = 0, depth = 0;
+	char *names = NULL;
 	int err = 0;
 
 	if (b->cnt > INT32_MAX)
 		return -ENOMEM;
-	if (b->cnt) {
-		tmp = malloc(b->cnt * sizeof(*tmp));
-		if (!tmp) {
-			err = -ENOMEM;
-			goto cleanup;
-		}
-	}
-	cands = cands_sort(b->cands, tmp, b->cnt, b->names);
+	cands_sort(b->cands, b->cnt);
 	for (i = 0; i < b->cnt; i++) {
-		if (!i || cands[i].addr != cands[i - 1].addr)
+		if (!i || cands[i].addr != cands[i - 1].addr) {
 			n++;
+			names_len += strlen(cands[i].name) + 1;
+		}
 	}
 	if (n) {
 		syms = calloc(n, sizeof(*syms));
 		stack = malloc(n * sizeof(*stack));
-		if (!syms || !stack) {
+		names = malloc(names_len);
+		if (!syms || !stack || !names || names_len > UINT32_MAX) {
 			err = -ENOMEM;
 			goto cleanup;
 		}
 	}
 	n = 0;
+	names_len = 0;
 	for (i = 0; i < b->cnt; i = j) {
 		const struct sym_cand *c = &cands[i];
 		uint64_t end = 0, sec_end = 0, next;
+		size_t len;
 
 		/* Aliases: the first (preferred) name, the largest size any of them gives. */
 		for (j = i; j < b->cnt && cands[j].addr == c->addr; j++) {
@@ -318,10 +318,14 @@ static int builder__finish(struct symtab_builder *b, struct symtab *st)
 
 			if (a->size && e > end)
 				end = e;
-			if (a->sec_end > sec_end)
-				sec_end = a->sec_end;
 		}
 		if (!end) {
+			for (j = i; j < b->cnt && cands[j].addr == c->addr; j++) {
+				uint64_t e = section_end(b->elfs[cands[j].src], cands[j].shndx);
+
+				if (e > sec_end)
+					sec_end = e;
+			}
 			next = j < b->cnt ? cands[j].addr : UINT64_MAX;
 			if (sec_end > c->addr)
 				end = next < sec_end ? next : sec_end;
@@ -330,9 +334,12 @@ static int builder__finish(struct symtab_builder *b, struct symtab *st)
 			else
 				end = c->addr + 1;
 		}
+		len = strlen(c->name) + 1;
+		memcpy(names + names_len, c->name, len);
 		syms[n].start = c->addr;
 		syms[n].end = end;
-		syms[n].name = c->name;
+		syms[n].name = names_len;
+		names_len += len;
 		n++;
 	}
 	/*
@@ -348,20 +355,17 @@ static int builder__finish(struct symtab_builder *b, struct symtab *st)
 	}
 	/* Called again only while building: nothing was demangled yet. */
 	free(st->syms);
+	free(st->names);
 	st->syms = syms;
+	st->names = names;
 	st->cnt = n;
 	syms = NULL;
-	/* A second call (for "_start") sorts again: keep the candidates where b has them. */
-	if (cands != b->cands) {
-		tmp = b->cands;
-		b->cands = cands;
-		b->cap = b->cnt;
-	}
+	names = NULL;
 
 cleanup:
 	free(syms);
 	free(stack);
-	free(tmp);
+	free(names);
 	return err;
 }
 
@@ -789,16 +793,18 @@ struct symtab *symtab__new(Elf *elf, const char *path)
 	/* libelf needs it before elf_begin() on the debug file; the caller may not have. */
 	elf_version(EV_CURRENT);
 
-	n = builder__add_symtab(&b, elf, SHT_SYMTAB);
+	b.elfs[0] = elf;
+	n = builder__add_symtab(&b, 0, SHT_SYMTAB);
 	if (!n)
-		n = builder__add_symtab(&b, elf, SHT_DYNSYM);
+		n = builder__add_symtab(&b, 0, SHT_DYNSYM);
 	if (n < 0) {
 		err = n;
 		goto cleanup;
 	}
 	dbg = debug_file__open(elf, path, &dbg_fd);
 	if (dbg) {
-		n = builder__add_symtab(&b, dbg, SHT_SYMTAB);
+		b.elfs[1] = dbg;
+		n = builder__add_symtab(&b, 1, SHT_SYMTAB);
 		if (n < 0) {
 			err = n;
 			goto cleanup;
@@ -810,19 +816,15 @@ struct symtab *symtab__new(Elf *elf, const char *path)
 
 	if (ehdr.e_entry && !symtab__lookup(st, ehdr.e_entry) &&
 	    !entry_range(elf, ehdr.e_entry, &lo, &hi)) {
-		err = builder__add(&b, lo, hi - lo, 0, "_start", strlen("_start"), STB_GLOBAL);
+		err = builder__add(&b, lo, hi - lo, "_start", SHN_UNDEF, 0, STB_GLOBAL);
 		if (!err)
 			err = builder__finish(&b, st);
 		if (err)
 			goto cleanup;
 	}
-	/* The table keeps the names of every candidate: aliases are few, copying them is not. */
-	st->names = b.names;
-	b.names = NULL;
 
 cleanup:
 	free(b.cands);
-	free(b.names);
 	elf_end(dbg);
 	if (dbg_fd >= 0)
 		close(dbg_fd);

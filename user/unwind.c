@@ -76,6 +76,8 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	Dwarf_Word sp = 0;
 	bool activation;
 
+	/* Only a failed read while unwinding the last frame explains why unwinding ended. */
+	ctx->bad_read = 0;
 	if (!dwfl_frame_pc(state, &pc, NULL))
 		return DWARF_CB_ABORT;
 	/* Report the module before asking isactivation: that unwinds the caller, which needs
@@ -125,12 +127,15 @@ int unwind__sample(struct proc *p, const struct sample_record *s, uint32_t stack
 	ret = dwfl_getthread_frames(dwfl, s->tid, frame_cb, ctx);
 	proc__unwind_end(p);
 
-	if (ret == 0) {
+	if (ret == 0 && !ctx->bad_read) {
+		/* libdwfl ends with 0 when the return address is undefined: the CFI of
+		 * _start and clone3 says so (DW_CFA_undefined rip). */
 		*stop = UNWIND_STOP_ROOT;
 	} else if (ret == DWARF_CB_ABORT) {
 		*stop = ctx->frames_cnt >= cap ? UNWIND_STOP_DEPTH : UNWIND_STOP_LOOP;
 	} else if (ctx->bad_read) {
-		/* The unwinder wanted memory past the copy's end: the copy was too short. */
+		/* libdwfl also ends with 0 when it cannot read the return address. Past the
+		 * copy's end: the copy was too short; elsewhere: a bogus register. */
 		prev = ctx->stack_addr + ctx->stack_sz;
 		*stop = ctx->bad_read >= prev && ctx->stack_full ? UNWIND_STOP_TRUNCATED
 								   : UNWIND_STOP_OUTSIDE;

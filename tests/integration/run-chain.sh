@@ -1,0 +1,68 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# run-chain.sh: chain's 28 frames (executable -> libchain.so -> callback) unwound from _start to
+# the hot leaf under "-- CMD" and "-p PID"; bpfprof passes the command's exit status on.
+. "$(dirname "$0")/../lib.sh"
+require_bpf
+
+# main;chain_f01;...;lib_f01;...;cb_f08;chain_leaf, straight from the program's own list.
+CHAIN=$("$TARGETS/chain" --print-chain)
+# The contract: 95% of the leaf's samples unwound completely.
+MIN_COMPLETE_PCT=95
+# chain spends all but its few ms of startup in chain_leaf: less means misnamed leaves.
+MIN_LEAF_PCT=90
+RUN_S=5
+
+# check_chain FOLDED LABEL MIN_SAMPLES: the leaf holds the samples, and they hold the chain.
+check_chain() {
+	local folded=$1 label=$2 min_samples=$3 stats
+
+	read -r -a stats <<<"$(chain_stats "$folded" chain '^_start;' "$CHAIN")"
+	echo "  chain_leaf samples: ${stats[0]}, complete from _start: ${stats[1]}"
+	assert_ge "${label}_samples" "$(folded_samples "$folded" chain)" "$min_samples"
+	assert_ge "${label}_leaf_share" "$(leaf_share "$folded" chain chain_leaf)" "$MIN_LEAF_PCT" %
+	assert_ge "${label}_complete" "${stats[2]}" "$MIN_COMPLETE_PCT" %
+}
+
+# -- CMD at HZ: complete stacks from the first sample on, exit status 0 passed on.
+test_cmd() {
+	local hz=$1 p=$TEST_TMP/cmd-$1
+
+	run_bpfprof $((RUN_S + 40)) "$p" -F "$hz" -o "$p.folded" -- "$TARGETS/chain" "$RUN_S"
+	assert_eq "chain_cmd_f${hz}_exit" "$BP_RC" 0
+	# A quarter of the nominal count: enough samples for the shares to mean something
+	# (run-rate.sh checks the rate itself).
+	check_chain "$p.folded" "chain_cmd_f$hz" $((RUN_S * hz / 4))
+}
+
+# bpfprof exits with the command's status, or 128+N when a signal N killed the command.
+test_exit_status() {
+	local p=$TEST_TMP/status sig
+
+	run_bpfprof 30 "$p-3" -F 99 -o "$p-3.folded" -- "$TARGETS/chain" -x 3 0.5
+	assert_eq chain_cmd_exit_status_3 "$BP_RC" 3
+
+	sig=$(kill -l TERM)
+	run_bpfprof 30 "$p-sig" -F 99 -o "$p-sig.folded" -- "$TARGETS/chain" -s "$sig" 0.5
+	assert_eq chain_cmd_exit_status_signal "$BP_RC" $((128 + sig))
+}
+
+# -p PID -d D on a chain already spinning: same completeness; bpfprof leaves it running.
+test_pid() {
+	local p=$TEST_TMP/pid hz=999 duration=4 pid alive=0
+
+	start_target pid "$TARGETS/chain" $((duration + 20))
+	run_bpfprof $((duration + 40)) "$p" -p "$pid" -d "$duration" -F "$hz" -o "$p.folded"
+	kill -0 "$pid" 2>/dev/null && alive=1
+	stop_target "$pid"
+
+	assert_eq chain_pid_exit "$BP_RC" 0
+	assert_ge chain_pid_duration "$BP_SECONDS" "$duration" s
+	assert_eq chain_pid_target_survives "$alive" 1
+	check_chain "$p.folded" chain_pid $((duration * hz / 4))
+}
+
+test_cmd 99
+test_cmd 999
+test_exit_status
+test_pid
