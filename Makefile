@@ -93,6 +93,10 @@ clean:
 	$(call msg,CLEAN,$(OUTPUT))
 	$(Q)rm -rf $(OUTPUT)
 
+demo: deps
+	$(Q)$(MAKE) all
+	$(Q)tools/demo.sh $(BIN) $(OUTPUT)/demo.folded
+
 # Installs what the build and the tests need on Debian 12 (root): apt-get, once.
 deps:
 	$(Q)tools/install-deps.sh

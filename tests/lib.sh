@@ -183,12 +183,20 @@ require_bpf() {
 # run_bpfprof LIMIT_S PREFIX ARGS...: runs bpfprof ARGS under a time limit, stdout to
 # PREFIX.out and stderr to PREFIX.err. Sets BP_RC (124 or 137: timed out) and BP_SECONDS.
 run_bpfprof() {
+	local limit=$1 prefix=$2
+
+	shift 2
+	run_limited "$limit" "$prefix" "$BPFPROF" "$@"
+}
+
+# run_limited LIMIT_S PREFIX CMD...: the same for any command line (e.g. setpriv ... bpfprof).
+run_limited() {
 	local limit=$1 prefix=$2 start
 
 	shift 2
-	echo "+ bpfprof $*"
+	echo "+ ${*//"$BPFPROF"/bpfprof}"
 	start=$(date +%s.%N)
-	timeout -k 5 "$limit" "$BPFPROF" "$@" >"$prefix.out" 2>"$prefix.err"
+	timeout -k 5 "$limit" "$@" >"$prefix.out" 2>"$prefix.err"
 	BP_RC=$?
 	BP_SECONDS=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
 	report_run "$prefix"

@@ -140,6 +140,7 @@ static void child_exec(struct session *s, int go_fd)
 		_exit(127);
 	close(go_fd);
 	sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
+	signal(SIGPIPE, SIG_DFL);
 	execvp(s->opts->cmd[0], s->opts->cmd);
 	fprintf(stderr, "bpfprof: run %s: %s\n", s->opts->cmd[0], strerror(errno));
 	_exit(errno == ENOENT ? 127 : 126);
@@ -453,6 +454,9 @@ int main(int argc, char **argv)
 	log__set_level(o.quiet ? LOG_WARN : o.verbose ? LOG_DEBUG : LOG_INFO);
 	libbpf_set_print(o.verbose > 1 ? log__libbpf_print : NULL);
 
+	/* A closed stdout or stderr pipe is an error to report, not a reason to die before
+	 * the output is written. */
+	signal(SIGPIPE, SIG_IGN);
 	/* Signals arrive through a signalfd; the child gets the old mask back before exec. */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);

@@ -1,0 +1,94 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# run-errors.sh: exit codes and messages: usage errors (64), --help/--version (0), an unknown
+# PID, an event the machine may lack, and a user without CAP_BPF/CAP_PERFMON (1).
+. "$(dirname "$0")/../lib.sh"
+require_bpf
+
+EX_USAGE=64
+
+# usage_error NAME ARGS...: bpfprof ARGS is refused as a usage error, with a message.
+usage_error() {
+	local name=$1 p=$TEST_TMP/$1
+
+	shift
+	run_bpfprof 20 "$p" "$@"
+	assert_eq "${name}_exit" "$BP_RC" "$EX_USAGE"
+	assert_grep "${name}_message" "$p.err" '.'
+}
+
+test_usage_errors() {
+	usage_error usage_no_arguments
+	usage_error usage_unknown_option --no-such-option -- /bin/true
+	usage_error usage_bad_frequency -F not-a-number -- /bin/true
+	usage_error usage_missing_pid -p
+}
+
+test_help_version() {
+	local p=$TEST_TMP/help
+
+	run_bpfprof 20 "$p" --help
+	assert_eq help_exit "$BP_RC" 0
+	# The help names the two modes.
+	cat "$p.out" "$p.err" >"$p.all"
+	assert_grep help_mentions_pid "$p.all" '(^|[^[:alnum:]])-p'
+	assert_grep help_mentions_command "$p.all" '--( |$)'
+
+	p=$TEST_TMP/version
+	run_bpfprof 20 "$p" --version
+	assert_eq version_exit "$BP_RC" 0
+	cat "$p.out" "$p.err" >"$p.all"
+	assert_grep version_number "$p.all" '[0-9]+\.[0-9]+'
+}
+
+test_unknown_pid() {
+	local p=$TEST_TMP/nopid pid
+
+	pid=$(unused_pid)
+	run_bpfprof 30 "$p" -p "$pid" -d 2 -o "$p.folded"
+	assert_eq unknown_pid_exit "$BP_RC" 1
+	assert_grep unknown_pid_message "$p.err" "^bpfprof: .*[^0-9]$pid([^0-9]|$)"
+}
+
+# cycles needs a hardware PMU: where there is one, it works; where not (this VM), bpfprof says
+# which event failed and exits 1. Anything else (a crash, a hang, exit 0 without samples) fails.
+test_cycles() {
+	local p=$TEST_TMP/cycles samples
+
+	run_bpfprof 40 "$p" -e cycles -F 99 -o "$p.folded" -- "$TARGETS/chain" 1
+	case $BP_RC in
+	0)
+		samples=$(folded_samples "$p.folded" chain)
+		assert_ge cycles_works_with_pmu "$samples" 1 " samples"
+		;;
+	1)
+		pass cycles_exit "exit 1 (no PMU for cycles here)"
+		assert_grep cycles_message_names_event "$p.err" '^bpfprof: .*cycles'
+		;;
+	*)
+		fail cycles_exit "actual exit $BP_RC, expected 0 (with samples) or 1 (event unavailable)"
+		;;
+	esac
+}
+
+# As nobody with no capability at all: a clear refusal naming both capabilities.
+test_no_privileges() {
+	local p=$TEST_TMP/unpriv dir=$TEST_TMP/unpriv-bin
+
+	# nobody must reach and run the binary: a copy in a world-readable directory.
+	mkdir "$dir"
+	cp "$BPFPROF" "$dir/bpfprof"
+	chmod 755 "$dir" "$dir/bpfprof"
+	chmod 711 "$TEST_TMP"
+	run_limited 30 "$p" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		--inh-caps=-all --bounding-set=-all "$dir/bpfprof" -F 99 -- /bin/true
+	assert_eq unprivileged_exit "$BP_RC" 1
+	assert_grep unprivileged_names_cap_bpf "$p.err" 'CAP_BPF'
+	assert_grep unprivileged_names_cap_perfmon "$p.err" 'CAP_PERFMON'
+}
+
+test_usage_errors
+test_help_version
+test_unknown_pid
+test_cycles
+test_no_privileges

@@ -1,0 +1,33 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Installs what bpfprof's build, tests and demo need on Debian 12 (run as root).
+# Each package is explained in docs/dependencies.md. Quiet when everything is there.
+set -eu
+
+pkgs=(
+	make gcc g++ pkg-config	# build
+	clang llvm		# BPF objects (clang -target bpf), llvm-strip
+	bpftool			# skeleton generation
+	libbpf-dev		# BPF loader (1.1.2)
+	libelf-dev libdw-dev	# ELF files, DWARF CFI unwinding (elfutils 0.188)
+	zlib1g-dev		# libdw's compressed sections
+	uthash-dev		# hash tables
+	libcmocka-dev		# unit tests
+	python3			# the demo's and tests' real-world target
+	procps util-linux	# tests: ps, setpriv
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing packages: ${missing[*]}; run as root" >&2
+	exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
