@@ -250,28 +250,19 @@ wait_bpfprof_bg() {
 # start_target VAR CMD...: starts a test program in the background, its pid in VAR; it is
 # killed at exit if still running. Waits until it has exec'd (its comm is CMD's basename).
 start_target() {
-	local var=$1 pid comm i
+	# Locals prefixed: printf -v must reach the caller's variable, not one of these.
+	local _st_var=$1 _st_pid _st_comm _st_i
 
 	shift
 	"$@" &
-	pid=$!
-	BG_PIDS+=("$pid")
-	comm=$(basename "$1")
-	for ((i = 0; i < 100; i++)); do
-		[ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "${comm:0:15}" ] && break
+	_st_pid=$!
+	BG_PIDS+=("$_st_pid")
+	_st_comm=$(basename "$1")
+	for ((_st_i = 0; _st_i < 100; _st_i++)); do
+		[ "$(cat "/proc/$_st_pid/comm" 2>/dev/null)" = "${_st_comm:0:15}" ] && break
 		sleep 0.02
 	done
-	printf -v "$var" '%s' "$pid"
-}
-
-# all_threads_named PID NAME...: PID has a thread with each of these names.
-all_threads_named() {
-	local pid=$1 name
-
-	shift
-	for name in "$@"; do
-		grep -qx -- "$name" /proc/"$pid"/task/*/comm 2>/dev/null || return 1
-	done
+	printf -v "$_st_var" '%s' "$_st_pid"
 }
 
 # stop_target PID: ends a target started by start_target (SIGTERM) and reaps it.
