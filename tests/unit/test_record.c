@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* test_record.c: ringbuf record decoding rejects every length it cannot trust. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "record.h"
+
+#define STACK_CAP 4096
+
+static struct sample_record *new_sample(size_t *sz)
+{
+	struct sample_record *s;
+
+	*sz = sizeof(*s) + STACK_CAP;
+	s = calloc(1, *sz);
+	s->hdr.type = RECORD_SAMPLE;
+	s->hdr.sz = *sz;
+	s->tgid = 10;
+	s->tid = 11;
+	s->regs_cnt = 24;
+	s->stack_addr = 0x7ffd0000;
+	s->stack_sz = STACK_CAP;
+	s->kstack_cnt = 3;
+	return s;
+}
+
+static void test_sample_ok(void **state)
+{
+	struct record_view v;
+	size_t sz;
+	struct sample_record *s = new_sample(&sz);
+
+	assert_int_equal(record__decode(s, sz, &v), 0);
+	assert_int_equal(v.type, RECORD_SAMPLE);
+	assert_ptr_equal(v.sample, s);
+	/* libbpf hands out the 8-byte-rounded size: more than hdr.sz is fine. */
+	assert_int_equal(record__decode(s, sz + 8, &v), 0);
+	free(s);
+}
+
+static void test_sample_bad_lengths(void **state)
+{
+	struct record_view v;
+	size_t sz;
+	struct sample_record *s = new_sample(&sz);
+
+	s->stack_sz = STACK_CAP + 1;	/* past the record */
+	assert_int_equal(record__decode(s, sz, &v), -EINVAL);
+	s->stack_sz = STACK_CAP;
+	s->regs_cnt = BPFPROF_REGS_MAX + 1;
+	assert_int_equal(record__decode(s, sz, &v), -EINVAL);
+	s->regs_cnt = 24;
+	s->kstack_cnt = BPFPROF_KSTACK_MAX + 1;
+	assert_int_equal(record__decode(s, sz, &v), -EINVAL);
+	s->kstack_cnt = 0;
+	s->stack_addr = UINT64_MAX - 16;	/* slice wraps around */
+	assert_int_equal(record__decode(s, sz, &v), -EINVAL);
+	s->stack_addr = 0x1000;
+	/* Header larger than what the ringbuf delivered. */
+	assert_int_equal(record__decode(s, sz - 1, &v), -EINVAL);
+	/* Truncated before the fixed part ends. */
+	s->hdr.sz = sizeof(*s) - 8;
+	assert_int_equal(record__decode(s, sz, &v), -EINVAL);
+	free(s);
+}
+
+static void test_task_and_unknown(void **state)
+{
+	struct task_record t = { .hdr = { RECORD_EXIT, sizeof(t) }, .tgid = 5 };
+	struct record_header h = { 99, sizeof(h) };
+	struct record_view v;
+
+	assert_int_equal(record__decode(&t, sizeof(t), &v), 0);
+	assert_int_equal(v.type, RECORD_EXIT);
+	assert_int_equal(v.task->tgid, 5);
+	t.hdr.sz = sizeof(t) - 1;
+	assert_int_equal(record__decode(&t, sizeof(t), &v), -EINVAL);
+	assert_int_equal(record__decode(&h, sizeof(h), &v), -ENOTSUP);
+	assert_int_equal(record__decode(&h, 4, &v), -EINVAL);
+	assert_int_equal(record__decode(NULL, 0, &v), -EINVAL);
+	h.sz = 0;
+	assert_int_equal(record__decode(&h, sizeof(h), &v), -EINVAL);
+}
+
+static void test_comm_unterminated(void **state)
+{
+	char comm[BPFPROF_COMM_LEN], buf[BPFPROF_COMM_LEN + 1];
+
+	memset(comm, 'x', sizeof(comm));
+	assert_int_equal(strlen(record__comm(comm, buf)), BPFPROF_COMM_LEN);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sample_ok),
+		cmocka_unit_test(test_sample_bad_lengths),
+		cmocka_unit_test(test_task_and_unknown),
+		cmocka_unit_test(test_comm_unterminated),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
