@@ -502,6 +502,8 @@ int main(int argc, char **argv)
 
 	err = run_loop(&s);
 	s.end_ns = now_ns();
+	if (o.pids_cnt)
+		pids_alive(&s);	/* last CPU times, for the expected sample count */
 	final_drain(&s);
 	reap_child(&s, WNOHANG);
 	err = write_output(&s) ? BPFPROF_EXIT_ERROR : 0;
