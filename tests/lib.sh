@@ -279,6 +279,16 @@ wait_target() {
 	forget_pid "$1"
 }
 
+# all_threads_named PID NAME...: PID has a thread with each of these names.
+all_threads_named() {
+	local pid=$1 name
+
+	shift
+	for name in "$@"; do
+		grep -qx -- "$name" /proc/"$pid"/task/*/comm 2>/dev/null || return 1
+	done
+}
+
 # wait_for_threads PID NAME...: waits (up to 5 s) until PID has threads with these names.
 wait_for_threads() {
 	local i

@@ -143,7 +143,7 @@ static int ksym_cmp(const void *a, const void *b)
 		return x->start < y->start ? -1 : 1;
 	if (x->pref != y->pref)
 		return x->pref < y->pref ? -1 : 1;
-	/* Keep a stable winner across runs. */
+	/* qsort is not stable: among equals, the first in the file wins. */
 	return x->name < y->name ? -1 : x->name > y->name;
 }
 
@@ -159,8 +159,10 @@ static void ksyms__finish(struct ksyms *ks)
 {
 	size_t i, j, s = 0;
 
-	qsort(ks->syms, ks->cnt, sizeof(*ks->syms), ksym_cmp);
-	qsort(ks->stops, ks->stops_cnt, sizeof(*ks->stops), u64_cmp);
+	if (ks->cnt > 1)
+		qsort(ks->syms, ks->cnt, sizeof(*ks->syms), ksym_cmp);
+	if (ks->stops_cnt > 1)
+		qsort(ks->stops, ks->stops_cnt, sizeof(*ks->stops), u64_cmp);
 
 	for (i = 0, j = 0; i < ks->cnt; i++) {
 		if (j && ks->syms[j - 1].start == ks->syms[i].start)

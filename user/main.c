@@ -377,7 +377,7 @@ static int setup(struct session *s)
 		.max_targets = 16384,
 	};
 	struct perf_event_opts po = { .event = o->event, .freq_hz = o->freq_hz };
-	struct proc_table_opts pto = { .rescan_interval_ns = 100000000ull };
+	struct proc_table_opts pto = { .rescan_interval_ns = 10000000ull };
 	struct sample_handler_opts sho = { .stack_cap = o->stack_sz, .max_frames = o->max_frames };
 	int err, cpu = -1;
 

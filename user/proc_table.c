@@ -415,8 +415,10 @@ struct proc_mapping_ref *proc__mapping(struct proc *p, uint64_t pc)
 	if (!p->maps_read)
 		proc__scan(p);
 	m = maps__find(p->maps, p->maps_cnt, pc);
-	if (!m && !p->exited && now_ns() - p->last_scan_ns >= p->table->opts.rescan_interval_ns) {
-		/* New code (dlopen) since the last read, or a stale list: read again, throttled. */
+	if (!m && !p->exited && p->sample_time_ns > p->last_scan_ns &&
+	    now_ns() - p->last_scan_ns >= p->table->opts.rescan_interval_ns) {
+		/* Code mapped (dlopen) between the last read and the sample: read again. A read
+		 * newer than the sample already saw everything the sample could have run. */
 		proc__scan(p);
 		m = maps__find(p->maps, p->maps_cnt, pc);
 	}

@@ -46,7 +46,8 @@ struct proc {
 	struct proc_mapping_ref *maps;	/* sorted by start, non-overlapping */
 	size_t maps_cnt;
 	bool maps_read;			/* /proc/PID/maps was read at least once */
-	uint64_t last_scan_ns;
+	uint64_t last_scan_ns;		/* CLOCK_MONOTONIC of the last maps read */
+	uint64_t sample_time_ns;	/* time of the sample being handled (record time_ns) */
 	bool exited;			/* its exit record was handled: freed at end of batch */
 	Dwfl *dwfl;			/* created at the first sample that needs it */
 	bool in_unwind;			/* inside unwind__sample(): the Dwfl must stay */
@@ -58,7 +59,9 @@ struct proc {
 };
 
 struct proc_table_opts {
-	uint64_t rescan_interval_ns;	/* minimum time between two re-reads of one process's maps */
+	/* Minimum time between two re-reads of one process's maps. A re-read happens only for a
+	 * pc in no known mapping of a sample taken after the last read. */
+	uint64_t rescan_interval_ns;
 };
 
 struct proc_table;
@@ -93,7 +96,8 @@ Dwfl *proc__dwfl(struct proc *p);
 /* Called by unwind__sample() when it is done with the Dwfl: drops it if mappings changed. */
 void proc__unwind_end(struct proc *p);
 /*
- * The executable mapping holding pc (re-reading the maps, throttled, on a miss); its ELF file is
+ * The executable mapping holding pc (on a miss, re-reading the maps if they are older than
+ * p->sample_time_ns, at most once per rescan interval); its ELF file is
  * opened and its module reported to the Dwfl if not done yet. NULL when no mapping holds pc.
  */
 struct proc_mapping_ref *proc__mapping(struct proc *p, uint64_t pc);

@@ -175,6 +175,7 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 	if (!p->comm[0] && s->tid == s->tgid)
 		snprintf(p->comm, sizeof(p->comm), "%s", comm);
 
+	p->sample_time_ns = s->time_ns;
 	cnt = unwind__sample(p, s, sh->opts.stack_cap, sh->frames, sh->opts.max_frames, &stop);
 	p->stats.samples++;
 	p->stats.stops[stop]++;

@@ -41,7 +41,10 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *d
 
 	if (addr < ctx->stack_addr || addr - ctx->stack_addr > ctx->stack_sz ||
 	    ctx->stack_sz - (addr - ctx->stack_addr) < sizeof(*result)) {
-		ctx->bad_read = addr ? addr : 1;
+		/* Keep the first: after a failed CFI step libdwfl tries a frame-pointer step,
+		 * whose reads through a bogus rbp say nothing about why the CFI step failed. */
+		if (!ctx->bad_read)
+			ctx->bad_read = addr ? addr : 1;
 		return false;
 	}
 	off = addr - ctx->stack_addr;

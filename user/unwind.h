@@ -47,7 +47,7 @@ struct unwind_ctx {
 	uint64_t stack_addr;		/* its user address */
 	uint32_t stack_sz;		/* its valid bytes */
 	bool stack_full;		/* the copy used the whole --stack-size */
-	uint64_t bad_read;		/* the last address memory_read refused, or 0 */
+	uint64_t bad_read;		/* the first address memory_read refused, or 0 */
 	struct unwind_frame *frames;
 	size_t frames_cap;
 	size_t frames_cnt;
