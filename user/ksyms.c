@@ -7,6 +7,8 @@
 #include <string.h>
 #include "ksyms.h"
 
+#define KSYMS_READ_BUF (256 * 1024)
+
 struct ksym {
 	uint64_t start;
 	uint64_t end;		/* the next symbol's address; UINT64_MAX when unknown */
@@ -25,6 +27,7 @@ struct ksyms {
 	uint64_t *stops;
 	size_t stops_cnt;
 	size_t stops_cap;
+	bool unsorted;		/* the kernel's part is in address order, bpf programs not */
 };
 
 static int grow(void **arr, size_t *cap, size_t need, size_t elem)
@@ -65,6 +68,8 @@ static int ksyms__add(struct ksyms *ks, uint64_t addr, char type, const char *na
 	/* Same order as user space symbols: global, weak, local, then no leading '_'. */
 	pref = type == 'T' ? 0 : type == 'W' || type == 'w' ? 1 : 2;
 	pref = pref * 2 + (name[0] == '_');
+	if (ks->cnt && addr < ks->syms[ks->cnt - 1].start)
+		ks->unsorted = true;
 	s = &ks->syms[ks->cnt++];
 	s->start = addr;
 	s->end = UINT64_MAX;
@@ -159,14 +164,18 @@ static void ksyms__finish(struct ksyms *ks)
 {
 	size_t i, j, s = 0;
 
-	if (ks->cnt > 1)
+	if (ks->unsorted)
 		qsort(ks->syms, ks->cnt, sizeof(*ks->syms), ksym_cmp);
 	if (ks->stops_cnt > 1)
 		qsort(ks->stops, ks->stops_cnt, sizeof(*ks->stops), u64_cmp);
 
 	for (i = 0, j = 0; i < ks->cnt; i++) {
-		if (j && ks->syms[j - 1].start == ks->syms[i].start)
+		if (j && ks->syms[j - 1].start == ks->syms[i].start) {
+			/* Unsorted input was ordered by preference too; sorted input was not. */
+			if (!ks->unsorted && ksym_cmp(&ks->syms[i], &ks->syms[j - 1]) < 0)
+				ks->syms[j - 1] = ks->syms[i];
 			continue;
+		}
 		ks->syms[j++] = ks->syms[i];
 	}
 	ks->cnt = j;
@@ -190,7 +199,7 @@ struct ksyms *ksyms__load(const char *path)
 	struct ksyms *ks = NULL;
 	bool nonzero = false;
 	size_t linecap = 0;
-	char *line = NULL;
+	char *line = NULL, *buf = NULL;
 	FILE *f = NULL;
 	int err = 0;
 
@@ -203,6 +212,10 @@ struct ksyms *ksyms__load(const char *path)
 		err = errno;
 		goto cleanup;
 	}
+	/* Each read() of /proc/kallsyms formats symbols anew: fewer, larger reads are faster. */
+	buf = malloc(KSYMS_READ_BUF);
+	if (buf)
+		setvbuf(f, buf, _IOFBF, KSYMS_READ_BUF);
 	ks = calloc(1, sizeof(*ks));
 	if (!ks) {
 		err = ENOMEM;
@@ -229,6 +242,7 @@ cleanup:
 	free(line);
 	if (f)
 		fclose(f);
+	free(buf);
 	if (err) {
 		ksyms__free(ks);
 		errno = err;

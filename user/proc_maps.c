@@ -204,7 +204,7 @@ int proc_maps__read(const char *path, bool exec_only, struct proc_mapping **mapp
 		err = errno == ESRCH ? -ENOENT : -(errno ? errno : EIO);
 		goto cleanup;
 	}
-	/* The kernel prints in address order: sort only when a fixture or a future kernel did not. */
+	/* The kernel prints in address order: sort only input that is not (a fixture). */
 	if (!sorted)
 		qsort(arr, n, sizeof(*arr), mapping_cmp);
 	*mappings = arr;

@@ -172,8 +172,8 @@ static Elf_Scn *find_symtab(Elf *elf, uint32_t type, Elf_Data **syms, Elf_Data *
 		if (shdr.sh_flags & SHF_COMPRESSED)
 			continue;
 		str_scn = elf_getscn(elf, shdr.sh_link);
-		if (!str_scn || !gelf_getshdr(str_scn, &str_shdr) || str_shdr.sh_type != SHT_STRTAB ||
-		    (str_shdr.sh_flags & SHF_COMPRESSED))
+		if (!str_scn || !gelf_getshdr(str_scn, &str_shdr) ||
+		    str_shdr.sh_type != SHT_STRTAB || (str_shdr.sh_flags & SHF_COMPRESSED))
 			continue;
 		*syms = elf_getdata(scn, NULL);
 		*strs = elf_getdata(str_scn, NULL);
@@ -295,11 +295,13 @@ static int builder__finish(struct symtab_builder *b, struct symtab *st)
 			names_len += strlen(cands[i].name) + 1;
 		}
 	}
+	if (names_len > UINT32_MAX)
+		return -ENOMEM;
 	if (n) {
 		syms = calloc(n, sizeof(*syms));
 		stack = malloc(n * sizeof(*stack));
 		names = malloc(names_len);
-		if (!syms || !stack || !names || names_len > UINT32_MAX) {
+		if (!syms || !stack || !names) {
 			err = -ENOMEM;
 			goto cleanup;
 		}
@@ -640,14 +642,21 @@ static int eh_pe_read(const uint8_t **p, const uint8_t *end, uint8_t enc, bool a
 	return 0;
 }
 
-/* The FDE pointer encoding of a CIE ('R' in its "z" augmentation). */
-static int cie_fde_encoding(const Dwarf_CIE *cie, bool is64, uint8_t *enc)
+/* The FDE pointer encoding of the CIE at off: 'R' in its "z" augmentation, else absptr. */
+static int cie_fde_encoding(const unsigned char *ident, Elf_Data *data, Dwarf_Off off, bool is64,
+			    uint8_t *enc)
 {
-	const uint8_t *p = cie->augmentation_data;
-	const uint8_t *end = p ? p + cie->augmentation_data_size : NULL;
-	const char *a = cie->augmentation;
+	const uint8_t *p, *end;
+	Dwarf_CFI_Entry ent;
+	Dwarf_Off next;
+	const char *a;
 	size_t n;
 
+	if (dwarf_next_cfi(ident, data, true, off, &next, &ent) || !dwarf_cfi_cie_p(&ent))
+		return -EINVAL;
+	a = ent.cie.augmentation;
+	p = ent.cie.augmentation_data;
+	end = p ? p + ent.cie.augmentation_data_size : NULL;
 	*enc = DW_EH_PE_absptr;
 	if (!a || !a[0])
 		return 0;
@@ -683,11 +692,13 @@ static int cie_fde_encoding(const Dwarf_CIE *cie, bool is64, uint8_t *enc)
 /* Walks .eh_frame for the FDE covering addr, for its [initial_location, +address_range). */
 static int eh_frame_fde_range(Elf *elf, uint64_t addr, uint64_t *lo, uint64_t *hi)
 {
-	Dwarf_Off off = 0, next, cie_off = (Dwarf_Off)-1;
-	Elf_Scn *scn = find_section(elf, ".eh_frame");
 	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
+	Elf_Scn *scn = find_section(elf, ".eh_frame");
+	Dwarf_Off off = 0, next, cie_off = (Dwarf_Off)-1;
+	uint64_t start, len, pc;
 	bool is64, msb, cie_ok = false;
-	Dwarf_CFI_Entry ent, cie;
+	Dwarf_CFI_Entry ent;
+	const uint8_t *p;
 	uint8_t enc = 0;
 	Elf_Data *data;
 	GElf_Shdr shdr;
@@ -701,44 +712,31 @@ static int eh_frame_fde_range(Elf *elf, uint64_t addr, uint64_t *lo, uint64_t *h
 	is64 = ident[EI_CLASS] == ELFCLASS64;
 	msb = ident[EI_DATA] == ELFDATA2MSB;
 
-	for (;;) {
-		const uint8_t *p;
-		uint64_t start, len;
-
+	for (;; off = next) {
 		next = 0;
 		ret = dwarf_next_cfi(ident, data, true, off, &next, &ent);
-		if (ret > 0)
+		if (ret > 0 || next <= off)
 			break;
-		if (ret < 0) {
-			/* libdw sets next past some bad entries: the rest can still be read. */
-			if (next <= off || next >= data->d_size)
-				break;
-			off = next;
+		/* libdw sets next past some bad entries: the rest can still be read. */
+		if (ret < 0 || dwarf_cfi_cie_p(&ent))
 			continue;
+		if (ent.fde.CIE_pointer != cie_off) {
+			cie_off = ent.fde.CIE_pointer;
+			cie_ok = !cie_fde_encoding(ident, data, cie_off, is64, &enc);
 		}
-		if (!dwarf_cfi_cie_p(&ent)) {
-			if (ent.fde.CIE_pointer != cie_off) {
-				Dwarf_Off unused;
-
-				cie_off = ent.fde.CIE_pointer;
-				cie_ok = !dwarf_next_cfi(ident, data, true, cie_off, &unused, &cie) &&
-					 dwarf_cfi_cie_p(&cie) &&
-					 !cie_fde_encoding(&cie.cie, is64, &enc);
-			}
-			p = ent.fde.start;
-			if (cie_ok &&
-			    !eh_pe_read(&p, ent.fde.end, enc, true, is64, msb,
-					shdr.sh_addr + (p - (const uint8_t *)data->d_buf), &start) &&
-			    !eh_pe_read(&p, ent.fde.end, enc, false, is64, msb, 0, &len) &&
-			    addr >= start && addr - start < len) {
-				*lo = start;
-				*hi = start + len;
-				return 0;
-			}
+		if (!cie_ok)
+			continue;
+		p = ent.fde.start;
+		/* pcrel is relative to the initial_location field's own address. */
+		pc = shdr.sh_addr + (p - (const uint8_t *)data->d_buf);
+		if (eh_pe_read(&p, ent.fde.end, enc, true, is64, msb, pc, &start) ||
+		    eh_pe_read(&p, ent.fde.end, enc, false, is64, msb, 0, &len))
+			continue;
+		if (addr >= start && addr - start < len) {
+			*lo = start;
+			*hi = start + len;
+			return 0;
 		}
-		if (next <= off)
-			break;
-		off = next;
 	}
 	return -ENOENT;
 }
@@ -790,8 +788,6 @@ struct symtab *symtab__new(Elf *elf, const char *path)
 		return NULL;
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr))
 		goto cleanup;
-	/* libelf needs it before elf_begin() on the debug file; the caller may not have. */
-	elf_version(EV_CURRENT);
 
 	b.elfs[0] = elf;
 	n = builder__add_symtab(&b, 0, SHT_SYMTAB);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include "ksyms.h"
 
@@ -31,8 +32,8 @@ static void assert_find(const struct ksyms *ks, uint64_t addr, const char *name,
 
 	if (!name) {
 		if (got)
-			fail_msg("%#llx: want no symbol, got %s+%#llx", (unsigned long long)addr, got,
-				 (unsigned long long)got_off);
+			fail_msg("%#llx: want no symbol, got %s+%#llx", (unsigned long long)addr,
+				 got, (unsigned long long)got_off);
 		return;
 	}
 	if (!got)
@@ -85,6 +86,37 @@ static void test_fixture(void **state)
 
 	/* offset is optional. */
 	assert_string_equal(ksyms__find(ks, 0xffffffff81000004ull, NULL), "startup_64");
+	ksyms__free(ks);
+}
+
+/* Already in address order (no bpf programs loaded): aliases are resolved without a sort. */
+static void test_sorted_input(void **state)
+{
+	static const char text[] =
+		"ffffffff81000000 T _text\n"
+		"ffffffff81000000 t local_alias\n"
+		"ffffffff81000000 T startup_64\n"
+		"ffffffff81000000 W weak_alias\n"
+		"ffffffff81000040 W weak_first\n"
+		"ffffffff81000040 T __global_second\n"
+		"ffffffff81000080 T last_fn\n"
+		"ffffffff81000090 T _etext\n";
+	char path[] = "/tmp/test_ksyms.XXXXXX";
+	struct ksyms *ks;
+	int fd;
+
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, sizeof(text) - 1), sizeof(text) - 1);
+	close(fd);
+	ks = ksyms__load(path);
+	unlink(path);
+	assert_non_null(ks);
+	assert_int_equal(ksyms__cnt(ks), 3);
+	assert_find(ks, 0xffffffff81000008ull, "startup_64", 8);
+	assert_find(ks, 0xffffffff81000040ull, "__global_second", 0);
+	assert_find(ks, 0xffffffff8100008full, "last_fn", 0xf);
+	assert_find(ks, 0xffffffff81000090ull, NULL, 0);
 	ksyms__free(ks);
 }
 
@@ -162,6 +194,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fixture),
+		cmocka_unit_test(test_sorted_input),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_live_kallsyms),
 	};

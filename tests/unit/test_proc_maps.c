@@ -45,8 +45,9 @@ static void test_parse_fields(void **state)
 	assert_null(m.path);
 
 	/* All permission bits, shared, 64-bit inode, 3-digit major, no trailing newline. */
-	assert_int_equal(proc_mapping__parse("ffffffffff600000-ffffffffff601000 rwxs 7fffffffffff0000"
-					     " 103:1f 9876543210 /dev/shm/x", &m), 0);
+	assert_int_equal(proc_mapping__parse("ffffffffff600000-ffffffffff601000 rwxs "
+					     "7fffffffffff0000 103:1f 9876543210 /dev/shm/x",
+					     &m), 0);
 	assert_true(m.start == 0xffffffffff600000ull);
 	assert_true(m.pgoff == 0x7fffffffffff0000ull);
 	assert_int_equal(m.dev_major, 0x103);
@@ -69,24 +70,24 @@ static void test_parse_paths(void **state)
 		const char *path;
 		bool deleted;
 	} cases[] = {
-		{ "1000-2000 r-xp 00000000 fe:01 7       /usr/bin/my app\n", "/usr/bin/my app" },
+		{ "1000-2000 r-xp 00000000 fe:01 7   /usr/bin/my app\n", "/usr/bin/my app", false },
 		/* Inner runs of spaces and a trailing space belong to the name. */
-		{ "1000-2000 r-xp 00000000 fe:01 7 /a  b /c \n", "/a  b /c " },
+		{ "1000-2000 r-xp 00000000 fe:01 7 /a  b /c \n", "/a  b /c ", false },
 		{ "1000-2000 r-xp 00000000 08:11 42   /tmp/jit dir/libfoo.so (deleted)\n",
 		  "/tmp/jit dir/libfoo.so", true },
-		{ "1000-2000 r-xp 00000000 00:01 9 /memfd:jit-code (deleted)", "/memfd:jit-code", true },
+		{ "1000-2000 r-xp 00000000 00:01 9 /memfd:jit (deleted)", "/memfd:jit", true },
 		/* Only a trailing " (deleted)" means deleted. */
 		{ "1000-2000 r-xp 00000000 fe:01 7 /opt/libweird(deleted).so\n",
-		  "/opt/libweird(deleted).so" },
-		{ "1000-2000 r-xp 00000000 fe:01 7 /opt/x (deleted) (deleted)\n", "/opt/x (deleted)",
-		  true },
-		{ "1000-2000 r-xp 00000000 00:00 0                  [vdso]\n", "[vdso]" },
-		{ "1000-2000 rw-p 00000000 00:00 0                  [stack]\n", "[stack]" },
-		{ "1000-2000 rw-p 00000000 00:00 0 [anon:my heap]\n", "[anon:my heap]" },
+		  "/opt/libweird(deleted).so", false },
+		{ "1000-2000 r-xp 00000000 fe:01 7 /opt/x (deleted) (deleted)\n",
+		  "/opt/x (deleted)", true },
+		{ "1000-2000 r-xp 00000000 00:00 0                  [vdso]\n", "[vdso]", false },
+		{ "1000-2000 rw-p 00000000 00:00 0                  [stack]\n", "[stack]", false },
+		{ "1000-2000 rw-p 00000000 00:00 0 [anon:my heap]\n", "[anon:my heap]", false },
 		/* Anonymous: the kernel leaves a space after the inode, or nothing. */
-		{ "1000-2000 rw-p 00000000 00:00 0 \n", NULL },
-		{ "1000-2000 rw-p 00000000 00:00 0\n", NULL },
-		{ "1000-2000 rw-p 00000000 00:00 0", NULL },
+		{ "1000-2000 rw-p 00000000 00:00 0 \n", NULL, false },
+		{ "1000-2000 rw-p 00000000 00:00 0\n", NULL, false },
+		{ "1000-2000 rw-p 00000000 00:00 0", NULL, false },
 	};
 	struct proc_mapping m;
 	size_t i;
@@ -116,7 +117,7 @@ static void test_parse_malformed(void **state)
 		"1000-1000 r-xp 00000000 00:00 0",			/* empty */
 		"1000-2000 r-xp 00000000 00:00",			/* no inode */
 		"1000-2000 r-xp 00000000 0000 0",			/* no ':' */
-		"1000-2000 r-xp 00000000 00:00 12a /x",			/* inode not decimal */
+		"1000-2000 r-xp 00000000 00:00 12a /x",		/* inode not decimal */
 		"1000-2000 r-xp 0000g000 00:00 0",			/* offset not hex */
 		"10000000000000000-10000000000000001 r-xp 0 00:00 0",	/* 17 hex digits */
 		"1000-2000 r-xp 00000000 00:00 99999999999999999999",	/* inode overflows */
