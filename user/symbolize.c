@@ -774,6 +774,23 @@ cleanup:
 	return err;
 }
 
+/* Without an FDE (glibc's ld.so: RTLD_START has no CFI), the entry code up to the next
+ * symbol, at most ENTRY_NO_CFI_SZ bytes: enough for the call that a sample's return address
+ * follows. */
+#define ENTRY_NO_CFI_SZ 64
+static int entry_range_no_cfi(const struct symtab *st, uint64_t entry, uint64_t *lo,
+			      uint64_t *hi)
+{
+	size_t i;
+
+	*lo = entry;
+	*hi = entry + ENTRY_NO_CFI_SZ;
+	for (i = 0; i < st->cnt; i++)
+		if (st->syms[i].start > entry && st->syms[i].start < *hi)
+			*hi = st->syms[i].start;
+	return 0;
+}
+
 struct symtab *symtab__new(Elf *elf, const char *path)
 {
 	struct symtab_builder b = {};
@@ -811,7 +828,8 @@ struct symtab *symtab__new(Elf *elf, const char *path)
 		goto cleanup;
 
 	if (ehdr.e_entry && !symtab__lookup(st, ehdr.e_entry) &&
-	    !entry_range(elf, ehdr.e_entry, &lo, &hi)) {
+	    (!entry_range(elf, ehdr.e_entry, &lo, &hi) ||
+	     !entry_range_no_cfi(st, ehdr.e_entry, &lo, &hi))) {
 		err = builder__add(&b, lo, hi - lo, "_start", SHN_UNDEF, 0, STB_GLOBAL);
 		if (!err)
 			err = builder__finish(&b, st);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* unwind.c: libdwfl thread callbacks serving one sample's registers and stack slice only. */
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
+#include "log.h"
 #include "proc_table.h"
 #include "unwind.h"
 
@@ -145,6 +147,11 @@ int unwind__sample(struct proc *p, const struct sample_record *s, uint32_t stack
 	} else if (ctx->no_mapping) {
 		*stop = UNWIND_STOP_NO_MAPPING;
 	}
+	if (*stop != UNWIND_STOP_ROOT && log__enabled(LOG_DEBUG))
+		pr_debug("unwind %u/%u: %s after %zu frames (%s; read at 0x%" PRIx64
+			 ", copy 0x%" PRIx64 "+%u)", s->tgid, s->tid, unwind_stop_names[*stop],
+			 ctx->frames_cnt, ret < 0 ? dwfl_errmsg(-1) : "-", ctx->bad_read,
+			 ctx->stack_addr, ctx->stack_sz);
 	ctx->frames = NULL;
 	ctx->stack = NULL;
 	return ctx->frames_cnt;
