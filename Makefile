@@ -5,7 +5,7 @@ ARCH ?= $(shell uname -m | sed 's/x86_64/x86/' | sed 's/aarch64/arm64/')
 CLANG ?= clang
 BPFTOOL ?= bpftool
 LLVM_STRIP ?= llvm-strip
-CC ?= gcc
+CC := $(if $(filter default,$(origin CC)),gcc,$(CC))
 PKG_CONFIG ?= pkg-config
 VERSION := 0.1.0
 

@@ -8,6 +8,7 @@
 #include "maps.bpf.h"
 
 #define PF_KTHREAD 0x00200000 /* include/linux/sched.h: a kernel thread */
+#define PAGE_SZ 4096
 
 /* Stack bytes copied per sample, at most; set by the loader (--stack-size). */
 const volatile __u32 stack_max_sz = 16384;
@@ -95,7 +96,8 @@ int handle_perf_event(struct bpf_perf_event_data *ctx)
 	struct sample_record *rec;
 	struct pt_regs *uregs;
 	struct stack_vma vma;
-	__u64 sp, start, len;
+	__u64 sp, start, len, page;
+	__u8 probe;
 	int i;
 	bool kernel_mode;
 	long n;
@@ -170,17 +172,29 @@ int handle_perf_event(struct bpf_perf_event_data *ctx)
 	} else {
 		__sync_fetch_and_add(&st->stack_vma_unknown, 1);
 	}
-	/* A read crossing the end of the mapping fails whole: with an unknown end, halve the
-	 * length until the read lands inside (sp's own page is always readable when sp is
-	 * valid). */
-	for (i = 0; i < 8; i++) {
-		len &= (BPFPROF_STACK_SZ_MAX * 2 - 1);	/* bound for the verifier */
+	len &= (BPFPROF_STACK_SZ_MAX * 2 - 1);	/* bound for the verifier */
+	if (len > stack_max_sz)
+		len = stack_max_sz;
+	n = bpf_probe_read_user(rec->stack, len, (void *)start);
+	if (n) {
+		/* A read fails whole when any page in it is unreadable: the end of the mapping
+		 * when it is unknown, or a page of the stack never touched (the kernel leaves a
+		 * random gap below the argument strings at the top of the main stack). Probe
+		 * page by page for the first unreadable one and copy up to it. */
+		page = (start + PAGE_SZ) & ~(PAGE_SZ - 1);
+		for (i = 0; i < BPFPROF_STACK_SZ_MAX / PAGE_SZ + 1; i++) {
+			if (page >= start + len || bpf_probe_read_user(&probe, 1, (void *)page))
+				break;
+			page += PAGE_SZ;
+		}
+		if (page < start + len) {
+			len = page - start;
+			__sync_fetch_and_add(&st->stack_truncated, 1);
+		}
+		len &= (BPFPROF_STACK_SZ_MAX * 2 - 1);
 		if (len > stack_max_sz)
 			len = stack_max_sz;
 		n = bpf_probe_read_user(rec->stack, len, (void *)start);
-		if (!n || len <= BPFPROF_RED_ZONE_SZ + 8)
-			break;
-		len >>= 1;
 	}
 	if (n) {
 		rec->stack_err = n;

@@ -374,13 +374,13 @@ folded_samples() {
 		END { print total + 0 }' "$1"
 }
 
-# chain_stats FILE COMM ROOT_RE CHAIN: for the samples of COMM whose user leaf is the last
-# frame of CHAIN (';'-separated), prints "SELECTED COMPLETE PCT": how many there are, how many
-# hold root to leaf (the user stack matches ROOT_RE, e.g. "^_start;", and holds CHAIN as a
-# contiguous run of frames) and their share in %.
+# chain_stats FILE COMM ROOT_RE CHAIN [LEAF]: for the samples of COMM whose user leaf is LEAF
+# (default: the last frame of CHAIN, ';'-separated), prints "SELECTED COMPLETE PCT": how many
+# there are, how many hold root to leaf (the user stack matches ROOT_RE, e.g. "^_start;", and
+# holds CHAIN as a contiguous run of frames) and their share in %.
 chain_stats() {
-	Q_COMM=$2 Q_ROOT_RE=$3 Q_CHAIN=$4 awk "$FOLDED_AWK"'
-		BEGIN { leaf = chain; sub(/.*;/, "", leaf) }
+	Q_COMM=$2 Q_ROOT_RE=$3 Q_CHAIN=$4 Q_LEAF=${5:-} awk "$FOLDED_AWK"'
+		BEGIN { if (leaf == "") { leaf = chain; sub(/.*;/, "", leaf) } }
 		parse($0) && selected() && nuser > 0 && fr[nuser] == leaf {
 			sel += cnt
 			if (user ~ root_re && index(";" user ";", ";" chain ";"))

@@ -13,26 +13,24 @@ const char *argp_program_version = "bpfprof " BPFPROF_VERSION;
 const char *argp_program_bug_address = "<https://github.com/bpfprof/bpfprof/issues>";
 
 static const char doc[] =
-"bpfprof: sample CPU stacks (kernel and user, DWARF-unwound) of processes with eBPF.\n"
+"bpfprof: sample CPU stacks (kernel and user, DWARF-unwound) with eBPF.\n"
 "\n"
-"USAGE: bpfprof [OPTIONS] -- CMD [ARGS...]\n"
-"       bpfprof [OPTIONS] -p PID[,PID...] [-d SECONDS]\n"
-"\n"
-"Writes folded stacks (\"comm;root;...;leaf COUNT\", kernel frames suffixed _[k]) to stdout or\n"
-"-o FILE, for flamegraph.pl, inferno or speedscope, and a summary to stderr.\n"
+"Writes folded stacks, \"comm;root;...;leaf COUNT\" with kernel frames\n"
+"suffixed _[k], to stdout or -o FILE (for flamegraph.pl, inferno, speedscope),\n"
+"and a summary to stderr.\n"
 "\n"
 "EXAMPLES:\n"
-"  bpfprof -- make -j2               # profile a build and every process it starts\n"
+"  bpfprof -- make -j2          # a build and every process it starts\n"
 "  bpfprof -F 999 -o out.folded -- python3 app.py\n"
-"  bpfprof -p 1234 -d 30 > out.folded # a running process (all threads) for 30 s\n"
-"  bpfprof -p 1234,5678               # until Ctrl-C or both exit\n"
+"  bpfprof -p 1234 -d 30 > out.folded   # all threads of 1234 for 30 s\n"
+"  bpfprof -p 1234,5678         # until Ctrl-C or both exit\n"
 "\n"
-"EXIT STATUS: with -- CMD, CMD's status (128+N if a signal N killed it, 127 if it could not\n"
-"be started); else 0 on success, 1 on errors (privileges, unknown PID, event not\n"
-"supported), 64 on usage errors.\n"
+"EXIT STATUS: with -- CMD, CMD's status (128+N if signal N killed it, 127 if\n"
+"it could not be started); else 0 on success, 1 on errors (privileges,\n"
+"unknown PID, unsupported event), 64 on usage errors.\n"
 "\n"
-"REQUIRES: root, or CAP_BPF and CAP_PERFMON (plus CAP_SYS_ADMIN to read deleted binaries),\n"
-"a kernel with BTF (/sys/kernel/btf/vmlinux).\n"
+"REQUIRES: root, or CAP_BPF and CAP_PERFMON (CAP_SYS_ADMIN too for deleted\n"
+"binaries), and a kernel with BTF (/sys/kernel/btf/vmlinux).\n"
 "\n"
 "OPTIONS:";
 
@@ -204,7 +202,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 
 void opts__parse(int argc, char **argv, struct bpfprof_opts *o)
 {
-	static const struct argp argp = { .options = options, .parser = parse_opt, .doc = doc };
+	static const struct argp argp = {
+		.options = options,
+		.parser = parse_opt,
+		.args_doc = "-- CMD [ARGS...]\n-p PID[,PID...] [-d SECONDS]",
+		.doc = doc,
+	};
 
 	memset(o, 0, sizeof(*o));
 	o->freq_hz = 99;

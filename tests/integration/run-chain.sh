@@ -58,11 +58,73 @@ test_pid() {
 
 	assert_eq chain_pid_exit "$BP_RC" 0
 	assert_ge chain_pid_duration "$BP_SECONDS" "$duration" s
+	assert_le chain_pid_duration_max "$BP_SECONDS" $((duration + 10)) s
 	assert_eq chain_pid_target_survives "$alive" 1
 	check_chain "$p.folded" chain_pid $((duration * hz / 4))
+}
+
+# --stack-size: main's frame holds 40000 bytes more, beyond the default copy (16 KiB); a copy
+# of 64 KiB still reaches _start. setarch -R fixes the stack layout (no random gap at its
+# top, see test_stack_gap), so that this checks the option alone.
+test_stack_size() {
+	local p=$TEST_TMP/stack
+
+	run_bpfprof 40 "$p" --stack-size 65536 -F 999 -o "$p.folded" -- \
+		setarch -R "$TARGETS/chain" -b 40000 2
+	assert_eq chain_stack_size_exit "$BP_RC" 0
+	check_chain "$p.folded" chain_stack_size $((2 * 999 / 4))
+}
+
+# The kernel leaves a random gap (up to 8 KiB) between the argument strings at the top of the
+# main thread's stack and the argv/auxv tables; in about one run in four it spans a whole page
+# that nothing ever touches. chain -g re-execs itself until that is so, to make the case
+# reproducible; -b 2000 makes main's frame a few KiB deep, as many programs' are. Nothing
+# between sp and _start is missing: the stacks must still be complete.
+test_stack_gap() {
+	local p=$TEST_TMP/gap
+
+	run_bpfprof 40 "$p" -F 999 -o "$p.folded" -- "$TARGETS/chain" -g -b 2000 2
+	assert_eq chain_stack_gap_exit "$BP_RC" 0
+	check_chain "$p.folded" chain_stack_gap $((2 * 999 / 4))
+}
+
+# Samples taken in a signal handler: the unwinder must step over the kernel's signal frame
+# (__restore_rt) back into the interrupted code, down to _start.
+test_signal_frame() {
+	local p=$TEST_TMP/signal chain stats
+
+	chain=$("$TARGETS/chain" -S --print-chain)
+	run_bpfprof 40 "$p" -F 999 -o "$p.folded" -- "$TARGETS/chain" -S 2
+	assert_eq chain_signal_exit "$BP_RC" 0
+	read -r -a stats <<<"$(chain_stats "$p.folded" chain '^_start;' "$chain" sig_spin)"
+	echo "  sig_spin samples: ${stats[0]}, complete from _start through sig_leaf: ${stats[1]}"
+	assert_ge chain_signal_handler_share "$(leaf_share "$p.folded" chain sig_spin)" \
+		"$MIN_LEAF_PCT" %
+	assert_ge chain_signal_complete "${stats[2]}" "$MIN_COMPLETE_PCT" %
+}
+
+# A library loaded with dlopen while profiled: its mapping appears after bpfprof read the
+# target's maps, under -- CMD (from exec on) and under -p (attached before the dlopen).
+test_dlopen() {
+	local p=$TEST_TMP/dlopen pid run_s=2
+
+	run_bpfprof $((run_s + 40)) "$p-cmd" -F 999 -o "$p-cmd.folded" -- \
+		"$TARGETS/chain" -l 0.5 "$run_s"
+	assert_eq chain_dlopen_cmd_exit "$BP_RC" 0
+	check_chain "$p-cmd.folded" chain_dlopen_cmd $((run_s * 999 / 4))
+
+	start_target pid "$TARGETS/chain" -l 1.5 "$run_s"
+	run_bpfprof $((run_s + 40)) "$p-pid" -p "$pid" -d 30 -F 999 -o "$p-pid.folded"
+	wait_target "$pid"
+	assert_eq chain_dlopen_pid_exit "$BP_RC" 0
+	check_chain "$p-pid.folded" chain_dlopen_pid $((run_s * 999 / 4))
 }
 
 test_cmd 99
 test_cmd 999
 test_exit_status
 test_pid
+test_stack_size
+test_stack_gap
+test_signal_frame
+test_dlopen

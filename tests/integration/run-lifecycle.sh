@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# run-lifecycle.sh: how a profile ends and is written: a -p target exiting early, SIGINT, the
-# -o file replaced whole (never half-written, no temp file left), folded output on stdout.
+# run-lifecycle.sh: how a profile ends and is written: a -p target exiting early, SIGINT and
+# SIGTERM, the -o file replaced whole (never half-written, no temp file left), stdout output.
 . "$(dirname "$0")/../lib.sh"
 require_bpf
 
@@ -37,31 +37,38 @@ test_target_exits() {
 	assert_ge pid_target_exits_samples "$(folded_samples "$p.folded" chain)" 1
 }
 
-# SIGINT ends a -p run: output written, exit 0. Meanwhile the -o file must keep its old
-# content (written elsewhere, renamed at the end), and no temporary file may remain after.
-test_sigint() {
-	local out_dir=$TEST_TMP/sigint-out p=$TEST_TMP/sigint pid before
+# test_stop_signal SIG: SIGINT or SIGTERM ends a -p run: output written, exit 0, promptly.
+# Meanwhile the -o file must keep its old content (written elsewhere, renamed at the end), and
+# no temporary file may remain after.
+test_stop_signal() {
+	local sig=$1 name out_dir p pid before sent
 
+	name=sig$(tr '[:upper:]' '[:lower:]' <<<"$sig")
+	out_dir=$TEST_TMP/$name-out
+	p=$TEST_TMP/$name
 	mkdir "$out_dir"
 	echo "old;content 1" >"$out_dir/profile.folded"
 	start_target pid "$TARGETS/chain" 60
 	start_bpfprof_bg 60 "$p" -p "$pid" -d 50 -F "$HZ" -o "$out_dir/profile.folded"
 	sleep 3
 	before=$(cat "$out_dir/profile.folded")
-	if [ -n "$BP_PID" ]; then
-		kill -INT "$BP_PID"
-	fi
+	sent=$(date +%s.%N)
+	[ -n "$BP_PID" ] && kill -"$sig" "$BP_PID"
 	wait_bpfprof_bg "$p"
 	stop_target "$pid"
 
-	assert_true sigint_old_file_kept_while_running "the -o file was untouched during the run" \
+	assert_true "${name}_old_file_kept_while_running" "the -o file was untouched during the run" \
 		test "$before" = "old;content 1"
-	assert_eq sigint_exit "$BP_RC" 0
-	assert_le sigint_ends_promptly "$BP_SECONDS" 20 s
-	assert_ge sigint_samples "$(folded_samples "$out_dir/profile.folded" chain)" 1
-	assert_true sigint_no_stray_files "$(basename "$out_dir") holds only profile.folded: $(ls -A "$out_dir" | tr '\n' ' ')" \
+	assert_eq "${name}_exit" "$BP_RC" 0
+	# -d 50 was far away: bpfprof stopped because of the signal.
+	assert_le "${name}_ends_promptly" \
+		"$(awk -v s="$sent" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')" 5 \
+		" s after SIG$sig"
+	assert_ge "${name}_samples" "$(folded_samples "$out_dir/profile.folded" chain)" 1
+	assert_true "${name}_no_stray_files" \
+		"$(basename "$out_dir") holds only profile.folded: $(ls -A "$out_dir" | tr '\n' ' ')" \
 		only_file "$out_dir" profile.folded
-	check_folded_file sigint_output "$out_dir/profile.folded"
+	check_folded_file "${name}_output" "$out_dir/profile.folded"
 }
 
 # A normal -- CMD run with -o: only the output file in its directory, well formed; stderr
@@ -82,17 +89,18 @@ test_output_file() {
 		" stderr lines without 'bpfprof: '"
 }
 
-# Without -o the profile goes to stdout.
+# Without -o the profile goes to stdout (and -e cpu-clock, the default, may be named).
 test_stdout() {
 	local p=$TEST_TMP/stdout
 
-	run_bpfprof 40 "$p" -F "$HZ" -- "$TARGETS/chain" 1
+	run_bpfprof 40 "$p" -e cpu-clock -F "$HZ" -- "$TARGETS/chain" 1
 	assert_eq stdout_exit "$BP_RC" 0
 	assert_ge stdout_samples "$(folded_samples "$p.out" chain)" 1
 	check_folded_file stdout_output "$p.out"
 }
 
 test_target_exits
-test_sigint
+test_stop_signal INT
+test_stop_signal TERM
 test_output_file
 test_stdout

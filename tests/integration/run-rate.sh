@@ -9,26 +9,27 @@ RUN_S=10
 MIN_RATE_PCT=90
 MAX_RATE_PCT=110
 
-# test_rate HZ: samples of RUN_S seconds of chain against its CPU time x HZ.
+# test_rate LABEL HZ SECONDS: samples of SECONDS of chain against its CPU time x HZ.
 test_rate() {
-	local hz=$1 p=$TEST_TMP/rate-$1 samples cpu_ns expected
+	local label=$1 hz=$2 run_s=$3 p=$TEST_TMP/$1 samples cpu_ns expected
 
-	run_bpfprof $((RUN_S + 40)) "$p" -F "$hz" -o "$p.folded" -- \
-		"$TARGETS/chain" -t "$p.cpu" "$RUN_S"
-	assert_eq "rate_f${hz}_exit" "$BP_RC" 0
+	run_bpfprof $((${run_s%.*} + 40)) "$p" -F "$hz" -o "$p.folded" -- \
+		"$TARGETS/chain" -t "$p.cpu" "$run_s"
+	assert_eq "${label}_exit" "$BP_RC" 0
 	cpu_ns=$(cat "$p.cpu" 2>/dev/null)
 	if ! is_number "$cpu_ns"; then
-		fail "rate_f${hz}_cputime" "chain wrote no CPU time"
+		fail "${label}_cputime" "chain wrote no CPU time"
 		return
 	fi
 	samples=$(folded_samples "$p.folded" chain)
 	expected=$(awk -v ns="$cpu_ns" -v hz="$hz" 'BEGIN { printf "%.0f", ns / 1e9 * hz }')
 	echo "  $samples samples for $(awk -v ns="$cpu_ns" 'BEGIN { printf "%.2f", ns / 1e9 }') s of CPU at $hz Hz: $expected expected"
-	assert_ge "rate_f${hz}_not_lost" "$(ratio_pct "$samples" "$expected")" "$MIN_RATE_PCT" \
-		" % of CPU time x Hz"
-	assert_le "rate_f${hz}_not_inflated" "$(ratio_pct "$samples" "$expected")" "$MAX_RATE_PCT" \
-		" % of CPU time x Hz"
+	assert_ge "${label}_not_lost" "$(ratio_pct "$samples" "$expected")" "$MIN_RATE_PCT" %
+	assert_le "${label}_not_inflated" "$(ratio_pct "$samples" "$expected")" "$MAX_RATE_PCT" %
 }
 
-test_rate 99
-test_rate 999
+test_rate rate_f99 99 "$RUN_S"
+test_rate rate_f999 999 "$RUN_S"
+# A run of a fraction of a second: "-- CMD" samples from the first instruction, so even a
+# short command gets its full count (a late start would lose a large part of it).
+test_rate rate_short_f999 999 0.3

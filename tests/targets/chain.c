@@ -1,23 +1,43 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* chain.c: spins in a hot leaf at the bottom of a 28-frame chain that crosses libchain.so. */
+#include <alloca.h>
+#include <dlfcn.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "targets.h"
 
 static const char usage[] =
-	"usage: chain [-t CPUTIME_FILE] [-x STATUS] [-s SIGNAL] SECONDS\n"
-	"       chain --print-chain\n"
+	"usage: chain [-f] [-g] [-S] [-b BYTES] [-l DELAY] [-t CPUTIME_FILE] [-x STATUS]\n"
+	"             [-s SIGNAL] SECONDS\n"
+	"       chain [-S] --print-chain\n"
 	"Spins SECONDS of CPU in chain_leaf below main -> chain_f01..chain_f10 -> libchain.so\n"
 	"lib_f01..lib_f08 -> cb_f01..cb_f08 -> chain_leaf, then writes its process CPU time in ns\n"
 	"to CPUTIME_FILE, and exits with STATUS (default 0) or dies of SIGNAL (a number).\n"
+	"-f: fork first; the child spins as long (and exits 0), CPUTIME_FILE gets both CPU times.\n"
+	"-b: main's frame holds BYTES more (touched), so the stack from leaf to root is that deep.\n"
+	"-g: re-exec until a page that was never touched lies between argv and the top of the\n"
+	"    stack mapping (the random gap the kernel leaves there spans one in some runs).\n"
+	"-l: sleep DELAY seconds, then dlopen libchain_dl.so (a copy of libchain.so) and go\n"
+	"    through it instead: its mapping appears only then.\n"
+	"-S: the leaf is sig_leaf, which raises SIGUSR1 over and over; the CPU is burnt in the\n"
+	"    handler, sig_spin, on top of the signal frame.\n"
 	"--print-chain prints the frames from main to the leaf, ';'-separated.\n";
 
 /* Set by SIGALRM: the leaf polls it, so the leaf itself calls nothing. */
 static volatile sig_atomic_t stop;
 
-/* main's part of the chain: ends in libchain.so, which calls back into CB_STEPS. */
+/*
+ * main's part of the chain: ends in libchain.so (lib_f01, or its copy libchain_dl.so loaded
+ * with dlopen), which calls back into CB_STEPS.
+ */
 #define MAIN_STEPS(X)			\
 	X(chain_f01, chain_f02)		\
 	X(chain_f02, chain_f03)		\
@@ -28,7 +48,7 @@ static volatile sig_atomic_t stop;
 	X(chain_f07, chain_f08)		\
 	X(chain_f08, chain_f09)		\
 	X(chain_f09, chain_f10)		\
-	X(chain_f10, lib_f01)
+	X(chain_f10, ctx->lib_entry)
 
 #define CB_STEPS(X)			\
 	X(cb_f01, cb_f02)		\
@@ -38,9 +58,10 @@ static volatile sig_atomic_t stop;
 	X(cb_f05, cb_f06)		\
 	X(cb_f06, cb_f07)		\
 	X(cb_f07, cb_f08)		\
-	X(cb_f08, chain_leaf)
+	X(cb_f08, ctx->leaf)
 
 CHAIN_KEEP long chain_leaf(const struct chain_ctx *ctx, long depth);
+CHAIN_KEEP long sig_leaf(const struct chain_ctx *ctx, long depth);
 MAIN_STEPS(CHAIN_DECLARE)
 CB_STEPS(CHAIN_DECLARE)
 MAIN_STEPS(CHAIN_DEFINE)
@@ -53,6 +74,30 @@ CHAIN_KEEP long chain_leaf(const struct chain_ctx *ctx, long depth)
 
 	while (!stop)
 		n++;
+	return n;
+}
+
+/* Iterations of sig_spin per signal: about a millisecond, much longer than raising it. */
+#define SIG_SPIN_ITERATIONS 2000000L
+
+/* -S: the handler of SIGUSR1, where the CPU time goes; it runs on top of a signal frame. */
+CHAIN_KEEP static void sig_spin(int sig)
+{
+	long i;
+
+	for (i = 0; i < SIG_SPIN_ITERATIONS && !stop; i++)
+		;
+}
+
+/* -S's leaf: keeps signalling itself until SIGALRM. */
+CHAIN_KEEP long sig_leaf(const struct chain_ctx *ctx, long depth)
+{
+	long n = depth;
+
+	while (!stop) {
+		raise(SIGUSR1);
+		n++;
+	}
 	return n;
 }
 
@@ -75,10 +120,113 @@ static void arm_timer(double seconds)
 	setitimer(ITIMER_REAL, &it, NULL);
 }
 
-static void print_chain(void)
+static void print_chain(const char *leaf)
 {
-	printf("main;%s%s%schain_leaf\n", MAIN_STEPS(CHAIN_NAME), libchain_f_frames(),
-	       CB_STEPS(CHAIN_NAME));
+	printf("main;%s%s%s%s\n", MAIN_STEPS(CHAIN_NAME), libchain_f_frames(),
+	       CB_STEPS(CHAIN_NAME), leaf);
+}
+
+/* -l: after delay seconds, routes the chain through libchain_dl.so, loaded only now. */
+static int load_lib_copy(struct chain_ctx *ctx, double delay)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)delay,
+		.tv_nsec = (long)((delay - (time_t)delay) * 1e9),
+	};
+	void *lib;
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+	/* Found through the executable's RUNPATH ($ORIGIN), like libchain.so. */
+	lib = dlopen("libchain_dl.so", RTLD_NOW | RTLD_LOCAL);
+	ctx->lib_entry = lib ? (chain_fn *)dlsym(lib, "lib_f01") : NULL;
+	if (!ctx->lib_entry) {
+		fprintf(stderr, "libchain_dl.so: %s\n", dlerror());
+		return -1;
+	}
+	return 0;
+}
+
+/* The [stack] mapping of this process: 0 and its bounds, or -1. */
+static int stack_mapping(uintptr_t *start, uintptr_t *end)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int ret = -1;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strstr(line, "[stack]") &&
+		    sscanf(line, "%lx-%lx", (unsigned long *)start, (unsigned long *)end) == 2) {
+			ret = 0;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return ret;
+}
+
+/* Some page of [from, top of the stack mapping) is not present (pagemap bit 63). */
+static int untouched_page_above(const void *from)
+{
+	uintptr_t start, end, page;
+	uint64_t entry;
+	int fd, found = 0;
+
+	if (stack_mapping(&start, &end))
+		return 0;
+	fd = open("/proc/self/pagemap", O_RDONLY);
+	if (fd < 0)
+		return 0;
+	for (page = ((uintptr_t)from + 4095) & ~(uintptr_t)4095; page < end; page += 4096) {
+		if (pread(fd, &entry, sizeof(entry), page / 4096 * sizeof(entry)) != sizeof(entry))
+			break;
+		if (!(entry >> 63)) {
+			found = 1;
+			break;
+		}
+	}
+	close(fd);
+	return found;
+}
+
+/*
+ * -g: the kernel puts a random gap (up to 8 KiB on x86_64) between the argument strings at
+ * the top of the stack and the argv/auxv tables; when it spans a whole page, that page is
+ * never touched, so a profiler's read of the stack up to the mapping's end fails there.
+ * Re-exec (the same file, so the same comm) until this run has one; at most 60 tries.
+ */
+static void want_stack_gap(char **argv)
+{
+	static const char tries_var[] = "CHAIN_GAP_TRIES";
+	const char *tries = getenv(tries_var);
+	char self[PATH_MAX], count[16];
+	ssize_t n;
+
+	if (untouched_page_above(argv))
+		return;
+	if (tries && atoi(tries) >= 60) {
+		fputs("chain: no untouched stack page after 60 execs\n", stderr);
+		return;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return;
+	self[n] = '\0';
+	snprintf(count, sizeof(count), "%d", tries ? atoi(tries) + 1 : 1);
+	setenv(tries_var, count, 1);
+	execv(self, argv);
+}
+
+/* The CPU time of the process and of its waited-for children, ns. */
+static long long cputime_with_children(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_CHILDREN, &ru);
+	return clock_ns(CLOCK_PROCESS_CPUTIME_ID) +
+	       (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000LL +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000LL;
 }
 
 int main(int argc, char **argv)
@@ -88,14 +236,35 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	struct chain_ctx ctx = { .callback = cb_f01 };
+	struct chain_ctx ctx = { .lib_entry = lib_f01, .callback = cb_f01, .leaf = chain_leaf };
+	struct sigaction sa = { .sa_handler = sig_spin };
 	const char *cputime_file = NULL;
-	int status = 0, sig = 0, opt;
+	double dlopen_delay = 0;
+	int status = 0, sig = 0, fork_child = 0, stack_gap = 0, opt;
+	long pad_bytes = 0;
+	pid_t child = 0;
+	char *pad = NULL;
 	char text[64];
 	long r;
 
-	while ((opt = getopt_long(argc, argv, "t:x:s:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "fgSb:l:t:x:s:h", longopts, NULL)) != -1) {
 		switch (opt) {
+		case 'S':
+			ctx.leaf = sig_leaf;
+			sigaction(SIGUSR1, &sa, NULL);
+			break;
+		case 'g':
+			stack_gap = 1;
+			break;
+		case 'l':
+			dlopen_delay = parse_seconds(optarg);
+			break;
+		case 'f':
+			fork_child = 1;
+			break;
+		case 'b':
+			pad_bytes = atol(optarg);
+			break;
 		case 't':
 			cputime_file = optarg;
 			break;
@@ -106,7 +275,7 @@ int main(int argc, char **argv)
 			sig = atoi(optarg);
 			break;
 		case 'P':
-			print_chain();
+			print_chain(ctx.leaf == sig_leaf ? "sig_leaf" : "chain_leaf");
 			return 0;
 		case 'h':
 			fputs(usage, stdout);
@@ -116,16 +285,39 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc - 1) {
+	if (optind != argc - 1 || pad_bytes < 0) {
 		fputs(usage, stderr);
 		return 2;
 	}
 
+	if (stack_gap)
+		want_stack_gap(argv);
+	if (pad_bytes) {
+		/* Written, so that its pages exist: a profiler reads them, it cannot fault them in. */
+		pad = alloca(pad_bytes);
+		memset(pad, 1, pad_bytes);
+	}
+	if (dlopen_delay > 0 && load_lib_copy(&ctx, dlopen_delay))
+		return 1;
+	if (fork_child) {
+		child = fork();
+		if (child < 0) {
+			perror("fork");
+			return 1;
+		}
+	}
+	/* Armed after the fork: timers are not inherited. */
 	arm_timer(parse_seconds(argv[optind]));
 	r = chain_f01(&ctx, 1);
+	if (pad)
+		r += pad[pad_bytes - 1];
+	if (fork_child && !child)
+		return 0;
+	if (child > 0)
+		waitpid(child, NULL, 0);
 
 	if (cputime_file) {
-		snprintf(text, sizeof(text), "%lld\n", clock_ns(CLOCK_PROCESS_CPUTIME_ID));
+		snprintf(text, sizeof(text), "%lld\n", cputime_with_children());
 		write_result(cputime_file, text);
 	}
 	if (sig) {

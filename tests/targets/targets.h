@@ -15,7 +15,9 @@ typedef long chain_fn(const struct chain_ctx *ctx, long depth);
 
 /* What the frames pass down unchanged to the bottom of a chain. */
 struct chain_ctx {
+	chain_fn *lib_entry;	/* the first libchain.so frame, for programs that call it indirectly */
 	chain_fn *callback;	/* where the last libchain.so frame calls back into the program */
+	chain_fn *leaf;		/* the last frame, for programs with several leaves */
 	long spin;		/* the leaf's parameter (program specific) */
 };
 
