@@ -31,6 +31,22 @@ struct {
 	__type(value, struct sample_stats);
 } stats SEC(".maps") __weak;
 
+/* Set by the loader before load. bpfprof -a: every process but bpfprof itself is a target. */
+const volatile bool target_all __weak = false;
+/* bpfprof's own tgid: never sampled, never followed. */
+const volatile __u32 self_tgid __weak = 0;
+
+/* The sampling state of tgid: TARGET_* with flags, or 0 when it is not a target. */
+static __always_inline __u32 target_state(__u32 tgid)
+{
+	__u32 *state;
+
+	if (target_all)
+		return tgid == self_tgid || tgid == 0 ? 0 : TARGET_ACTIVE;
+	state = bpf_map_lookup_elem(&target_tgids, &tgid);
+	return state ? *state : 0;
+}
+
 static __always_inline struct sample_stats *stats__get(void)
 {
 	__u32 zero = 0;

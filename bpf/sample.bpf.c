@@ -90,7 +90,7 @@ SEC("perf_event")
 int handle_perf_event(struct bpf_perf_event_data *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32, *target;
+	__u32 tgid = pid_tgid >> 32;
 	struct task_struct *task;
 	struct sample_stats *st;
 	struct sample_record *rec;
@@ -103,8 +103,7 @@ int handle_perf_event(struct bpf_perf_event_data *ctx)
 	long n;
 
 	/* Filter first: nothing of another process is read. */
-	target = bpf_map_lookup_elem(&target_tgids, &tgid);
-	if (!target || (*target & TARGET_STATE_MASK) != TARGET_ACTIVE)
+	if ((target_state(tgid) & TARGET_STATE_MASK) != TARGET_ACTIVE)
 		return 0;
 	st = stats__get();
 	if (!st)

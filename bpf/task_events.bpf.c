@@ -36,17 +36,21 @@ static __always_inline void emit_task(__u32 type, __u32 tgid, __u32 parent_tgid)
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 ptgid = parent->tgid, ctgid = child->tgid, *state, val;
+	__u32 ptgid = parent->tgid, ctgid = child->tgid, state;
 	struct sample_stats *st;
 
 	if (ptgid == ctgid)
 		return 0;
-	state = bpf_map_lookup_elem(&target_tgids, &ptgid);
-	if (!state || !(*state & TARGET_F_FOLLOW_FORK) ||
-	    (*state & TARGET_STATE_MASK) != TARGET_ACTIVE)
+	state = target_state(ptgid);
+	if ((state & TARGET_STATE_MASK) != TARGET_ACTIVE)
 		return 0;
-	val = *state;
-	if (bpf_map_update_elem(&target_tgids, &ctgid, &val, BPF_ANY)) {
+	if (target_all) {
+		emit_task(RECORD_FORK, ctgid, ptgid);
+		return 0;
+	}
+	if (!(state & TARGET_F_FOLLOW_FORK))
+		return 0;
+	if (bpf_map_update_elem(&target_tgids, &ctgid, &state, BPF_ANY)) {
 		st = stats__get();
 		if (st)
 			__sync_fetch_and_add(&st->targets_full, 1);
@@ -62,6 +66,11 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 {
 	__u32 tgid = p->tgid, *state;
 
+	if (target_all) {
+		if (tgid != self_tgid)
+			emit_task(RECORD_EXEC, tgid, 0);
+		return 0;
+	}
 	state = bpf_map_lookup_elem(&target_tgids, &tgid);
 	if (!state)
 		return 0;
@@ -79,7 +88,7 @@ int BPF_PROG(handle_exit, struct task_struct *p)
 
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
-	if (!bpf_map_lookup_elem(&target_tgids, &tgid))
+	if (!target_state(tgid))
 		return 0;
 	emit_task(RECORD_EXIT, tgid, 0);
 	bpf_map_delete_elem(&target_tgids, &tgid);

@@ -34,6 +34,8 @@ struct loader *loader__load(const struct loader_opts *opts)
 		goto fail;
 	}
 	l->skel->rodata->stack_max_sz = opts->stack_sz;
+	l->skel->rodata->target_all = opts->target_all;
+	l->skel->rodata->self_tgid = opts->self_tgid;
 	err = bpf_map__set_max_entries(l->skel->maps.ringbuf, opts->ringbuf_sz);
 	if (!err)
 		err = bpf_map__set_max_entries(l->skel->maps.target_tgids, opts->max_targets);

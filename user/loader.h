@@ -11,6 +11,8 @@ struct loader_opts {
 	uint32_t stack_sz;	/* user stack bytes copied per sample (<= BPFPROF_STACK_SZ_MAX) */
 	uint32_t ringbuf_sz;	/* ringbuf bytes, a power of 2 multiple of the page size */
 	uint32_t max_targets;	/* entries of target_tgids */
+	bool target_all;	/* every process but self_tgid is a target (-a) */
+	uint32_t self_tgid;	/* never sampled */
 };
 
 struct loader;

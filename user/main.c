@@ -47,6 +47,7 @@ struct session {
 	struct rusage child_ru;
 	int64_t *cpu_start_ns;		/* -p: CPU time of each target at start */
 	int64_t *cpu_last_ns;		/* -p: last CPU time read */
+	int64_t busy_start_ns;		/* -a: busy CPU time of the machine, less bpfprof's */
 	uint64_t start_ns;
 	uint64_t end_ns;
 	int stop_signal;		/* the signal that stopped profiling, or 0 */
@@ -75,6 +76,31 @@ static int64_t proc_cpu_ns(pid_t pid)
 			 &utime, &stime) != 2)
 		return -1;
 	return (int64_t)(utime + stime) * (1000000000ll / sysconf(_SC_CLK_TCK));
+}
+
+/* -a: CPU time the machine spent busy (/proc/stat "cpu" line: user, nice, system, irq,
+ * softirq; guest time is part of user), less bpfprof's own, ns; -1 if unreadable. */
+static int64_t machine_busy_ns(void)
+{
+	unsigned long long v[8] = {};
+	struct rusage ru;
+	int64_t busy;
+	FILE *f;
+	int n;
+
+	f = fopen("/proc/stat", "re");
+	if (!f)
+		return -1;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+		   &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	if (n < 7)
+		return -1;
+	busy = (int64_t)(v[0] + v[1] + v[2] + v[5] + v[6]) * (1000000000ll / sysconf(_SC_CLK_TCK));
+	getrusage(RUSAGE_SELF, &ru);
+	busy -= (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ll +
+		(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ll;
+	return busy;
 }
 
 static int report_load_error(int err)
@@ -309,6 +335,10 @@ static int64_t target_cpu_ns(struct session *s)
 	int64_t total = 0, ns;
 	size_t i;
 
+	if (s->opts->all) {
+		ns = machine_busy_ns();
+		return ns < 0 || s->busy_start_ns < 0 ? -1 : ns - s->busy_start_ns;
+	}
 	if (s->child > 0) {
 		if (!s->child_done) {
 			ns = proc_cpu_ns(s->child);
@@ -375,6 +405,8 @@ static int setup(struct session *s)
 		.stack_sz = o->stack_sz,
 		.ringbuf_sz = o->ringbuf_sz,
 		.max_targets = 16384,
+		.target_all = o->all,
+		.self_tgid = getpid(),
 	};
 	struct perf_event_opts po = { .event = o->event, .freq_hz = o->freq_hz };
 	struct proc_table_opts pto = { .rescan_interval_ns = 10000000ull };
@@ -483,6 +515,8 @@ int main(int argc, char **argv)
 			pr_warn("start %s: %s", o.cmd[0], strerror(-err));
 			goto out;
 		}
+	} else if (o.all) {
+		s.busy_start_ns = machine_busy_ns();
 	} else {
 		err = add_pids(&s);
 		if (err) {
@@ -495,6 +529,9 @@ int main(int argc, char **argv)
 	unsetenv("DEBUGINFOD_URLS");
 	if (o.cmd)
 		pr_info("profiling %s (PID %d) at %" PRIu64 " Hz", o.cmd[0], s.child, o.freq_hz);
+	else if (o.all)
+		pr_info("profiling every process at %" PRIu64 " Hz%s", o.freq_hz,
+			o.duration_ns ? "" : "; Ctrl-C to stop");
 	else
 		pr_info("profiling %zu process%s at %" PRIu64 " Hz%s", o.pids_cnt,
 			o.pids_cnt > 1 ? "es" : "", o.freq_hz,

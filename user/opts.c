@@ -24,6 +24,7 @@ static const char doc[] =
 "  bpfprof -F 999 -o out.folded -- python3 app.py\n"
 "  bpfprof -p 1234 -d 30 > out.folded   # all threads of 1234 for 30 s\n"
 "  bpfprof -p 1234,5678         # until Ctrl-C or both exit\n"
+"  bpfprof -a -d 10 -o all.folded       # every process and kernel thread\n"
 "\n"
 "EXIT STATUS: with -- CMD, CMD's status (128+N if signal N killed it, 127 if\n"
 "it could not be started); else 0 on success, 1 on errors (privileges,\n"
@@ -45,6 +46,7 @@ enum {
 static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Targets:", 1 },
 	{ "pid", 'p', "PID[,PID...]", 0, "Profile running processes (all their threads)", 1 },
+	{ "all-cpus", 'a', NULL, 0, "Profile every process and kernel thread (not bpfprof)", 1 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: when the targets exit "
 	  "or on Ctrl-C)", 1 },
 	{ NULL, 0, NULL, 0, "Sampling:", 2 },
@@ -125,6 +127,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	char *end;
 
 	switch (key) {
+	case 'a':
+		o->all = true;
+		break;
 	case 'p':
 		if (parse_pids(o, arg))
 			argp_error(state, "invalid PID list '%s'", arg);
@@ -186,10 +191,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_END:
-		if (!o->cmd && !o->pids_cnt)
-			argp_error(state, "nothing to profile: give -p PID or -- CMD");
-		if (o->cmd && o->pids_cnt)
-			argp_error(state, "-p and a command exclude each other");
+		if (!o->cmd && !o->pids_cnt && !o->all)
+			argp_error(state, "nothing to profile: give -p PID, -a or -- CMD");
+		if (!!o->cmd + !!o->pids_cnt + o->all > 1)
+			argp_error(state, "-p, -a and a command exclude each other");
 		if ((uint64_t)o->stack_sz + sizeof(struct sample_record) > o->ringbuf_sz / 4)
 			argp_error(state, "--stack-size %u needs a ringbuf of at least %zu bytes",
 				   o->stack_sz, 4 * (o->stack_sz + sizeof(struct sample_record)));
@@ -205,7 +210,7 @@ void opts__parse(int argc, char **argv, struct bpfprof_opts *o)
 	static const struct argp argp = {
 		.options = options,
 		.parser = parse_opt,
-		.args_doc = "-- CMD [ARGS...]\n-p PID[,PID...] [-d SECONDS]",
+		.args_doc = "-- CMD [ARGS...]\n-p PID[,PID...] [-d SECONDS]\n-a [-d SECONDS]",
 		.doc = doc,
 	};
 

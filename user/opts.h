@@ -16,6 +16,7 @@ struct bpfprof_opts {
 	uint64_t freq_hz;		/* -F: samples per second per CPU (default 99) */
 	const char *event;		/* -e: "cpu-clock" (default) or "cycles" */
 	const char *output;		/* -o: folded stacks file; NULL: stdout */
+	bool all;			/* -a: every process (but bpfprof) */
 	uint32_t *pids;			/* -p: target processes */
 	size_t pids_cnt;
 	uint64_t duration_ns;		/* -d: 0 = until the targets exit or Ctrl-C */

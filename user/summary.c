@@ -108,7 +108,7 @@ void summary__print(FILE *fp, const struct summary_input *in)
 	if (in->target_cpu_ns >= 0) {
 		double expected = in->target_cpu_ns / 1e9 * in->freq_hz;
 
-		fprintf(fp, ", %.0f expected from %.2f s of target CPU time (%.1f%%)", expected,
+		fprintf(fp, ", %.0f expected from %.2f s of CPU time (%.1f%%)", expected,
 			in->target_cpu_ns / 1e9, expected > 0 ? 100.0 * cs->samples / expected : 0);
 	}
 	fprintf(fp, "\n");
