@@ -31,6 +31,8 @@
 #define RECORD_FORK		2	/* struct task_record: a new process (tgid) */
 #define RECORD_EXEC		3	/* struct task_record: tgid replaced its image */
 #define RECORD_EXIT		4	/* struct task_record: the last thread of tgid exited */
+#define RECORD_MMAP		5	/* struct mmap_record: a new executable mapping */
+#define RECORD_MUNMAP		6	/* struct mmap_record: a range is no longer executable code */
 
 /* sample_record.regs_arch */
 #define BPFPROF_ARCH_X86_64	1
@@ -87,6 +89,41 @@ struct task_record {
 	char comm[BPFPROF_COMM_LEN];	/* comm after the event */
 };
 
+/* Path components kept per mapping: leaf first, each NUL-terminated (BPF walks the dentry
+ * chain upwards; user space reverses it). BPFPROF_PATH_SZ bytes of room, twice that of
+ * buffer so the verifier can bound each component's copy. */
+#define BPFPROF_PATH_SZ		256
+#define BPFPROF_PATH_DEPTH	24	/* directories walked at most */
+
+/* mmap_record.prot */
+#define MMAP_PROT_READ		1u
+#define MMAP_PROT_WRITE		2u
+#define MMAP_PROT_EXEC		4u
+#define MMAP_F_SHARED		(1u << 8)
+#define MMAP_F_PATH_TRUNC	(1u << 9)	/* deeper than BPFPROF_PATH_DEPTH, or too long */
+#define MMAP_F_EXEC_TIME	(1u << 10)	/* emitted at exec for the new image's code */
+
+/*
+ * RECORD_MMAP: [start, start + len) of tgid maps file (dev, ino) from file offset pgoff, with
+ * PROT_EXEC. RECORD_MUNMAP: [start, start + len) holds no code any more (munmap, mremap's
+ * old range, mprotect without PROT_EXEC); only the range is set. From raw_tp/sys_exit of
+ * mmap, mprotect, munmap and mremap, and sched_process_exec for the new image.
+ */
+struct mmap_record {
+	struct record_header hdr;
+	__u32 tgid;
+	__u32 tid;
+	__u64 time_ns;			/* bpf_ktime_get_ns() */
+	__u64 start;			/* virtual address */
+	__u64 len;			/* bytes */
+	__u64 pgoff;			/* file offset of start, bytes */
+	__u64 dev;			/* st_dev as the kernel keeps it: major << 20 | minor */
+	__u64 ino;			/* 0 for anonymous memory */
+	__u32 prot;			/* MMAP_PROT_* | MMAP_F_* */
+	__u32 path_sz;			/* bytes used in path[] */
+	char path[2 * BPFPROF_PATH_SZ];	/* components, leaf first, NUL-terminated each */
+};
+
 /* Per-CPU counters (BPF percpu array "stats", one element). */
 struct sample_stats {
 	__u64 samples;		/* sample records submitted */
@@ -99,12 +136,15 @@ struct sample_stats {
 	__u64 events;		/* task records submitted */
 	__u64 events_lost;	/* task records lost: ringbuf full */
 	__u64 targets_full;	/* forked children not followed: target_tgids full */
+	__u64 mmap_events;	/* mmap records submitted */
+	__u64 mmap_lost;	/* mmap records lost: ringbuf full */
 };
 
 _Static_assert(sizeof(struct record_header) == 8, "record_header size");
 _Static_assert(sizeof(struct sample_record) == 1360, "sample_record size");
 _Static_assert(sizeof(struct sample_record) % 8 == 0, "sample_record alignment");
 _Static_assert(sizeof(struct task_record) == 48, "task_record size");
-_Static_assert(sizeof(struct sample_stats) == 80, "sample_stats size");
+_Static_assert(sizeof(struct mmap_record) == 72 + 2 * BPFPROF_PATH_SZ, "mmap_record size");
+_Static_assert(sizeof(struct sample_stats) == 96, "sample_stats size");
 
 #endif /* BPFPROF_RECORD_H */

@@ -1,11 +1,272 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* task_events.bpf.c: fork/exec/exit of target processes -> target_tgids and the ringbuf. */
+/* task_events.bpf.c: fork/exec/exit of targets and their executable mappings (mmap, mprotect,
+ * munmap, mremap, exec) -> target_tgids and task/mmap records in the ringbuf, in order with
+ * the samples. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "record.h"
 #include "maps.bpf.h"
+
+
+/* x86_64 syscall numbers (arch/x86/entry/syscalls/syscall_64.tbl) */
+#define NR_mmap			9
+#define NR_mprotect		10
+#define NR_munmap		11
+#define NR_mremap		25
+#define NR_pkey_mprotect	329
+
+#define PROT_EXEC		0x4
+#define VM_READ			0x1
+#define VM_WRITE		0x2
+#define VM_EXEC			0x4
+#define VM_SHARED		0x8
+#define PAGE_SHIFT		12
+#define AT_BASE			7
+#define AT_NULL			0
+#define EXEC_VMAS_MAX		8	/* VMAs walked per image at exec */
+
+/* What the bpf_find_vma() callback copies out of the VMA. */
+struct vma_info {
+	__u64 start;
+	__u64 end;
+	__u64 pgoff;		/* bytes */
+	__u64 flags;		/* vm_flags */
+	struct file *file;	/* read with probe reads afterwards */
+};
+
+static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
+{
+	struct vma_info *vi = ctx;
+
+	vi->start = vma->vm_start;
+	vi->end = vma->vm_end;
+	vi->pgoff = vma->vm_pgoff << PAGE_SHIFT;
+	vi->flags = vma->vm_flags;
+	vi->file = vma->vm_file;
+	return 0;
+}
+
+static __always_inline bool find_vma(struct task_struct *task, __u64 addr, struct vma_info *vi)
+{
+	__builtin_memset(vi, 0, sizeof(*vi));
+	return !bpf_find_vma(task, addr, vma_cb, vi, 0) && addr >= vi->start && addr < vi->end;
+}
+
+/* Per-CPU room for a path being built: bpf_loop callbacks cannot write the ringbuf record. */
+struct path_buf {
+	char path[2 * BPFPROF_PATH_SZ];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct path_buf);
+} path_bufs SEC(".maps");
+
+struct path_walk {
+	struct dentry *dentry;
+	struct vfsmount *vfsmnt;
+	struct mount *mnt;
+	__u32 off;		/* bytes written */
+	__u32 flags;		/* MMAP_F_PATH_TRUNC */
+	bool done;
+};
+
+/* One step up the dentry chain: a component, or a crossing to the parent mount. */
+static long path_step(__u32 i, void *ctx)
+{
+	/* Locals, not w->...: CO-RE must not relocate accesses to struct path_walk. */
+	struct path_walk *w = ctx;
+	struct dentry *dentry = w->dentry, *parent, *mnt_root;
+	struct vfsmount *vfsmnt = w->vfsmnt;
+	struct mount *mnt = w->mnt, *mnt_parent;
+	struct path_buf *buf;
+	__u32 zero = 0, off = w->off;
+	long n;
+
+	parent = BPF_CORE_READ(dentry, d_parent);
+	mnt_root = BPF_CORE_READ(vfsmnt, mnt_root);
+	if (dentry == mnt_root || dentry == parent) {
+		mnt_parent = BPF_CORE_READ(mnt, mnt_parent);
+		if (dentry != mnt_root || mnt == mnt_parent) {
+			w->done = true;	/* the root of the namespace */
+			return 1;
+		}
+		w->dentry = BPF_CORE_READ(mnt, mnt_mountpoint);
+		w->mnt = mnt_parent;
+		w->vfsmnt = (void *)mnt_parent + bpf_core_field_offset(struct mount, mnt);
+		return 0;
+	}
+	buf = bpf_map_lookup_elem(&path_bufs, &zero);
+	if (!buf || off >= BPFPROF_PATH_SZ) {
+		w->flags |= MMAP_F_PATH_TRUNC;
+		return 1;
+	}
+	n = bpf_probe_read_kernel_str(&buf->path[off & (BPFPROF_PATH_SZ - 1)], BPFPROF_PATH_SZ,
+				      BPF_CORE_READ(dentry, d_name.name));
+	if (n <= 0)
+		return 1;
+	w->off = off + n;
+	w->dentry = parent;
+	return 0;
+}
+
+/*
+ * The file's path as components, leaf first: the dentry chain up to the root of its mount,
+ * then across mount points (struct mount: mnt_mountpoint, mnt_parent) to the root of the
+ * mount namespace. bpf_d_path() is not allowed in raw tracepoints.
+ */
+static __always_inline void file_path(struct mmap_record *rec, struct file *file)
+{
+	struct path_walk w = {};
+	struct path_buf *buf;
+	__u32 zero = 0;
+	struct vfsmount *vfsmnt = BPF_CORE_READ(file, f_path.mnt);
+
+	w.dentry = BPF_CORE_READ(file, f_path.dentry);
+	w.vfsmnt = vfsmnt;
+	w.mnt = (void *)vfsmnt - bpf_core_field_offset(struct mount, mnt);
+	bpf_loop(BPFPROF_PATH_DEPTH, path_step, &w, 0);
+	buf = bpf_map_lookup_elem(&path_bufs, &zero);
+	if (!buf)
+		return;
+	if (!w.done)
+		w.flags |= MMAP_F_PATH_TRUNC;
+	rec->prot |= w.flags;
+	rec->path_sz = w.off < sizeof(rec->path) ? w.off : sizeof(rec->path);
+	bpf_probe_read_kernel(rec->path, sizeof(rec->path), buf->path);
+}
+
+static __always_inline struct mmap_record *reserve(__u32 type, __u32 tgid, __u64 start, __u64 len,
+						   struct sample_stats *st)
+{
+	struct mmap_record *rec;
+
+	rec = bpf_ringbuf_reserve(&ringbuf, sizeof(*rec), 0);
+	if (!rec) {
+		__sync_fetch_and_add(&st->mmap_lost, 1);
+		return NULL;
+	}
+	rec->hdr.type = type;
+	rec->hdr.sz = sizeof(*rec);
+	rec->tgid = tgid;
+	rec->tid = (__u32)bpf_get_current_pid_tgid();
+	rec->time_ns = bpf_ktime_get_ns();
+	rec->start = start;
+	rec->len = len;
+	rec->pgoff = 0;
+	rec->dev = 0;
+	rec->ino = 0;
+	rec->prot = 0;
+	rec->path_sz = 0;
+	return rec;
+}
+
+static __always_inline void submit(struct mmap_record *rec, struct sample_stats *st)
+{
+	__sync_fetch_and_add(&st->mmap_events, 1);
+	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+}
+
+static __always_inline void emit_munmap(__u32 tgid, __u64 start, __u64 len, struct sample_stats *st)
+{
+	struct mmap_record *rec = reserve(RECORD_MUNMAP, tgid, start, len, st);
+
+	if (rec)
+		submit(rec, st);
+}
+
+/* RECORD_MMAP for the VMA holding addr, when it is executable; returns the VMA's end, or 0. */
+static __always_inline __u64 emit_vma(struct task_struct *task, __u32 tgid, __u64 addr,
+				      __u32 extra_flags, struct sample_stats *st)
+{
+	struct mmap_record *rec;
+	struct vma_info vi;
+	struct inode *inode;
+	struct file *file;
+
+	if (!find_vma(task, addr, &vi))
+		return 0;
+	if (!(vi.flags & VM_EXEC))
+		return vi.end;
+	rec = reserve(RECORD_MMAP, tgid, vi.start, vi.end - vi.start, st);
+	if (!rec)
+		return vi.end;
+	rec->pgoff = vi.pgoff;
+	rec->prot = MMAP_PROT_EXEC | extra_flags;
+	if (vi.flags & VM_READ)
+		rec->prot |= MMAP_PROT_READ;
+	if (vi.flags & VM_WRITE)
+		rec->prot |= MMAP_PROT_WRITE;
+	if (vi.flags & VM_SHARED)
+		rec->prot |= MMAP_F_SHARED;
+	/* A plain local: CO-RE must not relocate accesses to struct vma_info. */
+	file = vi.file;
+	if (file) {
+		inode = BPF_CORE_READ(file, f_inode);
+		rec->ino = BPF_CORE_READ(inode, i_ino);
+		rec->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+		file_path(rec, file);
+	}
+	submit(rec, st);
+	return vi.end;
+}
+
+/* Mapping changes, at the return of the syscalls that make them: sys_exit sees the result
+ * (the address mmap chose) and the VMA as it is now. */
+SEC("raw_tp/sys_exit")
+int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
+{
+	__u64 nr = BPF_CORE_READ(regs, orig_ax), addr, len, vma_addr = 0;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct sample_stats *st;
+	struct task_struct *task;
+	bool unmap = false;
+
+	if (nr != NR_mmap && nr != NR_mprotect && nr != NR_munmap && nr != NR_mremap &&
+	    nr != NR_pkey_mprotect)
+		return 0;
+	if (ret < 0 && ret >= -4095)
+		return 0;	/* failed: nothing changed */
+	if ((target_state(tgid) & TARGET_STATE_MASK) != TARGET_ACTIVE)
+		return 0;
+	st = stats__get();
+	if (!st)
+		return 0;
+	task = bpf_get_current_task_btf();
+	addr = BPF_CORE_READ(regs, di);
+	len = BPF_CORE_READ(regs, si);
+	/* One emit_vma() call site: each one inlines the path walk. */
+	switch (nr) {
+	case NR_mmap:
+		if (!(BPF_CORE_READ(regs, dx) & PROT_EXEC))
+			return 0;
+		vma_addr = ret;
+		break;
+	case NR_mprotect:
+	case NR_pkey_mprotect:
+		if (BPF_CORE_READ(regs, dx) & PROT_EXEC)
+			vma_addr = addr;
+		else
+			unmap = true;
+		break;
+	case NR_munmap:
+		unmap = true;
+		break;
+	case NR_mremap:
+		unmap = true;
+		vma_addr = ret;
+		break;
+	}
+	if (unmap)
+		emit_munmap(tgid, addr, len, st);
+	if (vma_addr)
+		emit_vma(task, tgid, vma_addr, 0, st);
+	return 0;
+}
 
 static __always_inline void emit_task(__u32 type, __u32 tgid, __u32 parent_tgid)
 {
@@ -60,23 +321,52 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
-/* `bpfprof -- CMD` arms its child here: the child's code before exec is bpfprof's. */
+/*
+ * `bpfprof -- CMD` arms its child here: the child's code before exec is bpfprof's. Then the
+ * new image's code, mapped by the kernel without syscalls: the executable (mm->start_code)
+ * and the program interpreter (AT_BASE in the saved auxv), after RECORD_EXEC, which makes
+ * user space forget the old image.
+ */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = p->tgid, *state;
+	__u64 addr, next, base = 0;
+	struct sample_stats *st;
+	struct mm_struct *mm;
+	int i;
 
 	if (target_all) {
-		if (tgid != self_tgid)
-			emit_task(RECORD_EXEC, tgid, 0);
-		return 0;
+		if (tgid == self_tgid)
+			return 0;
+	} else {
+		state = bpf_map_lookup_elem(&target_tgids, &tgid);
+		if (!state)
+			return 0;
+		if ((*state & TARGET_STATE_MASK) == TARGET_PENDING_EXEC)
+			*state = (*state & ~TARGET_STATE_MASK) | TARGET_ACTIVE;
 	}
-	state = bpf_map_lookup_elem(&target_tgids, &tgid);
-	if (!state)
-		return 0;
-	if ((*state & TARGET_STATE_MASK) == TARGET_PENDING_EXEC)
-		*state = (*state & ~TARGET_STATE_MASK) | TARGET_ACTIVE;
 	emit_task(RECORD_EXEC, tgid, 0);
+	st = stats__get();
+	mm = p->mm;
+	if (!st || !mm)
+		return 0;
+	for (i = 0; i < 48; i += 2) {
+		addr = BPF_CORE_READ(mm, saved_auxv[i]);
+		if (addr == AT_NULL)
+			break;
+		if (addr == AT_BASE) {
+			base = BPF_CORE_READ(mm, saved_auxv[i + 1]);
+			break;
+		}
+	}
+	/* The executable's code VMA, then the interpreter's segments: adjacent VMAs from its
+	 * base, of which the code ones are emitted. */
+	addr = BPF_CORE_READ(mm, start_code);
+	for (i = 0; addr && i < EXEC_VMAS_MAX + 1; i++) {
+		next = emit_vma(p, tgid, addr, MMAP_F_EXEC_TIME, st);
+		addr = i == 0 ? base : next;
+	}
 	return 0;
 }
 

@@ -2,6 +2,7 @@
 /* consumer.c: ringbuf records -> sample handler and process table. */
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include "consumer.h"
@@ -18,7 +19,7 @@ struct consumer {
 static int handle_record(void *arg, void *data, size_t sz)
 {
 	struct consumer *c = arg;
-	char comm[BPFPROF_COMM_LEN + 1];
+	char comm[BPFPROF_COMM_LEN + 1], path[PATH_MAX];
 	struct record_view v;
 	int err;
 
@@ -46,6 +47,14 @@ static int handle_record(void *arg, void *data, size_t sz)
 		c->stats.execs++;
 		pr_debug("exec: %u (%s)", v.task->tgid, record__comm(v.task->comm, comm));
 		proc_table__exec(c->pt, v.task->tgid, record__comm(v.task->comm, comm));
+		break;
+	case RECORD_MMAP:
+		c->stats.mmaps++;
+		err = proc_table__mmap(c->pt, v.mmap, record__mmap_path(v.mmap, path, sizeof(path)));
+		break;
+	case RECORD_MUNMAP:
+		c->stats.munmaps++;
+		proc_table__munmap(c->pt, v.mmap->tgid, v.mmap->start, v.mmap->len);
 		break;
 	case RECORD_EXIT:
 		c->stats.exits++;

@@ -77,6 +77,9 @@ int loader__attach_tracepoints(struct loader *l)
 	s->links.handle_exit = bpf_program__attach(s->progs.handle_exit);
 	if (!s->links.handle_exit)
 		return -errno;
+	s->links.handle_sys_exit = bpf_program__attach(s->progs.handle_sys_exit);
+	if (!s->links.handle_sys_exit)
+		return -errno;
 	return 0;
 }
 
@@ -155,6 +158,8 @@ int loader__read_stats(struct loader *l, struct sample_stats *total)
 		total->events += percpu[i].events;
 		total->events_lost += percpu[i].events_lost;
 		total->targets_full += percpu[i].targets_full;
+		total->mmap_events += percpu[i].mmap_events;
+		total->mmap_lost += percpu[i].mmap_lost;
 	}
 out:
 	free(percpu);

@@ -26,7 +26,7 @@ struct loader *loader__load(const struct loader_opts *opts);
 /* Detaches and unloads everything. NULL is fine. */
 void loader__free(struct loader *l);
 
-/* Attaches the fork/exec/exit tracepoints. 0 or a negative errno. */
+/* Attaches the fork/exec/exit and sys_exit (mapping changes) tracepoints. 0 or -errno. */
 int loader__attach_tracepoints(struct loader *l);
 /* Attaches the sampler to every opened event. 0 or a negative errno. */
 int loader__attach_perf_events(struct loader *l, const struct perf_events *pe);

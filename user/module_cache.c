@@ -115,8 +115,8 @@ static struct elf_entry *entry__new(const char *map_path)
 	return e;
 }
 
-struct elf_entry *module_cache__get(struct module_cache *mc, const char *open_path,
-				    const char *map_path)
+static struct elf_entry *cache__get(struct module_cache *mc, const char *open_path,
+				     const char *map_path, bool check, uint64_t dev, uint64_t ino)
 {
 	struct elf_entry *e = NULL;
 	struct file_id id = {};
@@ -128,6 +128,10 @@ struct elf_entry *module_cache__get(struct module_cache *mc, const char *open_pa
 		return NULL;
 	if (fstat(fd, &st)) {
 		err = -errno;
+		goto fail;
+	}
+	if (check && (st.st_dev != dev || st.st_ino != ino)) {
+		err = -ESTALE;
 		goto fail;
 	}
 	id.dev = st.st_dev;
@@ -168,6 +172,31 @@ fail:
 		close(fd);
 	errno = -err;
 	return NULL;
+}
+
+struct elf_entry *module_cache__get(struct module_cache *mc, const char *open_path,
+				    const char *map_path)
+{
+	return cache__get(mc, open_path, map_path, false, 0, 0);
+}
+
+struct elf_entry *module_cache__get_checked(struct module_cache *mc, const char *open_path,
+					    const char *map_path, uint64_t dev, uint64_t ino)
+{
+	return cache__get(mc, open_path, map_path, true, dev, ino);
+}
+
+struct elf_entry *module_cache__find_inode(struct module_cache *mc, uint64_t dev, uint64_t ino)
+{
+	struct elf_entry *e, *tmp, *found = NULL;
+
+	/* A scan: only for processes gone before their mappings were opened. The newest
+	 * entry wins when an inode was reused. */
+	HASH_ITER(hh, mc->entries, e, tmp)
+		if (e->id.dev == dev && e->id.ino == ino &&
+		    (!found || e->id.ctime_ns > found->id.ctime_ns))
+			found = e;
+	return elf_entry__get(found);
 }
 
 struct elf_entry *module_cache__vdso(struct module_cache *mc)

@@ -67,6 +67,21 @@ void module_cache__free(struct module_cache *mc);
 struct elf_entry *module_cache__get(struct module_cache *mc, const char *open_path,
 				    const char *map_path);
 
+/*
+ * module_cache__get(), but only when the file opened is the inode the mapping refers to
+ * (dev as st_dev, ino): a path seen from another mount namespace, or replaced since, may be
+ * another file. NULL with errno ESTALE for another inode.
+ */
+struct elf_entry *module_cache__get_checked(struct module_cache *mc, const char *open_path,
+					    const char *map_path, uint64_t dev, uint64_t ino);
+
+/*
+ * A cached file with this device and inode (a process that is gone cannot be asked to open
+ * its mappings). New reference, or NULL. Size and times are not compared: the caller has
+ * nothing to compare them with.
+ */
+struct elf_entry *module_cache__find_inode(struct module_cache *mc, uint64_t dev, uint64_t ino);
+
 /* The vdso: bpfprof's own copy (same kernel, same image). New reference or NULL/errno. */
 struct elf_entry *module_cache__vdso(struct module_cache *mc);
 

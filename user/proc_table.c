@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include "log.h"
 #include "proc_maps.h"
@@ -164,6 +165,134 @@ static bool mapping__same(const struct proc_mapping_ref *a, const struct proc_ma
 	       !a->path == !b->path && (!a->path || !strcmp(a->path, b->path));
 }
 
+static struct proc_mapping_ref *maps__find(struct proc_mapping_ref *maps, size_t cnt, uint64_t pc)
+{
+	size_t lo = 0, hi = cnt, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (pc < maps[mid].start)
+			hi = mid;
+		else if (pc >= maps[mid].end)
+			lo = mid + 1;
+		else
+			return &maps[mid];
+	}
+	return NULL;
+}
+
+/*
+ * Makes the Dwfl's modules those of the reported mappings, less any whose bounds overlap
+ * [start, end) (a new mapping: modules must never overlap). Survivors are reported again with
+ * identical (name, lo, hi), which keeps them and their CFI; dwfl_report_end() removes the
+ * rest. Does nothing unless a module has to go (removed, or an overlap).
+ */
+static void proc__sync_modules(struct proc *p, uint64_t start, uint64_t end, bool removed)
+{
+	struct proc_mapping_ref *m;
+	size_t i;
+
+	if (!p->dwfl)
+		return;
+	for (i = 0; i < p->maps_cnt; i++) {
+		m = &p->maps[i];
+		if (m->reported && m->mod_lo < end && start < m->mod_hi) {
+			m->reported = false;
+			removed = true;
+		}
+	}
+	if (!removed)
+		return;
+	if (p->in_unwind) {
+		p->dwfl_stale = true;
+		return;
+	}
+	dwfl_report_begin(p->dwfl);
+	for (i = 0; i < p->maps_cnt; i++) {
+		m = &p->maps[i];
+		if (m->reported && !dwfl_report_module(p->dwfl, m->entry->path, m->mod_lo, m->mod_hi))
+			m->reported = false;
+	}
+	dwfl_report_end(p->dwfl, NULL, NULL);
+	p->modules_dropped++;
+}
+
+/*
+ * Cuts [start, end) out of the mapping list: mappings inside go, mappings across an edge are
+ * trimmed, one around it is split in two. *removed tells whether a mapping that backed a
+ * module went. Returns 0 or -ENOMEM.
+ */
+static int maps__carve(struct proc *p, uint64_t start, uint64_t end, bool *removed)
+	__attribute__((warn_unused_result));
+static int maps__carve(struct proc *p, uint64_t start, uint64_t end, bool *removed)
+{
+	struct proc_mapping_ref *m, *maps;
+	size_t i;
+
+	*removed = false;
+	for (i = 0; i < p->maps_cnt; i++) {
+		m = &p->maps[i];
+		if (m->end <= start || m->start >= end)
+			continue;
+		if (m->start >= start && m->end <= end) {
+			*removed |= m->reported;
+			free(m->path);
+			elf_entry__put(m->entry);
+			memmove(m, m + 1, (p->maps_cnt - i - 1) * sizeof(*m));
+			p->maps_cnt--;
+			i--;
+		} else if (m->start < start && m->end > end) {
+			/* Split: the upper part becomes a mapping of its own. */
+			if (p->maps_cnt == p->maps_cap) {
+				maps = realloc(p->maps, 2 * p->maps_cap * sizeof(*maps));
+				if (!maps)
+					return -ENOMEM;
+				p->maps = maps;
+				p->maps_cap *= 2;
+				m = &p->maps[i];
+			}
+			memmove(m + 2, m + 1, (p->maps_cnt - i - 1) * sizeof(*m));
+			m[1] = m[0];
+			m[1].path = m->path ? strdup(m->path) : NULL;
+			m[1].entry = elf_entry__get(m->entry);
+			m[1].pgoff += end - m->start;
+			m[1].start = end;
+			m->end = start;
+			p->maps_cnt++;
+			i++;
+		} else if (m->start < start) {
+			m->end = start;
+		} else {
+			m->pgoff += end - m->start;
+			m->start = end;
+		}
+	}
+	return 0;
+}
+
+/* Inserts m (owned by the list from now on) at its place; nothing may overlap it. */
+static int maps__insert(struct proc *p, const struct proc_mapping_ref *m)
+{
+	struct proc_mapping_ref *maps;
+	size_t i;
+
+	if (p->maps_cnt == p->maps_cap) {
+		size_t cap = p->maps_cap ? 2 * p->maps_cap : 16;
+
+		maps = realloc(p->maps, cap * sizeof(*maps));
+		if (!maps)
+			return -ENOMEM;
+		p->maps = maps;
+		p->maps_cap = cap;
+	}
+	for (i = 0; i < p->maps_cnt && p->maps[i].start < m->start; i++)
+		;
+	memmove(&p->maps[i + 1], &p->maps[i], (p->maps_cnt - i) * sizeof(*m));
+	p->maps[i] = *m;
+	p->maps_cnt++;
+	return 0;
+}
+
 /*
  * (Re-)reads /proc/PID/maps. Mappings that did not change keep their ELF file and module; if
  * a reported one changed or went away (dlclose, exec), the Dwfl is dropped and rebuilt lazily:
@@ -203,19 +332,22 @@ static int proc__scan(struct proc *p)
 		r->start = maps[i].start;
 		r->end = maps[i].end;
 		r->pgoff = maps[i].pgoff;
+		r->dev = makedev(maps[i].dev_major, maps[i].dev_minor);
 		r->inode = maps[i].inode;
 		r->deleted = maps[i].deleted;
 		r->path = maps[i].path;
 		maps[i].path = NULL;
 	}
+	/* What is left of the old list is gone: its modules too. */
 	for (i = 0; i < p->maps_cnt; i++)
 		reported += p->maps[i].reported;
 	maps__free(p->maps, p->maps_cnt);
 	proc_maps__free(maps, cnt);
 	p->maps = refs;
 	p->maps_cnt = cnt;
+	p->maps_cap = cnt ? cnt : 1;
 	if (reported)
-		proc__drop_dwfl(p);
+		proc__sync_modules(p, 0, 0, true);
 	(void)kept;
 	return 0;
 }
@@ -240,6 +372,7 @@ int proc_table__fork(struct proc_table *pt, uint32_t parent, uint32_t child)
 		cp->maps[i].entry = elf_entry__get(pp->maps[i].entry);
 	}
 	cp->maps_cnt = pp->maps_cnt;
+	cp->maps_cap = pp->maps_cnt ? pp->maps_cnt : 1;
 	cp->maps_read = true;
 	memcpy(cp->comm, pp->comm, sizeof(cp->comm));
 	return 0;
@@ -255,10 +388,63 @@ void proc_table__exec(struct proc_table *pt, uint32_t tgid, const char *comm)
 	maps__free(p->maps, p->maps_cnt);
 	p->maps = NULL;
 	p->maps_cnt = 0;
+	p->maps_cap = 0;
 	p->exited = false;
 	snprintf(p->comm, sizeof(p->comm), "%s", comm);
 	/* Read the new image's mappings now, before a short-lived process is gone. */
 	proc__scan(p);
+}
+
+int proc_table__mmap(struct proc_table *pt, const struct mmap_record *rec, const char *path)
+{
+	struct proc *p = proc_table__find(pt, rec->tgid, true);
+	struct proc_mapping_ref m = {
+		.start = rec->start,
+		.end = rec->start + rec->len,
+		.pgoff = rec->pgoff,
+		/* The kernel's dev_t is major << 20 | minor (include/linux/kdev_t.h). */
+		.dev = makedev(rec->dev >> 20, rec->dev & 0xfffff),
+		.inode = rec->ino,
+	};
+	struct proc_mapping_ref *old;
+	bool removed;
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	/* A process seen for the first time: what it mapped before bpfprof started. */
+	if (!p->maps_read)
+		proc__scan(p);
+	old = maps__find(p->maps, p->maps_cnt, m.start);
+	if (old && old->start == m.start && old->end == m.end && old->pgoff == m.pgoff &&
+	    old->inode == m.inode && old->dev == m.dev)
+		return 0;	/* already known (the maps read at exec saw it) */
+	/* Without a path (anonymous memory, or a path BPF could not walk), the file is still
+	 * reached by inode. */
+	if (path) {
+		m.path = strdup(path);
+		if (!m.path)
+			return -ENOMEM;
+	}
+	err = maps__carve(p, m.start, m.end, &removed);
+	if (!err)
+		err = maps__insert(p, &m);
+	if (err) {
+		free(m.path);
+		return err;
+	}
+	proc__sync_modules(p, m.start, m.end, removed);
+	return 0;
+}
+
+void proc_table__munmap(struct proc_table *pt, uint32_t tgid, uint64_t start, uint64_t len)
+{
+	struct proc *p = proc_table__find(pt, tgid, false);
+	bool removed;
+
+	if (!p || !p->maps_read || maps__carve(p, start, start + len, &removed))
+		return;
+	proc__sync_modules(p, 0, 0, removed);
 }
 
 void proc_table__exit(struct proc_table *pt, uint32_t tgid)
@@ -335,22 +521,6 @@ void proc__unwind_end(struct proc *p)
 		proc__drop_dwfl(p);
 }
 
-static struct proc_mapping_ref *maps__find(struct proc_mapping_ref *maps, size_t cnt, uint64_t pc)
-{
-	size_t lo = 0, hi = cnt, mid;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (pc < maps[mid].start)
-			hi = mid;
-		else if (pc >= maps[mid].end)
-			lo = mid + 1;
-		else
-			return &maps[mid];
-	}
-	return NULL;
-}
-
 /* Opens the mapped file through the process's view of it: map_files reaches deleted files
  * and other mount namespaces; root/PATH is the fallback without CAP_SYS_ADMIN. */
 static void mapping__open(struct proc *p, struct proc_mapping_ref *m)
@@ -360,25 +530,32 @@ static void mapping__open(struct proc *p, struct proc_mapping_ref *m)
 	uint64_t lo, hi;
 
 	m->open_failed = true;
-	if (!m->path)
-		return;
-	if (!strcmp(m->path, "[vdso]")) {
+	if (m->path && !strcmp(m->path, "[vdso]")) {
 		m->entry = module_cache__vdso(mc);
-	} else if (m->path[0] == '/') {
+	} else if (m->inode) {
+		/* The process's own view first: map_files reaches deleted files and other mount
+		 * namespaces, root/PATH works without CAP_SYS_ADMIN. */
 		snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, p->tgid,
 			 m->start, m->end);
-		m->entry = module_cache__get(mc, path, m->path);
-		if (!m->entry && !m->deleted) {
+		m->entry = module_cache__get(mc, path, m->path ? m->path : "[unknown]");
+		if (!m->entry && m->path && !m->deleted) {
 			snprintf(path, sizeof(path), "/proc/%u/root%s", p->tgid, m->path);
-			m->entry = module_cache__get(mc, path, m->path);
+			m->entry = module_cache__get_checked(mc, path, m->path, m->dev, m->inode);
 		}
+		/* The process is gone (a short-lived one): a file another process mapped, or
+		 * the path from the mmap record, if it is still the same inode. */
+		if (!m->entry)
+			m->entry = module_cache__find_inode(mc, m->dev, m->inode);
+		if (!m->entry && m->path)
+			m->entry = module_cache__get_checked(mc, m->path, m->path, m->dev, m->inode);
 	}
 	if (!m->entry) {
-		pr_debug("open %s of process %u: %s", m->path, p->tgid, strerror(errno));
+		if (m->path)
+			pr_debug("open %s of process %u: %s", m->path, p->tgid, strerror(errno));
 		return;
 	}
 	if (elf_entry__bias(m->entry, m->start, m->pgoff, &m->bias, &lo, &hi)) {
-		pr_debug("%s: no PT_LOAD holds offset 0x%" PRIx64, m->path, m->pgoff);
+		pr_debug("%s: no PT_LOAD holds offset 0x%" PRIx64, m->entry->path, m->pgoff);
 		elf_entry__put(m->entry);
 		m->entry = NULL;
 		return;
@@ -393,17 +570,24 @@ static void mapping__report(struct proc *p, struct proc_mapping_ref *m, uint64_t
 	void **userdata;
 
 	m->reported = true;
-	if (dwfl_addrmodule(p->dwfl, pc))
+	mod = dwfl_addrmodule(p->dwfl, pc);
+	if (mod) {
+		/* Another mapping of the file reported it: share its bounds. */
+		dwfl_module_info(mod, NULL, &m->mod_lo, &m->mod_hi, NULL, NULL, NULL, NULL);
 		return;
+	}
 	elf_entry__bias(m->entry, m->start, m->pgoff, &bias, &lo, &hi);
 	dwfl_report_begin_add(p->dwfl);
 	mod = dwfl_report_module(p->dwfl, m->entry->path, lo, hi);
 	if (mod) {
 		dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
 		*userdata = m->entry;
+		m->mod_lo = lo;
+		m->mod_hi = hi;
 	} else {
 		pr_debug("report %s [0x%" PRIx64 ", 0x%" PRIx64 ") in %u: %s", m->entry->path,
 			 lo, hi, p->tgid, dwfl_errmsg(-1));
+		m->mod_lo = m->mod_hi = 0;
 	}
 	dwfl_report_end(p->dwfl, NULL, NULL);
 }

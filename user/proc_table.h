@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <uthash.h>
+#include "bpf/record.h"
 #include "module_cache.h"
 #include "unwind.h"
 
@@ -25,13 +26,16 @@ struct proc_mapping_ref {
 	uint64_t start;		/* [start, end): virtual addresses */
 	uint64_t end;
 	uint64_t pgoff;		/* file offset of start, bytes */
-	uint64_t inode;
+	uint64_t dev;		/* st_dev of the file (makedev(major, minor)) */
+	uint64_t inode;		/* 0 for anonymous memory */
 	char *path;		/* as in /proc/PID/maps; NULL for anonymous memory */
 	bool deleted;
 	struct elf_entry *entry;/* opened at the first pc inside; NULL until then */
 	bool open_failed;	/* do not retry opening */
 	uint64_t bias;		/* load bias, valid with entry */
-	bool reported;		/* a Dwfl module covers it */
+	bool reported;		/* a Dwfl module covers it: */
+	uint64_t mod_lo;	/* the module's bounds, as reported */
+	uint64_t mod_hi;
 };
 
 struct proc_stats {
@@ -45,6 +49,7 @@ struct proc {
 	char comm[17];			/* the process's comm at its last exec or sample */
 	struct proc_mapping_ref *maps;	/* sorted by start, non-overlapping */
 	size_t maps_cnt;
+	size_t maps_cap;
 	bool maps_read;			/* /proc/PID/maps was read at least once */
 	uint64_t last_scan_ns;		/* CLOCK_MONOTONIC of the last maps read */
 	uint64_t sample_time_ns;	/* time of the sample being handled (record time_ns) */
@@ -55,6 +60,7 @@ struct proc {
 	struct unwind_ctx ctx;		/* fixed address: libdwfl keeps a pointer to it */
 	struct proc_table *table;
 	struct proc_stats stats;
+	uint64_t modules_dropped;	/* module sets rebuilt after a mapping change */
 	UT_hash_handle hh;
 };
 
@@ -77,6 +83,14 @@ struct proc *proc_table__find(struct proc_table *pt, uint32_t tgid, bool create)
 int proc_table__fork(struct proc_table *pt, uint32_t parent, uint32_t child);
 /* RECORD_EXEC: drops the old image's mappings and Dwfl, reads the new maps. */
 void proc_table__exec(struct proc_table *pt, uint32_t tgid, const char *comm);
+/*
+ * RECORD_MMAP: a new executable mapping of m->tgid; path is the file's path from the record
+ * (NULL if none). Older mappings under it are cut away, and only the Dwfl modules they or the
+ * new range touch are dropped (re-reported lazily). 0 or -ENOMEM.
+ */
+int proc_table__mmap(struct proc_table *pt, const struct mmap_record *m, const char *path);
+/* RECORD_MUNMAP: [start, start + len) of tgid holds no code any more. */
+void proc_table__munmap(struct proc_table *pt, uint32_t tgid, uint64_t start, uint64_t len);
 /* RECORD_EXIT: marks the process; proc_table__end_batch() frees it. */
 void proc_table__exit(struct proc_table *pt, uint32_t tgid);
 /* After each ringbuf drain: frees exited processes. */

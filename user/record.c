@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 #include "record.h"
+#include "util.h"
 
 static int decode_sample(const void *data, size_t sz, struct record_view *view)
 {
@@ -33,6 +34,15 @@ int record__decode(const void *data, size_t sz, struct record_view *view)
 	switch (hdr->type) {
 	case RECORD_SAMPLE:
 		return decode_sample(data, sz, view);
+	case RECORD_MMAP:
+	case RECORD_MUNMAP:
+		if (sz < sizeof(struct mmap_record))
+			return -EINVAL;
+		view->mmap = data;
+		if (view->mmap->path_sz > sizeof(view->mmap->path) ||
+		    view->mmap->start + view->mmap->len < view->mmap->start)
+			return -EINVAL;
+		return 0;
 	case RECORD_FORK:
 	case RECORD_EXEC:
 	case RECORD_EXIT:
@@ -49,5 +59,35 @@ const char *record__comm(const char comm[BPFPROF_COMM_LEN], char buf[BPFPROF_COM
 {
 	memcpy(buf, comm, BPFPROF_COMM_LEN);
 	buf[BPFPROF_COMM_LEN] = '\0';
+	return buf;
+}
+
+char *record__mmap_path(const struct mmap_record *m, char *buf, size_t sz)
+{
+	const char *comp[BPFPROF_PATH_DEPTH + 1];
+	size_t n = 0, len = 0, i, l;
+	uint32_t off = 0;
+
+	if (!m->path_sz || (m->prot & MMAP_F_PATH_TRUNC) || !sz)
+		return NULL;
+	/* Components are NUL-terminated, leaf first; a last one without NUL is cut. */
+	while (off < m->path_sz && n < ARRAY_SIZE(comp)) {
+		l = strnlen(m->path + off, m->path_sz - off);
+		if (off + l >= m->path_sz)
+			break;
+		comp[n++] = m->path + off;
+		off += l + 1;
+	}
+	if (!n)
+		return NULL;
+	for (i = n; i-- > 0;) {
+		l = strlen(comp[i]);
+		if (len + 1 + l + 1 > sz)
+			return NULL;
+		buf[len++] = '/';
+		memcpy(buf + len, comp[i], l);
+		len += l;
+	}
+	buf[len] = '\0';
 	return buf;
 }

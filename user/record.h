@@ -13,6 +13,7 @@ struct record_view {
 	union {
 		const struct sample_record *sample;	/* RECORD_SAMPLE */
 		const struct task_record *task;		/* RECORD_FORK, _EXEC, _EXIT */
+		const struct mmap_record *mmap;		/* RECORD_MMAP, _MUNMAP */
 	};
 };
 
@@ -24,6 +25,13 @@ struct record_view {
  * Returns 0, -EINVAL for a malformed record, -ENOTSUP for an unknown type.
  */
 int record__decode(const void *data, size_t sz, struct record_view *view);
+
+/*
+ * The path of an mmap record (components leaf first, as BPF walks the dentries) as an absolute
+ * path in buf (PATH_MAX bytes). Returns buf, or NULL when the record has no path or it was
+ * truncated (MMAP_F_PATH_TRUNC).
+ */
+char *record__mmap_path(const struct mmap_record *m, char *buf, size_t sz);
 
 /* comm as a NUL-terminated string in buf (BPFPROF_COMM_LEN + 1 bytes). */
 const char *record__comm(const char comm[BPFPROF_COMM_LEN], char buf[BPFPROF_COMM_LEN + 1]);
