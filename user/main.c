@@ -25,6 +25,7 @@
 #include "proc_table.h"
 #include "sample.h"
 #include "summary.h"
+#include "unwind_stats.h"
 #include "util.h"
 
 /* How long `-- CMD` may take to exit after bpfprof was asked to stop. */
@@ -39,6 +40,7 @@ struct session {
 	struct aggregate *agg;
 	struct sample_handler *sh;
 	struct consumer *consumer;
+	struct unwind_stats *ustats;		/* --stats */
 	sigset_t old_mask;
 	int sigfd;
 	pid_t child;			/* -- CMD */
@@ -51,6 +53,7 @@ struct session {
 	uint64_t start_ns;
 	uint64_t end_ns;
 	int stop_signal;		/* the signal that stopped profiling, or 0 */
+	bool events_lost;		/* mapping or task events were lost */
 };
 
 /* utime + stime of a process (/proc/PID/stat fields 14, 15), ns; -1 when it is gone. */
@@ -282,6 +285,22 @@ static bool handle_signals(struct session *s, uint64_t *stop_at)
 	return false;
 }
 
+/* Lost mapping or task events leave holes only /proc can fill: tell the process table. */
+static void check_lost_events(struct session *s)
+{
+	struct sample_stats st;
+
+	if (s->events_lost || loader__read_stats(s->loader, &st))
+		return;
+	if (st.events_lost || st.mmap_lost) {
+		s->events_lost = true;
+		pr_warn("%llu task and %llu mapping events lost (ringbuf full): stacks may be "
+			"attributed late; try a larger --ringbuf-size",
+			(unsigned long long)st.events_lost, (unsigned long long)st.mmap_lost);
+		proc_table__events_lost(s->pt);
+	}
+}
+
 static int run_loop(struct session *s)
 {
 	struct bpfprof_opts *o = s->opts;
@@ -303,9 +322,10 @@ static int run_loop(struct session *s)
 		now = now_ns();
 		if (now >= stop_at)
 			break;
-		if (o->pids_cnt && now >= next_check) {
+		if (now >= next_check) {
 			next_check = now + 200000000ull;
-			if (!pids_alive(s)) {
+			check_lost_events(s);
+			if (o->pids_cnt && !pids_alive(s)) {
 				pr_info("all target processes exited");
 				break;
 			}
@@ -393,9 +413,20 @@ static void print_summary(struct session *s)
 		.top = s->opts->top,
 	};
 
+	unsigned int procs, dwfls, files;
+
 	loader__read_stats(s->loader, &bpf);
 	if (!s->opts->quiet)
 		summary__print(stderr, &in);
+	if (s->ustats) {
+		unwind_stats__print(s->ustats, stderr, 20);
+		proc_table__counts(s->pt, &procs, &dwfls, &files);
+		fprintf(stderr, "bpfprof: %u ELF files open, %u Dwfls open, %u processes tracked, "
+			"%llu events lost (%llu task, %llu mmap), %llu samples lost\n", files, dwfls,
+			procs, (unsigned long long)(bpf.events_lost + bpf.mmap_lost),
+			(unsigned long long)bpf.events_lost, (unsigned long long)bpf.mmap_lost,
+			(unsigned long long)bpf.lost);
+	}
 }
 
 static int setup(struct session *s)
@@ -436,6 +467,14 @@ static int setup(struct session *s)
 		pr_warn("set up process table: %s", strerror(errno ? errno : ENOMEM));
 		return BPFPROF_EXIT_ERROR;
 	}
+	if (o->stats) {
+		s->ustats = unwind_stats__new();
+		if (!s->ustats) {
+			pr_warn("set up --stats: %s", strerror(errno));
+			return BPFPROF_EXIT_ERROR;
+		}
+		sho.stats = s->ustats;
+	}
 	s->sh = sample_handler__new(s->pt, s->ksyms, s->agg, &sho);
 	if (!s->sh) {
 		pr_warn("set up sample handler: %s", strerror(errno));
@@ -455,6 +494,7 @@ static void teardown(struct session *s)
 	sample_handler__free(s->sh);
 	proc_table__free(s->pt);
 	aggregate__free(s->agg);
+	unwind_stats__free(s->ustats);
 	ksyms__free(s->ksyms);
 	perf_events__close(&s->events);
 	loader__free(s->loader);

@@ -41,6 +41,7 @@ enum {
 	OPT_RINGBUF_SIZE,
 	OPT_DRAIN_MS,
 	OPT_TOP,
+	OPT_STATS,
 };
 
 static const struct argp_option options[] = {
@@ -62,6 +63,8 @@ static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Output:", 3 },
 	{ "output", 'o', "FILE", 0, "Write folded stacks to FILE (default stdout)", 3 },
 	{ "top", OPT_TOP, "N", 0, "Functions listed in the summary (default 10, 0 = none)", 3 },
+	{ "stats", OPT_STATS, NULL, 0, "Unwind quality per process and module: samples, share "
+	  "unwound to the root, why unwinding stopped and where; files and Dwfls open", 3 },
 	{ "quiet", 'q', NULL, 0, "No progress or summary on stderr", 3 },
 	{ "verbose", 'v', NULL, 0, "Debug messages (twice: libbpf's too)", 3 },
 	{},
@@ -181,6 +184,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'q':
 		o->quiet = true;
+		break;
+	case OPT_STATS:
+		o->stats = true;
 		break;
 	case 'v':
 		o->verbose++;

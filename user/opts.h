@@ -28,6 +28,7 @@ struct bpfprof_opts {
 	unsigned int top;		/* functions in the summary (default 10, 0 = none) */
 	int verbose;			/* -v */
 	bool quiet;			/* -q: no progress or summary */
+	bool stats;			/* --stats: unwind quality per process and module */
 };
 
 /*

@@ -21,6 +21,7 @@ struct proc_table {
 	int ref_fd;
 	struct proc_table_opts opts;
 	struct proc_stats freed;	/* stats of freed processes */
+	bool rescan_on_miss;		/* mapping events were lost */
 };
 
 /* libdwfl find_elf: hand out the cached Elf; the module's userdata is its elf_entry. */
@@ -455,6 +456,11 @@ void proc_table__exit(struct proc_table *pt, uint32_t tgid)
 		p->exited = true;
 }
 
+void proc_table__events_lost(struct proc_table *pt)
+{
+	pt->rescan_on_miss = true;
+}
+
 void proc_table__end_batch(struct proc_table *pt)
 {
 	struct proc *p, *tmp;
@@ -599,10 +605,11 @@ struct proc_mapping_ref *proc__mapping(struct proc *p, uint64_t pc)
 	if (!p->maps_read)
 		proc__scan(p);
 	m = maps__find(p->maps, p->maps_cnt, pc);
-	if (!m && !p->exited && p->sample_time_ns > p->last_scan_ns &&
+	if (!m && p->table->rescan_on_miss && !p->exited && p->sample_time_ns > p->last_scan_ns &&
 	    now_ns() - p->last_scan_ns >= p->table->opts.rescan_interval_ns) {
-		/* Code mapped (dlopen) between the last read and the sample: read again. A read
-		 * newer than the sample already saw everything the sample could have run. */
+		/* Events were lost, so code may have been mapped (dlopen) between the last read
+		 * and the sample: read again. A read newer than the sample already saw
+		 * everything the sample could have run. */
 		proc__scan(p);
 		m = maps__find(p->maps, p->maps_cnt, pc);
 	}

@@ -93,6 +93,12 @@ int proc_table__mmap(struct proc_table *pt, const struct mmap_record *m, const c
 void proc_table__munmap(struct proc_table *pt, uint32_t tgid, uint64_t start, uint64_t len);
 /* RECORD_EXIT: marks the process; proc_table__end_batch() frees it. */
 void proc_table__exit(struct proc_table *pt, uint32_t tgid);
+/*
+ * Mapping events were lost (ringbuf full): from now on a pc in no known mapping makes the
+ * table re-read that process's maps (throttled). Without lost events it never does: the
+ * events are the truth at each sample's time, and /proc shows a later one.
+ */
+void proc_table__events_lost(struct proc_table *pt);
 /* After each ringbuf drain: frees exited processes. */
 void proc_table__end_batch(struct proc_table *pt);
 

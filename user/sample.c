@@ -9,6 +9,7 @@
 #include <uthash.h>
 #include "sample.h"
 #include "symbolize.h"
+#include "unwind_stats.h"
 
 /* (address -> interned name) caches: per ELF file for user frames, one for kernel IPs. */
 struct name_cache {
@@ -25,6 +26,7 @@ struct sample_handler {
 	struct name_cache *knames;
 	struct unwind_frame *frames;	/* opts.max_frames */
 	uint32_t *ids;			/* 1 + max_frames + BPFPROF_KSTACK_MAX */
+	const char **modules;		/* module of each user frame, for --stats */
 };
 
 static void name_cache__free(void *head)
@@ -63,7 +65,8 @@ struct sample_handler *sample_handler__new(struct proc_table *pt, const struct k
 	sh->opts = *opts;
 	sh->frames = calloc(opts->max_frames, sizeof(*sh->frames));
 	sh->ids = calloc(1 + opts->max_frames + BPFPROF_KSTACK_MAX, sizeof(*sh->ids));
-	if (!sh->frames || !sh->ids) {
+	sh->modules = calloc(opts->max_frames, sizeof(*sh->modules));
+	if (!sh->frames || !sh->ids || !sh->modules) {
 		sample_handler__free(sh);
 		errno = ENOMEM;
 		return NULL;
@@ -78,6 +81,7 @@ void sample_handler__free(struct sample_handler *sh)
 	name_cache__free(sh->knames);
 	free(sh->frames);
 	free(sh->ids);
+	free(sh->modules);
 	free(sh);
 }
 
@@ -97,8 +101,18 @@ static int64_t intern_fmt(struct sample_handler *sh, enum frame_kind kind, const
 
 /* A user frame's name: its function, else "module+0xADDR" (ELF virtual address), else the
  * kind of memory it is in. */
+/* The module a frame is in, for --stats: its file, or the kind of memory. */
+static const char *mapping_name(const struct proc_mapping_ref *m)
+{
+	if (!m)
+		return NULL;
+	if (m->entry)
+		return m->entry->path;
+	return m->path ? m->path : "[anon]";
+}
+
 static int64_t user_frame_name(struct sample_handler *sh, struct proc *p,
-			       const struct unwind_frame *f)
+			       const struct unwind_frame *f, const char **module)
 {
 	/* A return address points after the call: look up the call itself. */
 	uint64_t pc = f->is_activation ? f->pc : f->pc - 1, addr, off;
@@ -109,6 +123,7 @@ static int64_t user_frame_name(struct sample_handler *sh, struct proc *p,
 	struct symtab *st;
 	int64_t id;
 
+	*module = mapping_name(m);
 	if (!m)
 		return aggregate__intern(sh->agg, "[unknown]", FRAME_USER);
 	if (!m->entry) {
@@ -187,11 +202,15 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 		return id;
 	sh->ids[n++] = id;
 	for (i = cnt; i-- > 0;) {
-		id = user_frame_name(sh, p, &sh->frames[i]);
+		id = user_frame_name(sh, p, &sh->frames[i], &sh->modules[i]);
 		if (id < 0)
 			return id;
 		sh->ids[n++] = id;
 	}
+	if (sh->opts.stats &&
+	    unwind_stats__add(sh->opts.stats, s->tgid, p->comm[0] ? p->comm : comm, sh->modules,
+			      cnt, stop, p->ctx.stop_frame))
+		return -ENOMEM;
 	for (i = s->kstack_cnt; i-- > 0;) {
 		id = kernel_frame_name(sh, s->kstack[i]);
 		if (id < 0)

@@ -9,9 +9,12 @@
 #include "ksyms.h"
 #include "proc_table.h"
 
+struct unwind_stats;
+
 struct sample_handler_opts {
 	uint32_t stack_cap;	/* --stack-size given to the BPF side, bytes */
 	uint32_t max_frames;	/* user frames kept per sample */
+	struct unwind_stats *stats; /* --stats counters (borrowed), or NULL */
 };
 
 struct sample_handler;

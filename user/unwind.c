@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <string.h>
 #include "log.h"
+#include <stdlib.h>
 #include "proc_table.h"
 #include "unwind.h"
 
@@ -101,6 +102,47 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	return ctx->frames_cnt < ctx->frames_cap ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
+/* Whether CFI (.eh_frame, else .debug_frame) describes pc in dwfl. */
+static bool has_cfi(Dwfl *dwfl, Dwarf_Addr pc)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(dwfl, pc);
+	Dwarf_Frame *frame = NULL;
+	Dwarf_CFI *cfi;
+	Dwarf_Addr bias;
+	int i;
+
+	if (!mod)
+		return false;
+	for (i = 0; i < 2; i++) {
+		cfi = i ? dwfl_module_dwarf_cfi(mod, &bias) : dwfl_module_eh_cfi(mod, &bias);
+		if (cfi && !dwarf_cfi_addrframe(cfi, pc - bias, &frame)) {
+			free(frame);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Where no CFI covers a frame's pc, libdwfl goes on with a frame-pointer guess, and whatever
+ * fails after it (a bogus pc, a read outside the stack) is only a symptom: blame the first
+ * frame without CFI. Only on stacks that did not reach the root.
+ */
+static void blame_missing_cfi(struct unwind_ctx *ctx, Dwfl *dwfl, enum unwind_stop *stop)
+{
+	const struct unwind_frame *f;
+	size_t i;
+
+	for (i = 0; i + 1 < ctx->frames_cnt; i++) {
+		f = &ctx->frames[i];
+		if (has_cfi(dwfl, f->is_activation ? f->pc : f->pc - 1))
+			continue;
+		*stop = UNWIND_STOP_ERROR;
+		ctx->stop_frame = i;
+		return;
+	}
+}
+
 int unwind__sample(struct proc *p, const struct sample_record *s, uint32_t stack_cap,
 		   struct unwind_frame *frames, size_t cap, enum unwind_stop *stop)
 {
@@ -130,7 +172,6 @@ int unwind__sample(struct proc *p, const struct sample_record *s, uint32_t stack
 
 	p->in_unwind = true;
 	ret = dwfl_getthread_frames(dwfl, s->tid, frame_cb, ctx);
-	proc__unwind_end(p);
 
 	if (ret == 0 && !ctx->bad_read) {
 		/* libdwfl ends with 0 when the return address is undefined: the CFI of
@@ -147,6 +188,11 @@ int unwind__sample(struct proc *p, const struct sample_record *s, uint32_t stack
 	} else if (ctx->no_mapping) {
 		*stop = UNWIND_STOP_NO_MAPPING;
 	}
+	ctx->stop_frame = ctx->frames_cnt ? ctx->frames_cnt - 1 : 0;
+	if (*stop != UNWIND_STOP_ROOT && *stop != UNWIND_STOP_DEPTH)
+		blame_missing_cfi(ctx, dwfl, stop);
+	/* Last use of dwfl: a mapping change seen while unwinding may drop it now. */
+	proc__unwind_end(p);
 	if (*stop != UNWIND_STOP_ROOT && log__enabled(LOG_DEBUG))
 		pr_debug("unwind %u/%u: %s after %zu frames (%s; read at 0x%" PRIx64
 			 ", copy 0x%" PRIx64 "+%u)", s->tgid, s->tid, unwind_stop_names[*stop],

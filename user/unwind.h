@@ -53,6 +53,7 @@ struct unwind_ctx {
 	size_t frames_cnt;
 	uint64_t last_sp;
 	bool no_mapping;
+	size_t stop_frame;		/* the frame where unwinding ended (--stats) */
 };
 
 /*
@@ -66,7 +67,9 @@ int unwind__attach(Dwfl *dwfl, Elf *ref_elf, pid_t tgid, struct unwind_ctx *ctx)
  * Unwinds sample s of process p into frames[0..*cnt), innermost first, at most cap frames.
  * stack_cap is the stack copy size the BPF side was given (to tell a truncated copy).
  * Modules are reported to p's Dwfl on the first pc inside them. Partial stacks are kept: the
- * return value is the number of frames (>= 0) and *stop says why it ended.
+ * return value is the number of frames (>= 0), *stop says why it ended and p->ctx.stop_frame
+ * at which frame: the first one in a file without CFI when a frame-pointer guess from there
+ * went wrong (UNWIND_STOP_ERROR, "no CFI"), else the last.
  */
 int unwind__sample(struct proc *p, const struct sample_record *s, uint32_t stack_cap,
 		   struct unwind_frame *frames, size_t cap, enum unwind_stop *stop);
