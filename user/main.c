@@ -305,7 +305,8 @@ static int run_loop(struct session *s)
 {
 	struct bpfprof_opts *o = s->opts;
 	uint64_t stop_at = o->duration_ns ? s->start_ns + o->duration_ns : UINT64_MAX;
-	uint64_t next_check = 0, now;
+	uint64_t next_check = 0, next_sweep = now_ns() + 5000000000ull, now;
+	unsigned int swept;
 	struct pollfd pfd = { .fd = s->sigfd, .events = POLLIN };
 	int n;
 
@@ -322,6 +323,13 @@ static int run_loop(struct session *s)
 		now = now_ns();
 		if (now >= stop_at)
 			break;
+		if (now >= next_sweep) {
+			/* Processes gone without an exit record: after 5 s without records. */
+			next_sweep = now + 5000000000ull;
+			swept = proc_table__sweep(s->pt, 5000000000ull);
+			if (swept)
+				pr_debug("%u vanished processes swept", swept);
+		}
 		if (now >= next_check) {
 			next_check = now + 200000000ull;
 			check_lost_events(s);

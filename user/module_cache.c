@@ -13,6 +13,7 @@
 #include "module_cache.h"
 #include "proc_maps.h"
 #include "symbolize.h"
+#include "util.h"
 
 struct module_cache {
 	struct elf_entry *entries;	/* uthash by id */
@@ -254,9 +255,48 @@ fail:
 
 struct elf_entry *elf_entry__get(struct elf_entry *e)
 {
-	if (e)
+	if (e) {
 		e->refcnt++;
+		e->last_use_ns = now_ns();
+	}
 	return e;
+}
+
+static int by_last_use(const void *a, const void *b)
+{
+	const struct elf_entry *x = *(void *const *)a, *y = *(void *const *)b;
+
+	return x->last_use_ns < y->last_use_ns ? -1 : x->last_use_ns > y->last_use_ns;
+}
+
+unsigned int module_cache__trim(struct module_cache *mc, unsigned int max_unused,
+				uint64_t min_age_ns)
+{
+	struct elf_entry *e, *tmp, **unused;
+	unsigned int n = 0, i, evicted = 0;
+	uint64_t now = now_ns();
+
+	HASH_ITER(hh, mc->entries, e, tmp)
+		n += e->refcnt == 1;
+	if (n <= max_unused)
+		return 0;
+	unused = calloc(n, sizeof(*unused));
+	if (!unused)
+		return 0;
+	n = 0;
+	HASH_ITER(hh, mc->entries, e, tmp)
+		if (e->refcnt == 1)
+			unused[n++] = e;
+	qsort(unused, n, sizeof(*unused), by_last_use);
+	for (i = 0; i + max_unused < n; i++) {
+		if (now - unused[i]->last_use_ns < min_age_ns)
+			break;
+		HASH_DEL(mc->entries, unused[i]);
+		entry__free(unused[i]);
+		evicted++;
+	}
+	free(unused);
+	return evicted;
 }
 
 void elf_entry__put(struct elf_entry *e)

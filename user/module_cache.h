@@ -49,6 +49,7 @@ struct elf_entry {
 	void *names;			/* frame name cache of the symbolizer (sample.c) */
 	void (*names_free)(void *names);
 	int refcnt;
+	uint64_t last_use_ns;		/* CLOCK_MONOTONIC of the last reference taken */
 	UT_hash_handle hh;
 };
 
@@ -84,6 +85,14 @@ struct elf_entry *module_cache__find_inode(struct module_cache *mc, uint64_t dev
 
 /* The vdso: bpfprof's own copy (same kernel, same image). New reference or NULL/errno. */
 struct elf_entry *module_cache__vdso(struct module_cache *mc);
+
+/*
+ * Evicts files no mapping refers to any more, least recently used first, until at most
+ * max_unused such files are left; files used in the last min_age_ns stay. Returns how many
+ * went. (libelf keeps an Elf alive until its last user calls elf_end().)
+ */
+unsigned int module_cache__trim(struct module_cache *mc, unsigned int max_unused,
+				uint64_t min_age_ns);
 
 /* Number of cached files. */
 unsigned int module_cache__cnt(const struct module_cache *mc);

@@ -22,6 +22,7 @@ struct proc_table {
 	struct proc_table_opts opts;
 	struct proc_stats freed;	/* stats of freed processes */
 	bool rescan_on_miss;		/* mapping events were lost */
+	uint64_t batches;
 };
 
 /* libdwfl find_elf: hand out the cached Elf; the module's userdata is its elf_entry. */
@@ -148,13 +149,18 @@ struct proc *proc_table__find(struct proc_table *pt, uint32_t tgid, bool create)
 	struct proc *p;
 
 	HASH_FIND(hh, pt->procs, &tgid, sizeof(tgid), p);
-	if (p || !create)
+	if (p) {
+		p->last_seen_ns = now_ns();
 		return p;
+	}
+	if (!create)
+		return NULL;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
 	p->tgid = tgid;
 	p->table = pt;
+	p->last_seen_ns = now_ns();
 	HASH_ADD(hh, pt->procs, tgid, sizeof(p->tgid), p);
 	return p;
 }
@@ -456,10 +462,34 @@ void proc_table__exit(struct proc_table *pt, uint32_t tgid)
 		p->exited = true;
 }
 
+unsigned int proc_table__sweep(struct proc_table *pt, uint64_t idle_ns)
+{
+	uint64_t now = now_ns();
+	unsigned int n = 0;
+	char path[32];
+	struct proc *p;
+
+	for (p = pt->procs; p; p = p->hh.next) {
+		if (p->exited || now - p->last_seen_ns < idle_ns)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u", p->tgid);
+		if (access(path, F_OK) && errno == ENOENT) {
+			p->exited = true;
+			n++;
+		}
+	}
+	return n;
+}
+
 void proc_table__events_lost(struct proc_table *pt)
 {
 	pt->rescan_on_miss = true;
 }
+
+/* ELF files kept open while no process maps them (a build runs the same compiler over and
+ * over), and how long an unused one stays at least. */
+#define MODULE_CACHE_UNUSED_MAX	256
+#define MODULE_CACHE_MIN_AGE_NS	(30 * 1000000000ull)
 
 void proc_table__end_batch(struct proc_table *pt)
 {
@@ -468,6 +498,8 @@ void proc_table__end_batch(struct proc_table *pt)
 	HASH_ITER(hh, pt->procs, p, tmp)
 		if (p->exited)
 			proc__free(pt, p);
+	if (++pt->batches % 100 == 0)
+		module_cache__trim(pt->modules, MODULE_CACHE_UNUSED_MAX, MODULE_CACHE_MIN_AGE_NS);
 }
 
 struct proc *proc_table__first(struct proc_table *pt)

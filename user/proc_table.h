@@ -54,6 +54,7 @@ struct proc {
 	uint64_t last_scan_ns;		/* CLOCK_MONOTONIC of the last maps read */
 	uint64_t sample_time_ns;	/* time of the sample being handled (record time_ns) */
 	bool exited;			/* its exit record was handled: freed at end of batch */
+	uint64_t last_seen_ns;		/* CLOCK_MONOTONIC of its last record */
 	Dwfl *dwfl;			/* created at the first sample that needs it */
 	bool in_unwind;			/* inside unwind__sample(): the Dwfl must stay */
 	bool dwfl_stale;		/* drop the Dwfl when the unwind ends */
@@ -99,6 +100,12 @@ void proc_table__exit(struct proc_table *pt, uint32_t tgid);
  * events are the truth at each sample's time, and /proc shows a later one.
  */
 void proc_table__events_lost(struct proc_table *pt);
+/*
+ * Marks the processes that vanished without an exit record (lost event, or one that exited
+ * before bpfprof tracked it): no record for idle_ns and no /proc/PID any more. They are freed
+ * at the end of the batch. Returns how many.
+ */
+unsigned int proc_table__sweep(struct proc_table *pt, uint64_t idle_ns);
 /* After each ringbuf drain: frees exited processes. */
 void proc_table__end_batch(struct proc_table *pt);
 

@@ -70,15 +70,16 @@ char *record__mmap_path(const struct mmap_record *m, char *buf, size_t sz)
 
 	if (!m->path_sz || (m->prot & MMAP_F_PATH_TRUNC) || !sz)
 		return NULL;
-	/* Components are NUL-terminated, leaf first; a last one without NUL is cut. */
+	/* Components are NUL-terminated, leaf first: one cut short (the root end) would give
+	 * another file's path. */
 	while (off < m->path_sz && n < ARRAY_SIZE(comp)) {
 		l = strnlen(m->path + off, m->path_sz - off);
 		if (off + l >= m->path_sz)
-			break;
+			return NULL;
 		comp[n++] = m->path + off;
 		off += l + 1;
 	}
-	if (!n)
+	if (!n || off < m->path_sz)
 		return NULL;
 	for (i = n; i-- > 0;) {
 		l = strlen(comp[i]);

@@ -95,6 +95,32 @@ static void test_comm_unterminated(void **state)
 	assert_int_equal(strlen(record__comm(comm, buf)), BPFPROF_COMM_LEN);
 }
 
+static void test_mmap_path(void **state)
+{
+	static const char comps[] = "libc.so.6\0x86_64-linux-gnu\0lib\0usr";
+	struct mmap_record m = { .hdr = { RECORD_MMAP, sizeof(m) } };
+	struct record_view v;
+	char buf[64];
+
+	memcpy(m.path, comps, sizeof(comps));
+	m.path_sz = sizeof(comps);	/* the last NUL included */
+	assert_int_equal(record__decode(&m, sizeof(m), &v), 0);
+	assert_string_equal(record__mmap_path(&m, buf, sizeof(buf)),
+			    "/usr/lib/x86_64-linux-gnu/libc.so.6");
+	/* Too small a buffer: no path rather than a cut one. */
+	assert_null(record__mmap_path(&m, buf, 10));
+	/* A root-end component cut short would name another file: no path. */
+	m.path_sz = sizeof(comps) - 1;
+	assert_null(record__mmap_path(&m, buf, sizeof(buf)));
+	/* BPF gave up walking: the path is not trusted. */
+	m.path_sz = sizeof(comps);
+	m.prot = MMAP_F_PATH_TRUNC;
+	assert_null(record__mmap_path(&m, buf, sizeof(buf)));
+	/* path_sz beyond the array is a bad record. */
+	m.path_sz = sizeof(m.path) + 1;
+	assert_int_equal(record__decode(&m, sizeof(m), &v), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -102,6 +128,7 @@ int main(void)
 		cmocka_unit_test(test_sample_bad_lengths),
 		cmocka_unit_test(test_task_and_unknown),
 		cmocka_unit_test(test_comm_unterminated),
+		cmocka_unit_test(test_mmap_path),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* test_proc_table.c: mapping events on the interval map, and ELF cache eviction. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include "proc_table.h"
+
+/* No such process: /proc reads fail, so the list holds exactly what the events said. */
+#define TGID 0x3ffffff0u
+
+static void mmap_ev(struct proc_table *pt, uint64_t start, uint64_t len, uint64_t pgoff,
+		    uint64_t ino, const char *path)
+{
+	struct mmap_record r = {
+		.hdr = { RECORD_MMAP, sizeof(r) },
+		.tgid = TGID,
+		.start = start,
+		.len = len,
+		.pgoff = pgoff,
+		.dev = (8 << 20) | 1,
+		.ino = ino,
+		.prot = MMAP_PROT_EXEC,
+	};
+
+	assert_int_equal(proc_table__mmap(pt, &r, path), 0);
+}
+
+static void expect(struct proc *p, size_t i, uint64_t start, uint64_t end, uint64_t pgoff,
+		   const char *path)
+{
+	assert_true(i < p->maps_cnt);
+	assert_int_equal(p->maps[i].start, start);
+	assert_int_equal(p->maps[i].end, end);
+	assert_int_equal(p->maps[i].pgoff, pgoff);
+	assert_string_equal(p->maps[i].path, path);
+}
+
+static void test_carve(void **state)
+{
+	struct proc_table_opts o = {};
+	struct proc_table *pt = proc_table__new(&o);
+	struct proc *p;
+
+	assert_non_null(pt);
+	mmap_ev(pt, 0x10000, 0x40000, 0, 1, "/a");
+	p = proc_table__find(pt, TGID, false);
+	assert_non_null(p);
+	assert_int_equal(p->maps_cnt, 1);
+	/* An overlay in the middle splits the older mapping; file offsets follow. */
+	mmap_ev(pt, 0x20000, 0x10000, 0x5000, 2, "/b");
+	assert_int_equal(p->maps_cnt, 3);
+	expect(p, 0, 0x10000, 0x20000, 0, "/a");
+	expect(p, 1, 0x20000, 0x30000, 0x5000, "/b");
+	expect(p, 2, 0x30000, 0x50000, 0x20000, "/a");
+	assert_int_equal(p->maps[1].dev, makedev(8, 1));
+	/* The same mapping again (the maps read at exec saw it): nothing changes. */
+	mmap_ev(pt, 0x20000, 0x10000, 0x5000, 2, "/b");
+	assert_int_equal(p->maps_cnt, 3);
+	/* munmap across two: one goes, one is trimmed at its start. */
+	proc_table__munmap(pt, TGID, 0x10000, 0x18000);
+	assert_int_equal(p->maps_cnt, 2);
+	expect(p, 0, 0x28000, 0x30000, 0xd000, "/b");
+	expect(p, 1, 0x30000, 0x50000, 0x20000, "/a");
+	/* dlclose A, dlopen C at the same place. */
+	proc_table__munmap(pt, TGID, 0x30000, 0x20000);
+	mmap_ev(pt, 0x30000, 0x20000, 0, 3, "/c");
+	assert_int_equal(p->maps_cnt, 2);
+	expect(p, 1, 0x30000, 0x50000, 0, "/c");
+	/* Exec forgets everything. */
+	proc_table__exec(pt, TGID, "x");
+	assert_int_equal(p->maps_cnt, 0);
+	proc_table__free(pt);
+}
+
+static void test_fork_exit(void **state)
+{
+	struct proc_table_opts o = {};
+	struct proc_table *pt = proc_table__new(&o);
+	struct proc *c;
+
+	mmap_ev(pt, 0x10000, 0x1000, 0, 1, "/a");
+	assert_int_equal(proc_table__fork(pt, TGID, TGID + 1), 0);
+	c = proc_table__find(pt, TGID + 1, false);
+	assert_non_null(c);
+	assert_int_equal(c->maps_cnt, 1);
+	expect(c, 0, 0x10000, 0x11000, 0, "/a");
+	/* Exit only marks: samples before the exit record may still be in this batch. */
+	proc_table__exit(pt, TGID + 1);
+	assert_non_null(proc_table__find(pt, TGID + 1, false));
+	proc_table__end_batch(pt);
+	assert_null(proc_table__find(pt, TGID + 1, false));
+	proc_table__free(pt);
+}
+
+static void test_cache_trim(void **state)
+{
+	const char *files[] = { "/bin/true", "/bin/false", "/bin/ls" };
+	struct module_cache *mc = module_cache__new();
+	struct elf_entry *e[3], *again;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		e[i] = module_cache__get(mc, files[i], files[i]);
+		assert_non_null(e[i]);
+	}
+	/* Same identity: same entry. */
+	again = module_cache__get(mc, "/bin/ls", "/usr/bin/ls");
+	assert_ptr_equal(again, e[2]);
+	elf_entry__put(again);
+	assert_int_equal(module_cache__cnt(mc), 3);
+	/* Referenced files stay whatever the limit. */
+	assert_int_equal(module_cache__trim(mc, 0, 0), 0);
+	elf_entry__put(e[0]);
+	elf_entry__put(e[1]);
+	/* Two unused, one kept: the least recently used goes. */
+	assert_int_equal(module_cache__trim(mc, 1, 0), 1);
+	assert_int_equal(module_cache__cnt(mc), 2);
+	/* Too recent to go. */
+	assert_int_equal(module_cache__trim(mc, 0, 3600ull * 1000000000), 0);
+	elf_entry__put(e[2]);
+	module_cache__free(mc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_carve),
+		cmocka_unit_test(test_fork_exit),
+		cmocka_unit_test(test_cache_trim),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
