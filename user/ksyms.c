@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ksyms.h"
+#include "util.h"
 
 #define KSYMS_READ_BUF (256 * 1024)
 
@@ -30,26 +31,10 @@ struct ksyms {
 	bool unsorted;		/* the kernel's part is in address order, bpf programs not */
 };
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t new_cap = *cap ? *cap : 1024;
-	void *tmp;
-
-	if (need <= *cap)
-		return 0;
-	while (new_cap < need)
-		new_cap *= 2;
-	tmp = realloc(*arr, new_cap * elem);
-	if (!tmp)
-		return -ENOMEM;
-	*arr = tmp;
-	*cap = new_cap;
-	return 0;
-}
-
 static int ksyms__add_stop(struct ksyms *ks, uint64_t addr)
 {
-	if (grow((void **)&ks->stops, &ks->stops_cap, ks->stops_cnt + 1, sizeof(*ks->stops)))
+	if (array_grow((void **)&ks->stops, &ks->stops_cap, ks->stops_cnt + 1, sizeof(*ks->stops),
+		       1024))
 		return -ENOMEM;
 	ks->stops[ks->stops_cnt++] = addr;
 	return 0;
@@ -62,8 +47,8 @@ static int ksyms__add(struct ksyms *ks, uint64_t addr, char type, const char *na
 
 	if (ks->names_len + len + 1 > UINT32_MAX)
 		return -ENOMEM;
-	if (grow((void **)&ks->syms, &ks->cap, ks->cnt + 1, sizeof(*ks->syms)) ||
-	    grow((void **)&ks->names, &ks->names_cap, ks->names_len + len + 1, 1))
+	if (array_grow((void **)&ks->syms, &ks->cap, ks->cnt + 1, sizeof(*ks->syms), 1024) ||
+	    array_grow((void **)&ks->names, &ks->names_cap, ks->names_len + len + 1, 1, 1024))
 		return -ENOMEM;
 	/* Same order as user space symbols: global, weak, local, then no leading '_'. */
 	pref = type == 'T' ? 0 : type == 'W' || type == 'w' ? 1 : 2;

@@ -95,30 +95,13 @@ char *symbol__demangle(const char *name)
 	return res;
 }
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t new_cap = *cap ? *cap : 256;
-	void *tmp;
-
-	if (need <= *cap)
-		return 0;
-	while (new_cap < need)
-		new_cap *= 2;
-	tmp = realloc(*arr, new_cap * elem);
-	if (!tmp)
-		return -ENOMEM;
-	*arr = tmp;
-	*cap = new_cap;
-	return 0;
-}
-
 static int builder__add(struct symtab_builder *b, uint64_t addr, uint64_t size, const char *name,
 			uint16_t shndx, uint8_t src, unsigned int bind)
 {
 	struct sym_cand *c;
 	uint8_t pref;
 
-	if (grow((void **)&b->cands, &b->cap, b->cnt + 1, sizeof(*b->cands)))
+	if (array_grow((void **)&b->cands, &b->cap, b->cnt + 1, sizeof(*b->cands), 256))
 		return -ENOMEM;
 	switch (bind) {
 	case STB_GLOBAL:
@@ -201,7 +184,7 @@ static int builder__add_symtab(struct symtab_builder *b, uint8_t src, uint32_t t
 	/* Room for every symbol up front: growing a large table step by step costs copies. */
 	nsyms = syms->d_size / (gelf_getclass(elf) == ELFCLASS32 ? sizeof(Elf32_Sym) :
 							 sizeof(Elf64_Sym));
-	if (grow((void **)&b->cands, &b->cap, b->cnt + nsyms, sizeof(*b->cands)))
+	if (array_grow((void **)&b->cands, &b->cap, b->cnt + nsyms, sizeof(*b->cands), 256))
 		return -ENOMEM;
 	/* gelf_getsym() checks i against the data size: a short section just ends the loop. */
 	for (i = 0; gelf_getsym(syms, i, &sym); i++) {

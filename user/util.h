@@ -3,7 +3,9 @@
 #ifndef BPFPROF_UTIL_H
 #define BPFPROF_UTIL_H
 
+#include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 
 #ifndef ARRAY_SIZE
@@ -31,6 +33,27 @@ static inline uint64_t hash_bytes(const void *p, size_t n, uint64_t h)
 	while (n--)
 		h = (h ^ *b++) * 1099511628211ull;
 	return h;
+}
+
+/*
+ * Makes room for need elements of elem bytes in *arr (capacity *cap, doubled from first_cap).
+ * Returns 0 or -ENOMEM (the array is left as it was).
+ */
+static inline int array_grow(void **arr, size_t *cap, size_t need, size_t elem, size_t first_cap)
+{
+	size_t new_cap = *cap ? *cap : first_cap;
+	void *tmp;
+
+	if (need <= *cap)
+		return 0;
+	while (new_cap < need)
+		new_cap *= 2;
+	tmp = realloc(*arr, new_cap * elem);
+	if (!tmp)
+		return -ENOMEM;
+	*arr = tmp;
+	*cap = new_cap;
+	return 0;
 }
 
 #endif /* BPFPROF_UTIL_H */
