@@ -133,7 +133,7 @@ static void blame_missing_cfi(struct unwind_ctx *ctx, Dwfl *dwfl, enum unwind_st
 	const struct unwind_frame *f;
 	size_t i;
 
-	for (i = 0; i + 1 < ctx->frames_cnt; i++) {
+	for (i = 0; i < ctx->frames_cnt; i++) {
 		f = &ctx->frames[i];
 		if (has_cfi(dwfl, f->is_activation ? f->pc : f->pc - 1))
 			continue;

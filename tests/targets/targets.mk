@@ -3,7 +3,7 @@
 # pointers, through an executable and a shared library. Included by the top Makefile.
 TARGETS_SRC := tests/targets
 TEST_TARGETS := $(addprefix $(TARGETS_DIR)/,libchain.so libchain_dl.so chain threads sysread \
-	cxxchain)
+	cxxchain libdla.so libdlb.so dlswap forkexec blip shortlived libnocfi.so nocfi)
 
 # TARGET_CFLAGS omits frame pointers on purpose (bpfprof must unwind with DWARF CFI); on top:
 # no sibling calls (a tail call would replace its caller's frame) and unwind tables everywhere.
@@ -29,7 +29,9 @@ $(TARGETS_DIR)/chain $(TARGETS_DIR)/threads: $(TARGETS_DIR)/%: $(TARGETS_SRC)/%.
 # chain -l needs its dlopen library next to it.
 $(TARGETS_DIR)/chain: $(TARGETS_DIR)/libchain_dl.so
 
-$(TARGETS_DIR)/sysread: $(TARGETS_SRC)/sysread.c $(TARGET_DEPS) | $(TARGETS_DIR)
+# Programs of one file each: no library of their own.
+$(TARGETS_DIR)/sysread $(TARGETS_DIR)/forkexec $(TARGETS_DIR)/blip $(TARGETS_DIR)/shortlived: \
+		$(TARGETS_DIR)/%: $(TARGETS_SRC)/%.c $(TARGET_DEPS) | $(TARGETS_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(TARGET_CHAIN_CFLAGS) $< -o $@
 
@@ -37,3 +39,33 @@ $(TARGETS_DIR)/sysread: $(TARGETS_SRC)/sysread.c $(TARGET_DEPS) | $(TARGETS_DIR)
 $(TARGETS_DIR)/cxxchain: $(TARGETS_SRC)/cxxchain.cc $(TARGET_DEPS) | $(TARGETS_DIR)
 	$(call msg,CXX,$@)
 	$(Q)$(CXX) $(TARGET_CHAIN_CFLAGS) $< -o $@
+
+# libdla.so and libdlb.so: one source, symbol prefixes dla_ and dlb_ of the same length, so both
+# have the same layout and dlswap can load the second where it unloaded the first.
+$(TARGETS_DIR)/libdla.so $(TARGETS_DIR)/libdlb.so: $(TARGETS_DIR)/lib%.so: \
+		$(TARGETS_SRC)/libdlswap.c $(TARGET_DEPS) | $(TARGETS_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(TARGET_CHAIN_CFLAGS) -fPIC -fvisibility=hidden -shared -DDL_PREFIX=$* \
+		-Wl,-soname,lib$*.so $< -o $@
+
+# dlswap dlopens both libraries next to itself ($ORIGIN); it does not link with them.
+$(TARGETS_DIR)/dlswap: $(TARGETS_SRC)/dlswap.c $(TARGET_DEPS) $(TARGETS_DIR)/libdla.so \
+		$(TARGETS_DIR)/libdlb.so | $(TARGETS_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(TARGET_CHAIN_CFLAGS) $< -Wl,-rpath,'$$ORIGIN' -ldl -o $@
+
+# libnocfi.so has no CFI at all: no unwind tables (.eh_frame) and no debug info, since -g
+# would add a .debug_frame. The build fails if some FDE remains all the same.
+TARGET_NOCFI_CFLAGS := $(TARGET_CFLAGS) -fno-optimize-sibling-calls \
+	-fno-asynchronous-unwind-tables -fno-unwind-tables -fomit-frame-pointer -g0 -D_GNU_SOURCE
+$(TARGETS_DIR)/libnocfi.so: $(TARGETS_SRC)/libnocfi.c $(TARGET_DEPS) | $(TARGETS_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(TARGET_NOCFI_CFLAGS) -fPIC -fvisibility=hidden -shared -Wl,-soname,libnocfi.so \
+		$< -o $@
+	$(Q)if readelf --debug-dump=frames $@ | grep -q FDE; then \
+		echo "$@: has CFI (FDEs) despite $(TARGET_NOCFI_CFLAGS)" >&2; exit 1; fi
+
+$(TARGETS_DIR)/nocfi: $(TARGETS_SRC)/nocfi.c $(TARGET_DEPS) $(TARGETS_DIR)/libnocfi.so | \
+		$(TARGETS_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(TARGET_CHAIN_CFLAGS) $< -L$(TARGETS_DIR) -lnocfi -Wl,-rpath,'$$ORIGIN' -o $@

@@ -1,0 +1,91 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# run-all.sh: "-a -d 3" profiles every process and kernel thread but bpfprof itself: chain's
+# stacks complete among all the others, kernel threads present, no stack of bpfprof, exit 0.
+# bpfprof runs as a copy named bpfprof-self: other bpfprof processes (tests run in parallel)
+# are fair game, and leaving out processes by the name "bpfprof" would not pass.
+. "$(dirname "$0")/../lib.sh"
+require_bpf
+
+HZ=999
+DURATION=3
+CHAIN=$("$TARGETS/chain" --print-chain)
+MIN_COMPLETE_PCT=95
+# Kernel threads by name, or any stack of kernel frames only.
+KTHREAD_COMM_RE='^(kworker/.*|ksoftirqd/.*|rcu_.*|migration/.*|jbd2/.*|kswapd.*|kcompactd.*)$'
+
+# kthread_samples FILE: samples of kernel threads: a kernel thread's comm, or no user frame.
+kthread_samples() {
+	Q_COMM_RE=$KTHREAD_COMM_RE awk "$FOLDED_AWK"'
+		parse($0) && (comm ~ ENVIRON["Q_COMM_RE"] || (nuser == 0 && nfr > 0)) { n += cnt }
+		END { print n + 0 }' "$1"
+}
+
+# comm_samples FILE COMM...: samples of these comms, together.
+comm_samples() {
+	local file=$1 n=0 comm
+
+	shift
+	for comm in "$@"; do
+		n=$((n + $(folded_samples "$file" "$comm")))
+	done
+	echo "$n"
+}
+
+# Writes and syncs a file in a loop for SECONDS: work for the kernel's writeback and journal
+# threads (kworker/*, jbd2/*), which -a must sample as well.
+disk_work() {
+	local file=$1 end=$((SECONDS + $2))
+
+	while [ "$SECONDS" -lt "$end" ]; do
+		dd if=/dev/zero of="$file" bs=64k count=64 conv=fsync status=none
+		sync
+	done
+	rm -f "$file"
+}
+
+test_all() {
+	local p=$TEST_TMP/all self=$TEST_TMP/bpfprof-self pid work_pid comms stats
+
+	start_target pid "$TARGETS/chain" $((DURATION + 20))
+	disk_work "$TEST_TMP/disk-work" $((DURATION + 3)) &
+	work_pid=$!
+	BG_PIDS+=("$work_pid")
+	cp "$BPFPROF" "$self"
+	BPFPROF=$self start_bpfprof_bg $((DURATION + 40)) "$p" -a -d "$DURATION" -F "$HZ" \
+		-o "$p.folded"
+	# bpfprof's own threads, by name, while it runs.
+	sleep 1
+	comms=$(cat "/proc/$BP_PID"/task/*/comm 2>/dev/null | sort -u | grep -vx bpfprof-self |
+		tr '\n' ' ')
+	wait_bpfprof_bg "$p"
+	stop_target "$pid"
+	wait "$work_pid"
+	forget_pid "$work_pid"
+
+	assert_eq all_exit "$BP_RC" 0
+	assert_ge all_duration "$BP_SECONDS" "$DURATION" s
+	assert_le all_duration_max "$BP_SECONDS" $((DURATION + 10)) s
+	read -r -a stats <<<"$(chain_stats "$p.folded" chain '^_start;' "$CHAIN")"
+	echo "  $(folded_samples "$p.folded") samples in all, of $(awk '{ sub(/;.*/, ""); print }' "$p.folded" | sort -u | wc -l) comms"
+	echo "  chain: $(folded_samples "$p.folded" chain) samples, ${stats[1]} of ${stats[0]} in chain_leaf complete"
+	echo "  kernel threads' stacks (most frequent first):"
+	Q_COMM_RE=$KTHREAD_COMM_RE awk "$FOLDED_AWK"'
+		parse($0) && (comm ~ ENVIRON["Q_COMM_RE"] || (nuser == 0 && nfr > 0))' "$p.folded" |
+		sort -t' ' -k2 -rn | head -3 | cut -c1-200 | sed 's/^/    /'
+	echo "  bpfprof-self's threads named otherwise: ${comms:-none}"
+	assert_ge all_chain_samples "$(folded_samples "$p.folded" chain)" $((DURATION * HZ / 4))
+	assert_ge all_chain_complete "${stats[2]}" "$MIN_COMPLETE_PCT" %
+	assert_ge all_kernel_threads "$(kthread_samples "$p.folded")" 1 " samples"
+	# Other processes than chain: the disk work's dd (or sync).
+	assert_ge all_other_processes "$(comm_samples "$p.folded" dd sync)" 1 " samples"
+	assert_eq all_no_bpfprof "$(comm_samples "$p.folded" bpfprof-self)" 0 " samples"
+	# Its threads by their own names, too, if it names them.
+	if [ -n "$comms" ]; then
+		# shellcheck disable=SC2086
+		assert_eq all_no_bpfprof_threads "$(comm_samples "$p.folded" $comms)" 0 \
+			" samples of comms '${comms% }'"
+	fi
+}
+
+test_all

@@ -1,0 +1,107 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# run-deleted.sh: chain and libchain.so copied to a temp dir, deleted while chain runs (and
+# other files put at their paths): still unwound and named, from the files the process maps,
+# under "-p PID" and "-- CMD".
+. "$(dirname "$0")/../lib.sh"
+require_bpf
+
+HZ=999
+RUN_S=2
+CHAIN=$("$TARGETS/chain" --print-chain)
+MIN_COMPLETE_PCT=95
+MIN_LEAF_PCT=90
+
+# copy_chain DIR: a private copy of chain and of the library it links with.
+copy_chain() {
+	mkdir "$1"
+	cp "$TARGETS/chain" "$TARGETS/libchain.so" "$1/"
+}
+
+# delete_chain DIR HOW: removes the copies; HOW=replaced puts other ELF files at their paths
+# (sysread as chain, libnocfi.so as libchain.so), which a profiler opening the paths would read.
+delete_chain() {
+	rm -f "$1/chain" "$1/libchain.so"
+	if [ "$2" = replaced ]; then
+		cp "$TARGETS/sysread" "$1/chain"
+		cp "$TARGETS/libnocfi.so" "$1/libchain.so"
+	fi
+}
+
+# mapped_deleted PID: /proc/PID/maps shows both the executable and the library as deleted.
+mapped_deleted() {
+	grep -q '/chain (deleted)$' "/proc/$1/maps" 2>/dev/null &&
+		grep -q '/libchain\.so (deleted)$' "/proc/$1/maps" 2>/dev/null
+}
+
+# wait_mapped PID FILE: waits (up to 5 s) until PID maps FILE, i.e. until its dynamic loader
+# mapped the library: deleting it before would make chain fail to start.
+wait_mapped() {
+	local i
+
+	for ((i = 0; i < 1000; i++)); do
+		grep -q " $2\$" "/proc/$1/maps" 2>/dev/null && return 0
+		sleep 0.005
+	done
+	return 1
+}
+
+# check_chain FOLDED LABEL: the usual chain, complete from _start, with the usual names.
+check_chain() {
+	local folded=$1 label=$2 stats
+
+	read -r -a stats <<<"$(chain_stats "$folded" chain '^_start;' "$CHAIN")"
+	echo "  chain: $(folded_samples "$folded" chain) samples, ${stats[1]} of ${stats[0]} in chain_leaf complete"
+	sort -t' ' -k2 -rn "$folded" | head -3 | cut -c1-300 | sed 's/^/    /'
+	assert_ge "${label}_samples" "$(folded_samples "$folded" chain)" $((RUN_S * HZ / 4))
+	assert_ge "${label}_leaf_share" "$(leaf_share "$folded" chain chain_leaf)" "$MIN_LEAF_PCT" %
+	assert_ge "${label}_complete" "${stats[2]}" "$MIN_COMPLETE_PCT" %
+}
+
+# test_pid HOW: -p on a chain whose files were deleted (HOW: deleted or replaced) before.
+test_pid() {
+	local how=$1 dir=$TEST_TMP/pid-$1-bin p=$TEST_TMP/pid-$1 pid ok=0
+
+	copy_chain "$dir"
+	start_target pid "$dir/chain" $((RUN_S + 30))
+	wait_mapped "$pid" "$dir/libchain.so"
+	delete_chain "$dir" "$how"
+	mapped_deleted "$pid" && ok=1
+	run_bpfprof $((RUN_S + 40)) "$p" -p "$pid" -d "$RUN_S" -F "$HZ" -o "$p.folded"
+	stop_target "$pid"
+
+	assert_eq "deleted_pid_${how}_files_deleted" "$ok" 1
+	assert_eq "deleted_pid_${how}_exit" "$BP_RC" 0
+	check_chain "$p.folded" "deleted_pid_$how"
+}
+
+# test_cmd HOW: -- CMD on the copy, deleted (HOW: deleted or replaced) as soon as the command
+# has mapped both files (its library must be mapped before it goes). bpfprof reads its ringbuf
+# every 200 ms only: it learns of the mappings, and opens their files, after they are deleted.
+test_cmd() {
+	local how=$1 dir=$TEST_TMP/cmd-$1-bin p=$TEST_TMP/cmd-$1 child='' i ok=0
+
+	copy_chain "$dir"
+	start_bpfprof_bg $((RUN_S + 40)) "$p" --drain-interval 200 -F "$HZ" -o "$p.folded" -- \
+		"$dir/chain" "$RUN_S"
+	for ((i = 0; i < 500; i++)); do
+		[ -n "$BP_PID" ] || break
+		child=$(cat "/proc/$BP_PID/task/$BP_PID/children" 2>/dev/null)
+		child=${child%% *}
+		[ -n "$child" ] && break
+		sleep 0.005
+	done
+	[ -n "$child" ] && wait_mapped "$child" "$dir/libchain.so"
+	delete_chain "$dir" "$how"
+	[ -n "$child" ] && mapped_deleted "$child" && ok=1
+	wait_bpfprof_bg "$p"
+
+	assert_eq "deleted_cmd_${how}_files_deleted" "$ok" 1
+	assert_eq "deleted_cmd_${how}_exit" "$BP_RC" 0
+	check_chain "$p.folded" "deleted_cmd_$how"
+}
+
+test_pid deleted
+test_pid replaced
+test_cmd deleted
+test_cmd replaced
