@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -407,6 +408,39 @@ static int write_output(struct session *s)
 	return err;
 }
 
+/* --stats: the process table's work and bpfprof's own footprint. */
+static void print_stats_totals(struct session *s, const struct sample_stats *bpf)
+{
+	const struct consumer_stats *cs = consumer__stats(s->consumer);
+	struct proc_table_counts c;
+	unsigned int fds = 0;
+	struct rusage ru;
+	struct dirent *d;
+	DIR *dir;
+
+	proc_table__counts(s->pt, &c);
+	getrusage(RUSAGE_SELF, &ru);
+	dir = opendir("/proc/self/fd");
+	while (dir && (d = readdir(dir)))
+		fds += d->d_name[0] != '.';
+	if (dir) {
+		closedir(dir);
+		fds--;	/* the directory's own */
+	}
+	fprintf(stderr, "bpfprof: %u ELF files open (%llu opened in all), %u Dwfls open, "
+		"%u processes tracked, %llu events lost (%llu task, %llu mmap), %llu samples "
+		"lost\n", c.files, (unsigned long long)c.files_opened, c.dwfls, c.procs,
+		(unsigned long long)(bpf->events_lost + bpf->mmap_lost),
+		(unsigned long long)bpf->events_lost, (unsigned long long)bpf->mmap_lost,
+		(unsigned long long)bpf->lost);
+	fprintf(stderr, "bpfprof: %llu mmap and %llu munmap records; /proc/PID/maps read %llu "
+		"times, %llu of them re-scans on a pc in no mapping; %llu processes swept\n",
+		(unsigned long long)cs->mmaps, (unsigned long long)cs->munmaps,
+		(unsigned long long)c.maps_reads, (unsigned long long)c.maps_rescans,
+		(unsigned long long)c.swept);
+	fprintf(stderr, "bpfprof: max RSS %ld KiB, %u file descriptors open\n", ru.ru_maxrss, fds);
+}
+
 static void print_summary(struct session *s)
 {
 	struct sample_stats bpf = {};
@@ -421,19 +455,12 @@ static void print_summary(struct session *s)
 		.top = s->opts->top,
 	};
 
-	unsigned int procs, dwfls, files;
-
 	loader__read_stats(s->loader, &bpf);
 	if (!s->opts->quiet)
 		summary__print(stderr, &in);
 	if (s->ustats) {
 		unwind_stats__print(s->ustats, stderr, 20);
-		proc_table__counts(s->pt, &procs, &dwfls, &files);
-		fprintf(stderr, "bpfprof: %u ELF files open, %u Dwfls open, %u processes tracked, "
-			"%llu events lost (%llu task, %llu mmap), %llu samples lost\n", files, dwfls,
-			procs, (unsigned long long)(bpf.events_lost + bpf.mmap_lost),
-			(unsigned long long)bpf.events_lost, (unsigned long long)bpf.mmap_lost,
-			(unsigned long long)bpf.lost);
+		print_stats_totals(s, &bpf);
 	}
 }
 

@@ -19,6 +19,7 @@ struct module_cache {
 	struct elf_entry *entries;	/* uthash by id */
 	struct elf_entry *vdso;
 	void *vdso_image;		/* malloc'd copy of our vdso: libelf may write PRIVATE data */
+	uint64_t opened;		/* files parsed */
 };
 
 struct module_cache *module_cache__new(void)
@@ -57,6 +58,11 @@ void module_cache__free(struct module_cache *mc)
 	entry__free(mc->vdso);
 	free(mc->vdso_image);
 	free(mc);
+}
+
+uint64_t module_cache__opened(const struct module_cache *mc)
+{
+	return mc->opened;
 }
 
 unsigned int module_cache__cnt(const struct module_cache *mc)
@@ -165,6 +171,7 @@ static struct elf_entry *cache__get(struct module_cache *mc, const char *open_pa
 		goto fail;
 	}
 	close(fd);
+	mc->opened++;
 	HASH_ADD(hh, mc->entries, id, sizeof(e->id), e);
 	return elf_entry__get(e);
 fail:

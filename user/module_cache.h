@@ -94,8 +94,9 @@ struct elf_entry *module_cache__vdso(struct module_cache *mc);
 unsigned int module_cache__trim(struct module_cache *mc, unsigned int max_unused,
 				uint64_t min_age_ns);
 
-/* Number of cached files. */
+/* Number of cached files; number of files opened and parsed since the cache was made. */
 unsigned int module_cache__cnt(const struct module_cache *mc);
+uint64_t module_cache__opened(const struct module_cache *mc);
 
 struct elf_entry *elf_entry__get(struct elf_entry *e);
 /* Drops a reference; the entry stays cached (eviction comes with the LRU limit). */

@@ -23,6 +23,9 @@ struct proc_table {
 	struct proc_stats freed;	/* stats of freed processes */
 	bool rescan_on_miss;		/* mapping events were lost */
 	uint64_t batches;
+	uint64_t maps_reads;
+	uint64_t maps_rescans;
+	uint64_t swept;
 };
 
 /* libdwfl find_elf: hand out the cached Elf; the module's userdata is its elf_entry. */
@@ -315,6 +318,7 @@ static int proc__scan(struct proc *p)
 
 	p->last_scan_ns = now_ns();
 	p->maps_read = true;
+	p->table->maps_reads++;
 	snprintf(path, sizeof(path), "/proc/%u/maps", p->tgid);
 	err = proc_maps__read(path, true, &maps, &cnt);
 	if (err)
@@ -478,6 +482,7 @@ unsigned int proc_table__sweep(struct proc_table *pt, uint64_t idle_ns)
 			n++;
 		}
 	}
+	pt->swept += n;
 	return n;
 }
 
@@ -512,16 +517,19 @@ struct proc *proc_table__next(struct proc *p)
 	return p->hh.next;
 }
 
-void proc_table__counts(struct proc_table *pt, unsigned int *procs, unsigned int *dwfls,
-			unsigned int *files)
+void proc_table__counts(struct proc_table *pt, struct proc_table_counts *c)
 {
 	struct proc *p;
 
-	*procs = HASH_COUNT(pt->procs);
-	*dwfls = 0;
+	memset(c, 0, sizeof(*c));
+	c->procs = HASH_COUNT(pt->procs);
 	for (p = pt->procs; p; p = p->hh.next)
-		*dwfls += p->dwfl != NULL;
-	*files = module_cache__cnt(pt->modules);
+		c->dwfls += p->dwfl != NULL;
+	c->files = module_cache__cnt(pt->modules);
+	c->files_opened = module_cache__opened(pt->modules);
+	c->maps_reads = pt->maps_reads;
+	c->maps_rescans = pt->maps_rescans;
+	c->swept = pt->swept;
 }
 
 const struct proc_stats *proc_table__freed_stats(struct proc_table *pt)
@@ -642,6 +650,7 @@ struct proc_mapping_ref *proc__mapping(struct proc *p, uint64_t pc)
 		/* Events were lost, so code may have been mapped (dlopen) between the last read
 		 * and the sample: read again. A read newer than the sample already saw
 		 * everything the sample could have run. */
+		p->table->maps_rescans++;
 		proc__scan(p);
 		m = maps__find(p->maps, p->maps_cnt, pc);
 	}

@@ -112,9 +112,18 @@ void proc_table__end_batch(struct proc_table *pt);
 /* Iterates over the live processes (summary). */
 struct proc *proc_table__first(struct proc_table *pt);
 struct proc *proc_table__next(struct proc *p);
-/* Totals: processes, open Dwfls, cached ELF files. */
-void proc_table__counts(struct proc_table *pt, unsigned int *procs, unsigned int *dwfls,
-			unsigned int *files);
+/* Counters of the table's work, for --stats. */
+struct proc_table_counts {
+	unsigned int procs;		/* processes tracked now */
+	unsigned int dwfls;		/* Dwfls open now */
+	unsigned int files;		/* ELF files cached now */
+	uint64_t files_opened;		/* ELF files opened and parsed in all */
+	uint64_t maps_reads;		/* /proc/PID/maps reads: first record, exec */
+	uint64_t maps_rescans;		/* of which re-reads on a pc in no mapping */
+	uint64_t swept;			/* processes gone without an exit record */
+};
+
+void proc_table__counts(struct proc_table *pt, struct proc_table_counts *c);
 /* Stats of processes already freed, summed. */
 const struct proc_stats *proc_table__freed_stats(struct proc_table *pt);
 

@@ -92,7 +92,7 @@ void summary__print(FILE *fp, const struct summary_input *in)
 	const struct consumer_stats *cs = in->consumer;
 	const struct sample_stats *b = in->bpf;
 	struct proc_stats st = *proc_table__freed_stats(in->pt);
-	unsigned int procs, dwfls, files;
+	struct proc_table_counts counts;
 	uint64_t user_samples;
 	struct proc *p;
 	int i;
@@ -131,11 +131,11 @@ void summary__print(FILE *fp, const struct summary_input *in)
 		}
 		fprintf(fp, "\n");
 	}
-	proc_table__counts(in->pt, &procs, &dwfls, &files);
+	proc_table__counts(in->pt, &counts);
 	fprintf(fp, "bpfprof: %llu unique stacks; %llu forks, %llu execs, %llu exits seen; "
 		"%u ELF files open\n", (unsigned long long)aggregate__stacks(in->agg),
 		(unsigned long long)cs->forks, (unsigned long long)cs->execs,
-		(unsigned long long)cs->exits, files);
+		(unsigned long long)cs->exits, counts.files);
 	if (in->top)
 		print_top(fp, in);
 }
