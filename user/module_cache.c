@@ -2,6 +2,7 @@
 /* module_cache.c: one Elf per file identity, opened MMAP_PRIVATE and shared by reference. */
 #include <errno.h>
 #include <fcntl.h>
+#include <elfutils/libdwelf.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +16,17 @@
 #include "symbolize.h"
 #include "util.h"
 
+/* Another identity of a cached file with the same build-id. */
+struct id_alias {
+	struct file_id id;
+	struct elf_entry *e;
+	UT_hash_handle hh;
+};
+
 struct module_cache {
 	struct elf_entry *entries;	/* uthash by id */
+	struct elf_entry *by_build_id;	/* the same entries, by build-id */
+	struct id_alias *aliases;	/* uthash by id */
 	struct elf_entry *vdso;
 	void *vdso_image;		/* malloc'd copy of our vdso: libelf may write PRIVATE data */
 	uint64_t opened;		/* files parsed */
@@ -45,12 +55,34 @@ static void entry__free(struct elf_entry *e)
 	free(e);
 }
 
+static void aliases__drop(struct module_cache *mc, const struct elf_entry *e)
+{
+	struct id_alias *a, *tmp;
+
+	HASH_ITER(hh, mc->aliases, a, tmp) {
+		if (e && a->e != e)
+			continue;
+		HASH_DEL(mc->aliases, a);
+		free(a);
+	}
+}
+
+static void cache__remove(struct module_cache *mc, struct elf_entry *e)
+{
+	HASH_DEL(mc->entries, e);
+	if (e->build_id_sz)
+		HASH_DELETE(hh_build_id, mc->by_build_id, e);
+	aliases__drop(mc, e);
+}
+
 void module_cache__free(struct module_cache *mc)
 {
 	struct elf_entry *e, *tmp;
 
 	if (!mc)
 		return;
+	aliases__drop(mc, NULL);
+	HASH_CLEAR(hh_build_id, mc->by_build_id);
 	HASH_ITER(hh, mc->entries, e, tmp) {
 		HASH_DEL(mc->entries, e);
 		entry__free(e);
@@ -73,9 +105,11 @@ unsigned int module_cache__cnt(const struct module_cache *mc)
 /* Reads the ELF header and PT_LOAD segments; -ENOEXEC for anything that is not a usable ELF. */
 static int entry__parse(struct elf_entry *e)
 {
+	const void *build_id;
 	GElf_Ehdr ehdr;
 	GElf_Phdr phdr;
 	size_t phnum, i;
+	ssize_t n;
 
 	if (elf_kind(e->elf) != ELF_K_ELF || !gelf_getehdr(e->elf, &ehdr))
 		return -ENOEXEC;
@@ -101,6 +135,11 @@ static int entry__parse(struct elf_entry *e)
 		return -ENOEXEC;
 	e->is_dyn = ehdr.e_type == ET_DYN;
 	e->entry = ehdr.e_entry;
+	n = dwelf_elf_gnu_build_id(e->elf, &build_id);
+	if (n > 0) {
+		e->build_id_sz = n < (ssize_t)sizeof(e->build_id) ? (size_t)n : sizeof(e->build_id);
+		memcpy(e->build_id, build_id, e->build_id_sz);
+	}
 	return 0;
 }
 
@@ -125,7 +164,8 @@ static struct elf_entry *entry__new(const char *map_path)
 static struct elf_entry *cache__get(struct module_cache *mc, const char *open_path,
 				     const char *map_path, bool check, uint64_t dev, uint64_t ino)
 {
-	struct elf_entry *e = NULL;
+	struct elf_entry *e = NULL, *same = NULL;
+	struct id_alias *alias = NULL;
 	struct file_id id = {};
 	struct stat st;
 	int fd = -1, err;
@@ -147,6 +187,10 @@ static struct elf_entry *cache__get(struct module_cache *mc, const char *open_pa
 	id.mtime_ns = st.st_mtim.tv_sec * 1000000000ll + st.st_mtim.tv_nsec;
 	id.ctime_ns = st.st_ctim.tv_sec * 1000000000ll + st.st_ctim.tv_nsec;
 	HASH_FIND(hh, mc->entries, &id, sizeof(id), e);
+	if (!e) {
+		HASH_FIND(hh, mc->aliases, &id, sizeof(id), alias);
+		e = alias ? alias->e : NULL;
+	}
 	if (e) {
 		close(fd);
 		return elf_entry__get(e);
@@ -172,6 +216,20 @@ static struct elf_entry *cache__get(struct module_cache *mc, const char *open_pa
 	}
 	close(fd);
 	mc->opened++;
+	if (e->build_id_sz) {
+		HASH_FIND(hh_build_id, mc->by_build_id, e->build_id, e->build_id_sz, same);
+		alias = same ? calloc(1, sizeof(*alias)) : NULL;
+		if (alias) {
+			/* The same content under another identity: share the parsed file. */
+			alias->id = id;
+			alias->e = same;
+			HASH_ADD(hh, mc->aliases, id, sizeof(alias->id), alias);
+			entry__free(e);
+			return elf_entry__get(same);
+		}
+		if (!same)
+			HASH_ADD(hh_build_id, mc->by_build_id, build_id, e->build_id_sz, e);
+	}
 	HASH_ADD(hh, mc->entries, id, sizeof(e->id), e);
 	return elf_entry__get(e);
 fail:
@@ -298,7 +356,7 @@ unsigned int module_cache__trim(struct module_cache *mc, unsigned int max_unused
 	for (i = 0; i + max_unused < n; i++) {
 		if (now - unused[i]->last_use_ns < min_age_ns)
 			break;
-		HASH_DEL(mc->entries, unused[i]);
+		cache__remove(mc, unused[i]);
 		entry__free(unused[i]);
 		evicted++;
 	}

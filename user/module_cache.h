@@ -42,6 +42,8 @@ struct elf_entry {
 	Elf *elf;
 	bool is_dyn;			/* ET_DYN (shared object, PIE) */
 	uint64_t entry;			/* e_entry */
+	uint8_t build_id[20];		/* NT_GNU_BUILD_ID (first 20 bytes), when the file has one */
+	uint8_t build_id_sz;
 	struct elf_load *loads;		/* PT_LOAD segments, in file order */
 	size_t loads_cnt;
 	struct symtab *symtab;		/* function symbols, built at the first lookup */
@@ -51,6 +53,7 @@ struct elf_entry {
 	int refcnt;
 	uint64_t last_use_ns;		/* CLOCK_MONOTONIC of the last reference taken */
 	UT_hash_handle hh;
+	UT_hash_handle hh_build_id;	/* by build_id, when it has one */
 };
 
 struct module_cache;
@@ -62,8 +65,10 @@ void module_cache__free(struct module_cache *mc);
 /*
  * The entry of the file at open_path (e.g. "/proc/PID/map_files/START-END", which also reaches
  * deleted files and other mount namespaces), as mapped under map_path. The file is stat'ed,
- * and opened and parsed only when its identity is not cached yet. Returns a new reference, or
- * NULL with errno set (ENOENT, EACCES, ENOEXEC for a file that is not a valid ELF).
+ * and parsed only when its identity is not cached yet; a file with the build-id of a cached
+ * one (the same library in another container, a copy) shares that entry. Returns a new
+ * reference, or NULL with errno set (ENOENT, EACCES, ENOEXEC for a file that is not a valid
+ * ELF).
  */
 struct elf_entry *module_cache__get(struct module_cache *mc, const char *open_path,
 				    const char *map_path);

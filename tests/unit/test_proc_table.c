@@ -5,6 +5,8 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -126,12 +128,50 @@ static void test_cache_trim(void **state)
 	module_cache__free(mc);
 }
 
+static void test_cache_build_id(void **state)
+{
+	char copy[] = "/tmp/bpfprof-test-true-XXXXXX", cmd[128];
+	struct module_cache *mc = module_cache__new();
+	struct elf_entry *a, *b, *again;
+	int fd = mkstemp(copy);
+
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "cp /bin/true %s", copy);
+	assert_int_equal(system(cmd), 0);
+	a = module_cache__get(mc, "/bin/true", "/bin/true");
+	assert_non_null(a);
+	assert_true(a->build_id_sz > 0);
+	/* Another inode, the same build-id: the parsed file is shared. */
+	b = module_cache__get(mc, copy, copy);
+	assert_ptr_equal(a, b);
+	assert_int_equal(module_cache__cnt(mc), 1);
+	assert_int_equal(module_cache__opened(mc), 2);
+	/* The copy's identity is remembered: no second parse. */
+	again = module_cache__get(mc, copy, copy);
+	assert_ptr_equal(again, a);
+	assert_int_equal(module_cache__opened(mc), 2);
+	elf_entry__put(a);
+	elf_entry__put(b);
+	elf_entry__put(again);
+	/* Eviction takes the aliases along. */
+	assert_int_equal(module_cache__trim(mc, 0, 0), 1);
+	assert_int_equal(module_cache__cnt(mc), 0);
+	b = module_cache__get(mc, copy, copy);
+	assert_non_null(b);
+	assert_int_equal(module_cache__opened(mc), 3);
+	elf_entry__put(b);
+	unlink(copy);
+	module_cache__free(mc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_carve),
 		cmocka_unit_test(test_fork_exit),
 		cmocka_unit_test(test_cache_trim),
+		cmocka_unit_test(test_cache_build_id),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
