@@ -32,7 +32,7 @@
 #define RECORD_EXEC		3	/* struct task_record: tgid replaced its image */
 #define RECORD_EXIT		4	/* struct task_record: the last thread of tgid exited */
 #define RECORD_MMAP		5	/* struct mmap_record: a new executable mapping */
-#define RECORD_MUNMAP		6	/* struct mmap_record: a range is no longer executable code */
+#define RECORD_MUNMAP		6	/* struct munmap_record: a range is no longer executable code */
 
 /* sample_record.regs_arch */
 #define BPFPROF_ARCH_X86_64	1
@@ -104,10 +104,22 @@ struct task_record {
 #define MMAP_F_EXEC_TIME	(1u << 10)	/* emitted at exec for the new image's code */
 
 /*
+ * RECORD_MUNMAP: [start, start + len) of tgid holds no code any more (munmap, mremap's old
+ * range, mprotect without PROT_EXEC). Small: most munmaps free heap memory, not code.
+ */
+struct munmap_record {
+	struct record_header hdr;
+	__u32 tgid;
+	__u32 tid;
+	__u64 time_ns;			/* bpf_ktime_get_ns() */
+	__u64 start;			/* virtual address */
+	__u64 len;			/* bytes */
+};
+
+/*
  * RECORD_MMAP: [start, start + len) of tgid maps file (dev, ino) from file offset pgoff, with
- * PROT_EXEC. RECORD_MUNMAP: [start, start + len) holds no code any more (munmap, mremap's
- * old range, mprotect without PROT_EXEC); only the range is set. From raw_tp/sys_exit of
- * mmap, mprotect, munmap and mremap, and sched_process_exec for the new image.
+ * PROT_EXEC. From raw_tp/sys_exit of mmap, mprotect and mremap, and sched_process_exec for
+ * the new image.
  */
 struct mmap_record {
 	struct record_header hdr;
@@ -144,6 +156,7 @@ _Static_assert(sizeof(struct record_header) == 8, "record_header size");
 _Static_assert(sizeof(struct sample_record) == 1360, "sample_record size");
 _Static_assert(sizeof(struct sample_record) % 8 == 0, "sample_record alignment");
 _Static_assert(sizeof(struct task_record) == 48, "task_record size");
+_Static_assert(sizeof(struct munmap_record) == 40, "munmap_record size");
 _Static_assert(sizeof(struct mmap_record) == 72 + 2 * BPFPROF_PATH_SZ, "mmap_record size");
 _Static_assert(sizeof(struct sample_stats) == 96, "sample_stats size");
 

@@ -140,8 +140,8 @@ static __always_inline void file_path(struct mmap_record *rec, struct file *file
 	bpf_probe_read_kernel(rec->path, sizeof(rec->path), buf->path);
 }
 
-static __always_inline struct mmap_record *reserve(__u32 type, __u32 tgid, __u64 start, __u64 len,
-						   struct sample_stats *st)
+static __always_inline struct mmap_record *reserve(__u32 type, __u32 tgid, __u64 start,
+						   __u64 len, struct sample_stats *st)
 {
 	struct mmap_record *rec;
 
@@ -173,10 +173,22 @@ static __always_inline void submit(struct mmap_record *rec, struct sample_stats 
 
 static __always_inline void emit_munmap(__u32 tgid, __u64 start, __u64 len, struct sample_stats *st)
 {
-	struct mmap_record *rec = reserve(RECORD_MUNMAP, tgid, start, len, st);
+	struct munmap_record *rec;
 
-	if (rec)
-		submit(rec, st);
+	rec = bpf_ringbuf_reserve(&ringbuf, sizeof(*rec), 0);
+	if (!rec) {
+		__sync_fetch_and_add(&st->mmap_lost, 1);
+		return;
+	}
+	rec->hdr.type = RECORD_MUNMAP;
+	rec->hdr.sz = sizeof(*rec);
+	rec->tgid = tgid;
+	rec->tid = (__u32)bpf_get_current_pid_tgid();
+	rec->time_ns = bpf_ktime_get_ns();
+	rec->start = start;
+	rec->len = len;
+	__sync_fetch_and_add(&st->mmap_events, 1);
+	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
 }
 
 /* RECORD_MMAP for the VMA holding addr, when it is executable; returns the VMA's end, or 0. */

@@ -329,6 +329,52 @@ ratio_pct() {
 	awk -v p="$1" -v w="$2" 'BEGIN { if (w + 0 == 0) print "n/a"; else printf "%.1f", 100 * p / w }'
 }
 
+# --- --stats totals: the last three lines bpfprof --stats prints on stderr ----------------------
+
+# Matched whole, strictly: a change of wording fails the tests that read them, loudly.
+STATS_TOTALS_RE='^bpfprof: [0-9]+ ELF files open [(][0-9]+ opened in all[)], [0-9]+ Dwfls open, '
+STATS_TOTALS_RE+='[0-9]+ processes tracked, [0-9]+ events lost [(][0-9]+ task, [0-9]+ mmap[)], '
+STATS_TOTALS_RE+='[0-9]+ samples lost$'
+STATS_MAPS_RE='^bpfprof: [0-9]+ mmap and [0-9]+ munmap records; /proc/PID/maps read [0-9]+ '
+STATS_MAPS_RE+='times, [0-9]+ of them re-scans on a pc in no mapping; [0-9]+ processes swept$'
+STATS_SELF_RE='^bpfprof: max RSS [0-9]+ KiB, [0-9]+ file descriptors open$'
+
+# stats_numbers FILE RE: the numbers of the first line of FILE matching RE, in order.
+stats_numbers() {
+	Q_RE=$2 awk '$0 ~ ENVIRON["Q_RE"] { gsub(/[^0-9]+/, " "); sub(/^ /, ""); print; exit }' "$1"
+}
+
+# stats_totals FILE: parses the totals lines of FILE (bpfprof's stderr) into ST_FILES_OPEN,
+# ST_FILES_OPENED (opened in all), ST_DWFLS, ST_PROCS (tracked), ST_EVENTS_LOST, ST_TASK_LOST,
+# ST_MMAP_LOST, ST_SAMPLES_LOST; ST_MMAPS, ST_MUNMAPS, ST_MAPS_READS, ST_RESCANS, ST_SWEPT;
+# ST_RSS_KIB, ST_FDS. A line that is missing or worded otherwise leaves its variables empty.
+stats_totals() {
+	read -r ST_FILES_OPEN ST_FILES_OPENED ST_DWFLS ST_PROCS ST_EVENTS_LOST ST_TASK_LOST \
+		ST_MMAP_LOST ST_SAMPLES_LOST <<<"$(stats_numbers "$1" "$STATS_TOTALS_RE")"
+	read -r ST_MMAPS ST_MUNMAPS ST_MAPS_READS ST_RESCANS ST_SWEPT \
+		<<<"$(stats_numbers "$1" "$STATS_MAPS_RE")"
+	read -r ST_RSS_KIB ST_FDS <<<"$(stats_numbers "$1" "$STATS_SELF_RE")"
+}
+
+# check_rescans LABEL PREFIX COMPLETE: prints the run's /proc/PID/maps reads and re-scans, its
+# lost events and COMPLETE (its complete-chain shares, as text) on one "maps LABEL:" line for
+# the CI log; with no event lost, asserts that no pc fell outside the known mappings (re-scans
+# 0): the mmap records told bpfprof of every mapping. Lost events may hide mappings: then the
+# figures are only reported.
+check_rescans() {
+	local label=$1 prefix=$2 complete=$3
+
+	stats_totals "$prefix.err"
+	echo "  maps $label: /proc/PID/maps read ${ST_MAPS_READS:-?} times, ${ST_RESCANS:-?} of them re-scans; ${ST_EVENTS_LOST:-?} events lost (${ST_TASK_LOST:-?} task, ${ST_MMAP_LOST:-?} mmap), ${ST_SAMPLES_LOST:-?} samples lost; complete chains: $complete"
+	if ! is_number "${ST_EVENTS_LOST:-x}" || ! is_number "${ST_RESCANS:-x}"; then
+		fail "${label}_rescans" "no --stats totals in $(basename "$prefix.err") matching /$STATS_TOTALS_RE/ and /$STATS_MAPS_RE/"
+	elif [ "$ST_EVENTS_LOST" -eq 0 ]; then
+		assert_eq "${label}_rescans" "$ST_RESCANS" 0 " re-scans"
+	else
+		echo "  $ST_EVENTS_LOST events lost: ${label}_rescans not asserted (${ST_RESCANS} re-scans)"
+	fi
+}
+
 # --- folded stacks: "comm;root;...;leaf COUNT", kernel frames "name_[k]" at the leaf end ------
 
 # The awk part shared by the queries below: parse() splits one line into comm, cnt, nfr frames
@@ -387,6 +433,19 @@ chain_stats() {
 				ok += cnt
 		}
 		END { print sel + 0, ok + 0, pct(ok, sel) }' "$1"
+}
+
+# complete_share FILE COMM ROOT_RE CHAIN: over all of COMM's samples, whatever their leaf, prints
+# "TOTAL COMPLETE PCT": those whose user stack matches ROOT_RE and holds CHAIN contiguously
+# (a program that spends its time in a system call below CHAIN's leaf: sysread).
+complete_share() {
+	Q_COMM=$2 Q_ROOT_RE=$3 Q_CHAIN=$4 awk "$FOLDED_AWK"'
+		parse($0) && selected() {
+			total += cnt
+			if (user ~ root_re && index(";" user ";", ";" chain ";"))
+				ok += cnt
+		}
+		END { print total + 0, ok + 0, pct(ok, total) }' "$1"
 }
 
 # leaf_share FILE COMM LEAF: % of COMM's samples whose user leaf is LEAF.

@@ -54,7 +54,7 @@ static int handle_record(void *arg, void *data, size_t sz)
 		break;
 	case RECORD_MUNMAP:
 		c->stats.munmaps++;
-		proc_table__munmap(c->pt, v.mmap->tgid, v.mmap->start, v.mmap->len);
+		proc_table__munmap(c->pt, v.munmap->tgid, v.munmap->start, v.munmap->len);
 		break;
 	case RECORD_EXIT:
 		c->stats.exits++;

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,6 +172,11 @@ static void child_exec(struct session *s, int go_fd)
 	close(go_fd);
 	sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
 	signal(SIGPIPE, SIG_DFL);
+	if (s->opts->realtime_prio) {
+		struct sched_param sp = { .sched_priority = 0 };
+
+		sched_setscheduler(0, SCHED_OTHER, &sp);
+	}
 	execvp(s->opts->cmd[0], s->opts->cmd);
 	fprintf(stderr, "bpfprof: run %s: %s\n", s->opts->cmd[0], strerror(errno));
 	_exit(errno == ENOENT ? 127 : 126);
@@ -582,6 +588,16 @@ int main(int argc, char **argv)
 	if (err) {
 		ret = err;
 		goto out;
+	}
+	if (o.realtime_prio) {
+		struct sched_param sp = { .sched_priority = o.realtime_prio };
+
+		/* After setup, before CMD: the child gets the normal policy back (below). */
+		if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
+			pr_warn("set SCHED_FIFO priority %d: %s; needs root or CAP_SYS_NICE",
+				o.realtime_prio, strerror(errno));
+			goto out;
+		}
 	}
 	s.start_ns = now_ns();
 	if (o.cmd) {

@@ -42,6 +42,7 @@ enum {
 	OPT_DRAIN_MS,
 	OPT_TOP,
 	OPT_STATS,
+	OPT_REALTIME,
 };
 
 static const struct argp_option options[] = {
@@ -60,6 +61,8 @@ static const struct argp_option options[] = {
 	{ "ringbuf-size", OPT_RINGBUF_SIZE, "BYTES", 0, "BPF ringbuf size (default 16M; power "
 	  "of 2; K/M suffix allowed)", 2 },
 	{ "drain-interval", OPT_DRAIN_MS, "MS", 0, "Ringbuf drain period (default 10)", 2 },
+	{ "realtime", OPT_REALTIME, "PRIO", 0, "Run bpfprof with SCHED_FIFO priority PRIO (1-99), "
+	  "as perf record -r: keeps up with the ringbuf when targets saturate every CPU", 2 },
 	{ NULL, 0, NULL, 0, "Output:", 3 },
 	{ "output", 'o', "FILE", 0, "Write folded stacks to FILE (default stdout)", 3 },
 	{ "top", OPT_TOP, "N", 0, "Functions listed in the summary (default 10, 0 = none)", 3 },
@@ -173,6 +176,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (parse_u64(arg, 1, 1000, false, &v))
 			argp_error(state, "invalid drain interval '%s' (1-1000 ms)", arg);
 		o->drain_ms = v;
+		break;
+	case OPT_REALTIME:
+		if (parse_u64(arg, 1, 99, false, &v))
+			argp_error(state, "invalid realtime priority '%s' (1-99)", arg);
+		o->realtime_prio = v;
 		break;
 	case OPT_TOP:
 		if (parse_u64(arg, 0, 1000, false, &v))

@@ -29,6 +29,7 @@ struct bpfprof_opts {
 	int verbose;			/* -v */
 	bool quiet;			/* -q: no progress or summary */
 	bool stats;			/* --stats: unwind quality per process and module */
+	int realtime_prio;		/* --realtime: SCHED_FIFO priority of bpfprof, 0 = off */
 };
 
 /*

@@ -44,11 +44,22 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
 	return -1;
 }
 
-/* Separate debug files are read from local paths only (/usr/lib/debug): DEBUGINFOD_URLS is
- * removed from bpfprof's environment at start, so this never downloads. */
+/*
+ * No separate debug files for unwinding: libdwfl would open and parse one per module per
+ * process (an fd, an Elf and its DWARF each: 350 MB for 200 processes mapping libc with
+ * libc6-dbg installed). Unwinding uses .eh_frame, and .debug_frame when the file itself
+ * has it; symbols come from the shared symtab, which reads a debug file once per file.
+ */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	return -1;
+}
+
 static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_elf = find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 };
 

@@ -34,8 +34,14 @@ int record__decode(const void *data, size_t sz, struct record_view *view)
 	switch (hdr->type) {
 	case RECORD_SAMPLE:
 		return decode_sample(data, sz, view);
-	case RECORD_MMAP:
 	case RECORD_MUNMAP:
+		if (sz < sizeof(struct munmap_record))
+			return -EINVAL;
+		view->munmap = data;
+		if (view->munmap->start + view->munmap->len < view->munmap->start)
+			return -EINVAL;
+		return 0;
+	case RECORD_MMAP:
 		if (sz < sizeof(struct mmap_record))
 			return -EINVAL;
 		view->mmap = data;

@@ -13,7 +13,8 @@ struct record_view {
 	union {
 		const struct sample_record *sample;	/* RECORD_SAMPLE */
 		const struct task_record *task;		/* RECORD_FORK, _EXEC, _EXIT */
-		const struct mmap_record *mmap;		/* RECORD_MMAP, _MUNMAP */
+		const struct mmap_record *mmap;		/* RECORD_MMAP */
+		const struct munmap_record *munmap;	/* RECORD_MUNMAP */
 	};
 };
 

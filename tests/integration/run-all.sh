@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# run-all.sh: "-a -d 3" profiles every process and kernel thread but bpfprof itself: chain's
-# stacks complete among all the others, kernel threads present, no stack of bpfprof, exit 0.
+# run-all.sh: "-a -d 3" profiles every process and kernel thread but bpfprof itself: the stacks
+# of chain and sysread, running side by side, complete and each under its own comm, among all
+# the others; kernel threads present, no stack of bpfprof, exit 0.
 # bpfprof runs as a copy named bpfprof-self: other bpfprof processes (tests run in parallel)
 # are fair game, and leaving out processes by the name "bpfprof" would not pass.
 . "$(dirname "$0")/../lib.sh"
@@ -10,7 +11,13 @@ require_bpf
 HZ=999
 DURATION=3
 CHAIN=$("$TARGETS/chain" --print-chain)
+# main;sys_f01..sys_f12;sys_leaf: sysread's, above read() and the kernel's read path.
+SYS_CHAIN=$("$TARGETS/sysread" --print-chain)
 MIN_COMPLETE_PCT=95
+# Frames of either program, to find samples given to the other one's comm.
+CHAIN_FRAMES_RE='chain_f[0-9]+|lib_f[0-9]+|cb_f[0-9]+|chain_leaf'
+CHAIN_FRAMES_RE+='|(chain|libchain[.]so)[+]0x[0-9a-f]+'
+SYS_FRAMES_RE='sys_f[0-9]+|sys_leaf|sysread[+]0x[0-9a-f]+'
 # Kernel threads by name, or any stack of kernel frames only.
 KTHREAD_COMM_RE='^(kworker/.*|ksoftirqd/.*|rcu_.*|migration/.*|jbd2/.*|kswapd.*|kcompactd.*)$'
 
@@ -45,14 +52,15 @@ disk_work() {
 }
 
 test_all() {
-	local p=$TEST_TMP/all self=$TEST_TMP/bpfprof-self pid work_pid comms stats
+	local p=$TEST_TMP/all self=$TEST_TMP/bpfprof-self pid sys_pid work_pid comms stats sys
 
 	start_target pid "$TARGETS/chain" $((DURATION + 20))
+	start_target sys_pid "$TARGETS/sysread" $((DURATION + 20))
 	disk_work "$TEST_TMP/disk-work" $((DURATION + 3)) &
 	work_pid=$!
 	BG_PIDS+=("$work_pid")
 	cp "$BPFPROF" "$self"
-	BPFPROF=$self start_bpfprof_bg $((DURATION + 40)) "$p" -a -d "$DURATION" -F "$HZ" \
+	BPFPROF=$self start_bpfprof_bg $((DURATION + 40)) "$p" --stats -a -d "$DURATION" -F "$HZ" \
 		-o "$p.folded"
 	# bpfprof's own threads, by name, while it runs.
 	sleep 1
@@ -60,6 +68,7 @@ test_all() {
 		tr '\n' ' ')
 	wait_bpfprof_bg "$p"
 	stop_target "$pid"
+	stop_target "$sys_pid"
 	wait "$work_pid"
 	forget_pid "$work_pid"
 
@@ -67,15 +76,24 @@ test_all() {
 	assert_ge all_duration "$BP_SECONDS" "$DURATION" s
 	assert_le all_duration_max "$BP_SECONDS" $((DURATION + 10)) s
 	read -r -a stats <<<"$(chain_stats "$p.folded" chain '^_start;' "$CHAIN")"
+	# sysread's leaf is mostly read() and kernel frames below sys_leaf: all its samples count.
+	read -r -a sys <<<"$(complete_share "$p.folded" sysread '^_start;' "$SYS_CHAIN")"
 	echo "  $(folded_samples "$p.folded") samples in all, of $(awk '{ sub(/;.*/, ""); print }' "$p.folded" | sort -u | wc -l) comms"
 	echo "  chain: $(folded_samples "$p.folded" chain) samples, ${stats[1]} of ${stats[0]} in chain_leaf complete"
+	echo "  sysread: ${sys[0]} samples, ${sys[1]} of them complete (_start to sys_leaf)"
 	echo "  kernel threads' stacks (most frequent first):"
 	Q_COMM_RE=$KTHREAD_COMM_RE awk "$FOLDED_AWK"'
 		parse($0) && (comm ~ ENVIRON["Q_COMM_RE"] || (nuser == 0 && nfr > 0))' "$p.folded" |
 		sort -t' ' -k2 -rn | head -3 | cut -c1-200 | sed 's/^/    /'
 	echo "  bpfprof-self's threads named otherwise: ${comms:-none}"
+	check_rescans all "$p" "chain ${stats[2]}%, sysread ${sys[2]}%"
 	assert_ge all_chain_samples "$(folded_samples "$p.folded" chain)" $((DURATION * HZ / 4))
 	assert_ge all_chain_complete "${stats[2]}" "$MIN_COMPLETE_PCT" %
+	assert_eq all_chain_no_sysread_frames "$(frame_share "$p.folded" chain "$SYS_FRAMES_RE")" 0 %
+	assert_ge all_sysread_samples "${sys[0]}" $((DURATION * HZ / 4))
+	assert_ge all_sysread_complete "${sys[2]}" "$MIN_COMPLETE_PCT" %
+	assert_eq all_sysread_no_chain_frames \
+		"$(frame_share "$p.folded" sysread "$CHAIN_FRAMES_RE")" 0 %
 	assert_ge all_kernel_threads "$(kthread_samples "$p.folded")" 1 " samples"
 	# Other processes than chain: the disk work's dd (or sync).
 	assert_ge all_other_processes "$(comm_samples "$p.folded" dd sync)" 1 " samples"

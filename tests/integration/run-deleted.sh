@@ -46,13 +46,15 @@ wait_mapped() {
 	return 1
 }
 
-# check_chain FOLDED LABEL: the usual chain, complete from _start, with the usual names.
+# check_chain FOLDED LABEL: the usual chain, complete from _start, with the usual names; the
+# run's maps reads and re-scans (its stderr next to FOLDED).
 check_chain() {
 	local folded=$1 label=$2 stats
 
 	read -r -a stats <<<"$(chain_stats "$folded" chain '^_start;' "$CHAIN")"
 	echo "  chain: $(folded_samples "$folded" chain) samples, ${stats[1]} of ${stats[0]} in chain_leaf complete"
 	sort -t' ' -k2 -rn "$folded" | head -3 | cut -c1-300 | sed 's/^/    /'
+	check_rescans "$label" "${folded%.folded}" "chain ${stats[2]}%"
 	assert_ge "${label}_samples" "$(folded_samples "$folded" chain)" $((RUN_S * HZ / 4))
 	assert_ge "${label}_leaf_share" "$(leaf_share "$folded" chain chain_leaf)" "$MIN_LEAF_PCT" %
 	assert_ge "${label}_complete" "${stats[2]}" "$MIN_COMPLETE_PCT" %
@@ -67,7 +69,7 @@ test_pid() {
 	wait_mapped "$pid" "$dir/libchain.so"
 	delete_chain "$dir" "$how"
 	mapped_deleted "$pid" && ok=1
-	run_bpfprof $((RUN_S + 40)) "$p" -p "$pid" -d "$RUN_S" -F "$HZ" -o "$p.folded"
+	run_bpfprof $((RUN_S + 40)) "$p" --stats -p "$pid" -d "$RUN_S" -F "$HZ" -o "$p.folded"
 	stop_target "$pid"
 
 	assert_eq "deleted_pid_${how}_files_deleted" "$ok" 1
@@ -82,7 +84,8 @@ test_cmd() {
 	local how=$1 dir=$TEST_TMP/cmd-$1-bin p=$TEST_TMP/cmd-$1 child='' i ok=0
 
 	copy_chain "$dir"
-	start_bpfprof_bg $((RUN_S + 40)) "$p" --drain-interval 200 -F "$HZ" -o "$p.folded" -- \
+	start_bpfprof_bg $((RUN_S + 40)) "$p" --stats --drain-interval 200 -F "$HZ" \
+		-o "$p.folded" -- \
 		"$dir/chain" "$RUN_S"
 	for ((i = 0; i < 500; i++)); do
 		[ -n "$BP_PID" ] || break

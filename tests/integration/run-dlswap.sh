@@ -71,6 +71,8 @@ check_swap() {
 	all=$((s[0] + s[2] + s[4]))
 	echo "  libdla.so: ${s[1]} of ${s[0]} samples complete; libdlb.so: ${s[3]} of ${s[2]}; both in one stack: ${s[4]}"
 	echo "  CPU: libdla.so phase $(result_value "$result" a_cpu_ns) ns, libdlb.so phase $(result_value "$result" b_cpu_ns) ns"
+	check_rescans "$label" "${folded%.folded}" \
+		"libdla.so $(ratio_pct "${s[1]}" "${s[0]}")%, libdlb.so $(ratio_pct "${s[3]}" "${s[2]}")%"
 	assert_ge "${label}_library_samples" "$all" "$min_samples"
 	assert_ge "${label}_a_complete" "$(ratio_pct "${s[1]}" "${s[0]}")" "$MIN_COMPLETE_PCT" %
 	assert_ge "${label}_b_complete" "$(ratio_pct "${s[3]}" "${s[2]}")" "$MIN_COMPLETE_PCT" %
@@ -90,7 +92,8 @@ check_swap() {
 test_cmd() {
 	local p=$TEST_TMP/cmd
 
-	run_bpfprof 40 "$p" -F "$HZ" -o "$p.folded" -- "$TARGETS/dlswap" -r "$p.result" 1.5 1.5
+	run_bpfprof 40 "$p" --stats -F "$HZ" -o "$p.folded" -- "$TARGETS/dlswap" -r "$p.result" \
+		1.5 1.5
 	assert_eq dlswap_cmd_exit "$BP_RC" 0
 	check_swap dlswap_cmd "$p.folded" "$p.result" $((3 * HZ / 4)) whole
 }
@@ -102,7 +105,7 @@ test_pid() {
 
 	start_target pid "$TARGETS/dlswap" -r "$p.result" 2.5 1.5
 	sleep 0.3
-	run_bpfprof 40 "$p" -p "$pid" -d 30 -F "$HZ" -o "$p.folded"
+	run_bpfprof 40 "$p" --stats -p "$pid" -d 30 -F "$HZ" -o "$p.folded"
 	wait_target "$pid"
 	assert_eq dlswap_pid_exit "$BP_RC" 0
 	assert_eq dlswap_pid_target_exit "$TARGET_RC" 0

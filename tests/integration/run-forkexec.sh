@@ -20,11 +20,12 @@ CHAIN_FRAMES_RE='chain_f[0-9]+|lib_f[0-9]+|cb_f[0-9]+|chain_leaf'
 CHAIN_FRAMES_RE+='|(chain|libchain[.]so)[+]0x[0-9a-f]+'
 
 # check_image LABEL FOLDED COMM CHAIN FOREIGN_RE MIN_SAMPLES: COMM's samples are its chain,
-# complete from _start, and none holds a frame of the other program.
+# complete from _start, and none holds a frame of the other program. Sets COMPLETE_PCT.
 check_image() {
 	local label=$1 folded=$2 comm=$3 chain=$4 foreign_re=$5 min_samples=$6 stats
 
 	read -r -a stats <<<"$(chain_stats "$folded" "$comm" '^_start;' "$chain")"
+	COMPLETE_PCT=${stats[2]}
 	echo "  $comm: $(folded_samples "$folded" "$comm") samples, ${stats[1]} of ${stats[0]} in ${chain##*;} complete"
 	assert_ge "${label}_samples" "$(folded_samples "$folded" "$comm")" "$min_samples"
 	assert_ge "${label}_leaf_share" "$(leaf_share "$folded" "$comm" "${chain##*;}")" 90 %
@@ -33,18 +34,20 @@ check_image() {
 }
 
 test_fork_exec() {
-	local p=$TEST_TMP/fe
+	local p=$TEST_TMP/fe parent_pct
 
-	run_bpfprof 40 "$p" -F "$HZ" -o "$p.folded" -- "$TARGETS/forkexec" -c "$CHILD_PRE_EXEC_S" \
-		"$PARENT_S" "$TARGETS/chain" "$CHILD_S"
+	run_bpfprof 40 "$p" --stats -F "$HZ" -o "$p.folded" -- "$TARGETS/forkexec" \
+		-c "$CHILD_PRE_EXEC_S" "$PARENT_S" "$TARGETS/chain" "$CHILD_S"
 	assert_eq forkexec_exit "$BP_RC" 0
 	# A quarter of the nominal counts: the parent spins PARENT_S + the child's whole life,
 	# and the child CHILD_PRE_EXEC_S in the parent's chain too.
 	check_image forkexec_parent "$p.folded" forkexec "$CHAIN_P" "$CHAIN_FRAMES_RE" \
 		"$(awk -v a="$PARENT_S" -v b="$CHILD_S" -v c="$CHILD_PRE_EXEC_S" -v hz="$HZ" \
 			'BEGIN { printf "%d", (a + b + 2 * c) * hz / 4 }')"
+	parent_pct=$COMPLETE_PCT
 	check_image forkexec_child "$p.folded" chain "$CHAIN_C" "$FE_FRAMES_RE" \
 		"$(awk -v b="$CHILD_S" -v hz="$HZ" 'BEGIN { printf "%d", b * hz / 4 }')"
+	check_rescans forkexec "$p" "forkexec $parent_pct%, chain $COMPLETE_PCT%"
 }
 
 test_fork_exec

@@ -48,7 +48,7 @@ test_short_lived() {
 	local label=$1 p=$TEST_TMP/$1 cpu_ns samples expected stats
 
 	shift
-	run_bpfprof 60 "$p" "$@" -F "$HZ" -o "$p.folded" -- \
+	run_bpfprof 60 "$p" --stats "$@" -F "$HZ" -o "$p.folded" -- \
 		"$TARGETS/shortlived" -n "$RUNS" -t "$p.result" "$TARGETS/blip" "$BLIP_MS"
 	assert_eq "${label}_exit" "$BP_RC" 0
 	assert_eq "${label}_runs" "$(result_value "$p.result" runs)" "$RUNS"
@@ -63,6 +63,7 @@ test_short_lived() {
 	Q_COMM=blip awk "$FOLDED_AWK"'parse($0) && selected() &&
 		(nuser == 0 || fr[nuser] ~ /^(\[unknown\]|.*[+]0x[0-9a-f]+)$/)' "$p.folded" |
 		sort -t' ' -k2 -rn | head -5 | cut -c1-300 | sed 's/^/    /'
+	check_rescans "$label" "$p" "blip ${stats[2]}%"
 	assert_ge "${label}_not_lost" "$(ratio_pct "$samples" "$expected")" "$MIN_RATE_PCT" %
 	assert_le "${label}_not_inflated" "$(ratio_pct "$samples" "$expected")" "$MAX_RATE_PCT" %
 	assert_ge "${label}_complete" "${stats[2]}" "$MIN_COMPLETE_PCT" %

@@ -14,8 +14,8 @@ MIN_ROOT_PCT=95
 NO_CFI_TOLERANCE_PCT=10
 # A process line's samples against the folded output's for that comm.
 SAMPLES_TOLERANCE_PCT=5
-TOTALS_RE='^bpfprof: [0-9]+ ELF files open, [0-9]+ Dwfls open, '
-TOTALS_RE+='[0-9]+ processes tracked, [0-9]+ events lost'
+# The first totals line, whole: "N ELF files open (M opened in all), ..." (tests/lib.sh).
+TOTALS_RE=$STATS_TOTALS_RE
 
 # The awk part of the queries below: proc() parses "bpfprof: process PID (COMM): N samples,
 # P% to root; stops: ..." into pid, pcomm, psamples, proot, pstops; mod() parses

@@ -3,7 +3,7 @@
 # pointers, through an executable and a shared library. Included by the top Makefile.
 TARGETS_SRC := tests/targets
 TEST_TARGETS := $(addprefix $(TARGETS_DIR)/,libchain.so libchain_dl.so chain threads sysread \
-	cxxchain libdla.so libdlb.so dlswap forkexec blip shortlived libnocfi.so nocfi)
+	cxxchain libdla.so libdlb.so dlswap forkexec blip shortlived crowd libnocfi.so nocfi)
 
 # TARGET_CFLAGS omits frame pointers on purpose (bpfprof must unwind with DWARF CFI); on top:
 # no sibling calls (a tail call would replace its caller's frame) and unwind tables everywhere.
@@ -30,7 +30,8 @@ $(TARGETS_DIR)/chain $(TARGETS_DIR)/threads: $(TARGETS_DIR)/%: $(TARGETS_SRC)/%.
 $(TARGETS_DIR)/chain: $(TARGETS_DIR)/libchain_dl.so
 
 # Programs of one file each: no library of their own.
-$(TARGETS_DIR)/sysread $(TARGETS_DIR)/forkexec $(TARGETS_DIR)/blip $(TARGETS_DIR)/shortlived: \
+$(TARGETS_DIR)/sysread $(TARGETS_DIR)/forkexec $(TARGETS_DIR)/blip $(TARGETS_DIR)/shortlived \
+		$(TARGETS_DIR)/crowd: \
 		$(TARGETS_DIR)/%: $(TARGETS_SRC)/%.c $(TARGET_DEPS) | $(TARGETS_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(TARGET_CHAIN_CFLAGS) $< -o $@
