@@ -52,30 +52,12 @@ int main(int argc, char **argv)
 	long count = 200, i, failed = 0, exited = 0;
 	long long release_ns, first_ns = -1, last_ns = -1, now;
 	char text[256];
-	int opt, status, gate[2];
+	int prog, exit_code = 2, status, gate[2];
 	pid_t pid;
 
-	/* '+': the options after PROGRAM are PROGRAM's. */
-	while ((opt = getopt(argc, argv, "+n:t:h")) != -1) {
-		switch (opt) {
-		case 'n':
-			count = atol(optarg);
-			break;
-		case 't':
-			result_file = optarg;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return 0;
-		default:
-			fputs(usage, stderr);
-			return 2;
-		}
-	}
-	if (optind >= argc || count <= 0) {
-		fputs(usage, stderr);
-		return 2;
-	}
+	prog = parse_driver_args(argc, argv, usage, &count, &result_file, &exit_code);
+	if (prog < 0)
+		return exit_code;
 	if (pipe(gate)) {
 		perror("pipe");
 		return 1;
@@ -92,8 +74,8 @@ int main(int argc, char **argv)
 			close(gate[1]);
 			if (wait_release(gate[0]))
 				_exit(1);
-			execvp(argv[optind], &argv[optind]);
-			fprintf(stderr, "crowd: %s: %s\n", argv[optind], strerror(errno));
+			execvp(argv[prog], &argv[prog]);
+			fprintf(stderr, "crowd: %s: %s\n", argv[prog], strerror(errno));
 			_exit(127);
 		}
 	}

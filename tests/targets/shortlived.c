@@ -20,30 +20,12 @@ int main(int argc, char **argv)
 	long long cpu_ns = 0;
 	struct rusage ru;
 	char text[256];
-	int opt, status;
+	int prog, exit_code = 2, status;
 	pid_t pid;
 
-	/* '+': the options after PROGRAM are PROGRAM's. */
-	while ((opt = getopt(argc, argv, "+n:t:h")) != -1) {
-		switch (opt) {
-		case 'n':
-			count = atol(optarg);
-			break;
-		case 't':
-			result_file = optarg;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return 0;
-		default:
-			fputs(usage, stderr);
-			return 2;
-		}
-	}
-	if (optind >= argc || count <= 0) {
-		fputs(usage, stderr);
-		return 2;
-	}
+	prog = parse_driver_args(argc, argv, usage, &count, &result_file, &exit_code);
+	if (prog < 0)
+		return exit_code;
 
 	for (i = 0; i < count; i++) {
 		pid = fork();
@@ -52,8 +34,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		if (!pid) {
-			execvp(argv[optind], &argv[optind]);
-			fprintf(stderr, "shortlived: %s: %s\n", argv[optind], strerror(errno));
+			execvp(argv[prog], &argv[prog]);
+			fprintf(stderr, "shortlived: %s: %s\n", argv[prog], strerror(errno));
 			_exit(127);
 		}
 		while (wait4(pid, &status, 0, &ru) < 0) {

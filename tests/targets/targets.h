@@ -4,9 +4,11 @@
 #define BPFPROF_TEST_TARGETS_H
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 struct chain_ctx;
 
@@ -81,6 +83,42 @@ static inline long long clock_ns(clockid_t clk)
 }
 
 /* Writes text to path through a temporary file, so a reader never sees half of it. */
+/*
+ * Options of the process drivers (crowd, shortlived): "-n COUNT -t RESULT_FILE PROGRAM
+ * [ARGS...]"; everything after PROGRAM is PROGRAM's. Returns the index of PROGRAM in argv, or
+ * -1 after printing usage (*exit_code: 0 for -h, 2 for a mistake).
+ */
+static inline int parse_driver_args(int argc, char **argv, const char *usage, long *count,
+				    const char **result_file, int *exit_code)
+{
+	int opt;
+
+	while ((opt = getopt(argc, argv, "+n:t:h")) != -1) {
+		switch (opt) {
+		case 'n':
+			*count = atol(optarg);
+			break;
+		case 't':
+			*result_file = optarg;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			*exit_code = 0;
+			return -1;
+		default:
+			fputs(usage, stderr);
+			*exit_code = 2;
+			return -1;
+		}
+	}
+	if (optind >= argc || *count <= 0) {
+		fputs(usage, stderr);
+		*exit_code = 2;
+		return -1;
+	}
+	return optind;
+}
+
 static inline void write_result(const char *path, const char *text)
 {
 	char tmp[4096];
