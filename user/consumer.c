@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include "capture.h"
 #include "consumer.h"
 #include "log.h"
 #include "record.h"
@@ -13,12 +14,25 @@ struct consumer {
 	struct ring_buffer *rb;
 	struct sample_handler *sh;
 	struct proc_table *pt;
+	struct capture_writer *capture;
 	struct consumer_stats stats;
 };
 
 static int handle_record(void *arg, void *data, size_t sz)
 {
 	struct consumer *c = arg;
+
+	consumer__handle(c, data, sz);
+	if (c->capture && capture_writer__record(c->capture, data, sz)) {
+		pr_warn("write raw capture: %s; capture stopped, profiling goes on",
+			strerror(EIO));
+		c->capture = NULL;
+	}
+	return 0;
+}
+
+int consumer__handle(struct consumer *c, const void *data, size_t sz)
+{
 	char comm[BPFPROF_COMM_LEN + 1], path[PATH_MAX];
 	struct record_view v;
 	int err;
@@ -76,6 +90,8 @@ struct consumer *consumer__new(int ringbuf_fd, struct sample_handler *sh, struct
 		return NULL;
 	c->sh = sh;
 	c->pt = pt;
+	if (ringbuf_fd < 0)
+		return c;
 	c->rb = ring_buffer__new(ringbuf_fd, handle_record, c, NULL);
 	if (!c->rb) {
 		free(c);
@@ -94,10 +110,18 @@ void consumer__free(struct consumer *c)
 
 int consumer__drain(struct consumer *c)
 {
+	struct record_header batch = { RECORD_CAPTURE_BATCH, sizeof(batch) };
 	int n = ring_buffer__consume(c->rb);
 
 	proc_table__end_batch(c->pt);
+	if (c->capture && n > 0 && capture_writer__record(c->capture, &batch, sizeof(batch)))
+		c->capture = NULL;
 	return n;
+}
+
+void consumer__set_capture(struct consumer *c, struct capture_writer *w)
+{
+	c->capture = w;
 }
 
 const struct consumer_stats *consumer__stats(const struct consumer *c)

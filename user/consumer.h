@@ -19,13 +19,22 @@ struct consumer_stats {
 };
 
 struct consumer;
+struct capture_writer;
 
 /*
  * Reads the ringbuf map ringbuf_fd. Records are submitted without wakeups (a wakeup from the
  * perf_event program costs an interrupt per sample), so nothing polls: call consumer__drain()
- * on a short timer. sh and pt are borrowed. Returns NULL and sets errno.
+ * on a short timer. sh and pt are borrowed. ringbuf_fd < 0 makes a consumer fed by
+ * consumer__handle() only (bpfprof report). Returns NULL and sets errno.
  */
 struct consumer *consumer__new(int ringbuf_fd, struct sample_handler *sh, struct proc_table *pt);
+
+/* --raw-capture: every record handled is appended to w after it is handled (so the maps
+ * texts read while handling it come first), and every drain ends with a batch marker. */
+void consumer__set_capture(struct consumer *c, struct capture_writer *w);
+
+/* Handles one record of sz bytes, as a drain does (replay). Always 0: failures are counted. */
+int consumer__handle(struct consumer *c, const void *data, size_t sz);
 void consumer__free(struct consumer *c);
 
 /*

@@ -179,28 +179,14 @@ static void ksyms__finish(struct ksyms *ks)
 	ks->stops_cnt = ks->stops_cap = 0;
 }
 
-struct ksyms *ksyms__load(const char *path)
+static struct ksyms *load_stream(FILE *f)
 {
 	struct ksyms *ks = NULL;
 	bool nonzero = false;
 	size_t linecap = 0;
-	char *line = NULL, *buf = NULL;
-	FILE *f = NULL;
+	char *line = NULL;
 	int err = 0;
 
-	if (!path) {
-		err = EINVAL;
-		goto cleanup;
-	}
-	f = fopen(path, "re");
-	if (!f) {
-		err = errno;
-		goto cleanup;
-	}
-	/* Each read() of /proc/kallsyms formats symbols anew: fewer, larger reads are faster. */
-	buf = malloc(KSYMS_READ_BUF);
-	if (buf)
-		setvbuf(f, buf, _IOFBF, KSYMS_READ_BUF);
 	ks = calloc(1, sizeof(*ks));
 	if (!ks) {
 		err = ENOMEM;
@@ -225,14 +211,55 @@ struct ksyms *ksyms__load(const char *path)
 
 cleanup:
 	free(line);
-	if (f)
-		fclose(f);
-	free(buf);
 	if (err) {
 		ksyms__free(ks);
 		errno = err;
 		return NULL;
 	}
+	return ks;
+}
+
+struct ksyms *ksyms__load(const char *path)
+{
+	struct ksyms *ks;
+	char *buf;
+	FILE *f;
+	int err;
+
+	if (!path) {
+		errno = EINVAL;
+		return NULL;
+	}
+	f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	/* Each read() of /proc/kallsyms formats symbols anew: fewer, larger reads are faster. */
+	buf = malloc(KSYMS_READ_BUF);
+	if (buf)
+		setvbuf(f, buf, _IOFBF, KSYMS_READ_BUF);
+	ks = load_stream(f);
+	err = errno;
+	fclose(f);
+	free(buf);
+	errno = err;
+	return ks;
+}
+
+struct ksyms *ksyms__load_text(const char *text, size_t len)
+{
+	struct ksyms *ks;
+	FILE *f;
+	int err;
+
+	if (!len)
+		return calloc(1, sizeof(struct ksyms));
+	f = fmemopen((void *)text, len, "r");
+	if (!f)
+		return NULL;
+	ks = load_stream(f);
+	err = errno;
+	fclose(f);
+	errno = err;
 	return ks;
 }
 

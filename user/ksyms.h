@@ -15,6 +15,8 @@ struct ksyms;
  * reads as 0 (kptr_restrict; run as root or with CAP_SYSLOG), ENOMEM.
  */
 struct ksyms *ksyms__load(const char *path);
+/* ksyms__load() of a kallsyms text already read (a raw capture's). */
+struct ksyms *ksyms__load_text(const char *text, size_t len);
 void ksyms__free(struct ksyms *ks);
 size_t ksyms__cnt(const struct ksyms *ks);
 

@@ -16,7 +16,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "aggregate.h"
+#include "capture.h"
 #include "consumer.h"
+#include "file.h"
 #include "ksyms.h"
 #include "loader.h"
 #include "log.h"
@@ -32,6 +34,14 @@
 
 /* How long `-- CMD` may take to exit after bpfprof was asked to stop. */
 #define STOP_GRACE_NS (3 * 1000000000ull)
+
+/* bpfprof report: one recorded read of /proc/PID/maps. */
+struct replay_maps {
+	uint32_t tgid;
+	char *text;
+	size_t len;
+	struct replay_maps *next;
+};
 
 struct session {
 	struct bpfprof_opts *opts;
@@ -56,6 +66,9 @@ struct session {
 	uint64_t end_ns;
 	int stop_signal;		/* the signal that stopped profiling, or 0 */
 	bool events_lost;		/* mapping or task events were lost */
+	struct capture_writer *capture;	/* --raw-capture */
+	bool capture_failed;
+	struct replay_maps *replay_maps;	/* bpfprof report: maps texts not read yet */
 };
 
 /* utime + stime of a process (/proc/PID/stat fields 14, 15), ns; -1 when it is gone. */
@@ -370,6 +383,8 @@ static int64_t target_cpu_ns(struct session *s)
 	int64_t total = 0, ns;
 	size_t i;
 
+	if (s->opts->report)
+		return -1;
 	if (s->opts->all) {
 		ns = machine_busy_ns();
 		return ns < 0 || s->busy_start_ns < 0 ? -1 : ns - s->busy_start_ns;
@@ -461,7 +476,8 @@ static void print_summary(struct session *s)
 		.top = s->opts->top,
 	};
 
-	loader__read_stats(s->loader, &bpf);
+	if (s->loader)
+		loader__read_stats(s->loader, &bpf);
 	if (!s->opts->quiet)
 		summary__print(stderr, &in);
 	if (s->ustats) {
@@ -470,35 +486,51 @@ static void print_summary(struct session *s)
 	}
 }
 
-static int setup(struct session *s)
+/* --raw-capture: /proc/PID/maps as read, recorded before the record that made it read. */
+static int capture_maps_text(void *ctx, uint32_t tgid, char **text, size_t *len)
+{
+	struct session *s = ctx;
+	int err = proc_table__read_maps(tgid, text, len);
+
+	if (!err && s->capture && capture_writer__text(s->capture, RECORD_CAPTURE_MAPS, tgid, *text, *len))
+		s->capture_failed = true;
+	return err;
+}
+
+/* bpfprof report: the recorded text of the next read of tgid's maps. */
+static int replay_maps_text(void *ctx, uint32_t tgid, char **text, size_t *len)
+{
+	struct session *s = ctx;
+	struct replay_maps *m, **prev;
+
+	for (prev = &s->replay_maps; (m = *prev); prev = &m->next) {
+		if (m->tgid != tgid)
+			continue;
+		*prev = m->next;
+		*text = m->text;
+		*len = m->len;
+		free(m);
+		return 0;
+	}
+	return -ENOENT;	/* the process was gone when the capture read it */
+}
+
+/* The user-space pipeline, fed by the ringbuf (ringbuf_fd) or a replay (-1). */
+static int setup_pipeline(struct session *s, int ringbuf_fd, uint32_t stack_cap)
 {
 	struct bpfprof_opts *o = s->opts;
-	struct loader_opts lo = {
-		.stack_sz = o->stack_sz,
-		.ringbuf_sz = o->ringbuf_sz,
-		.max_targets = 16384,
-		.target_all = o->all,
-		.self_tgid = getpid(),
-	};
-	struct perf_event_opts po = { .event = o->event, .freq_hz = o->freq_hz };
 	struct proc_table_opts pto = { .rescan_interval_ns = 10000000ull };
-	struct sample_handler_opts sho = { .stack_cap = o->stack_sz, .max_frames = o->max_frames };
-	int err, cpu = -1;
+	struct sample_handler_opts sho = { .stack_cap = stack_cap, .max_frames = o->max_frames };
 
-	s->loader = loader__load(&lo);
-	if (!s->loader)
-		return report_load_error(errno);
-	err = perf_events__open(&s->events, &po, &cpu);
-	if (err)
-		return report_event_error(o, -err, cpu);
-	err = loader__attach_tracepoints(s->loader);
-	if (!err)
-		err = loader__attach_perf_events(s->loader, &s->events);
-	if (err) {
-		pr_warn("attach BPF programs: %s", strerror(-err));
-		return BPFPROF_EXIT_ERROR;
+	if (o->report) {
+		pto.maps_text = replay_maps_text;
+		pto.maps_ctx = s;
+	} else if (o->raw_capture) {
+		pto.maps_text = capture_maps_text;
+		pto.maps_ctx = s;
 	}
-	s->ksyms = ksyms__load("/proc/kallsyms");
+	if (!s->ksyms)
+		s->ksyms = ksyms__load("/proc/kallsyms");
 	if (!s->ksyms)
 		pr_warn("load kernel symbols (/proc/kallsyms): %s; kernel frames show as "
 			"addresses", strerror(errno));
@@ -521,7 +553,7 @@ static int setup(struct session *s)
 		pr_warn("set up sample handler: %s", strerror(errno));
 		return BPFPROF_EXIT_ERROR;
 	}
-	s->consumer = consumer__new(loader__ringbuf_fd(s->loader), s->sh, s->pt);
+	s->consumer = consumer__new(ringbuf_fd, s->sh, s->pt);
 	if (!s->consumer) {
 		pr_warn("open ringbuf: %s", strerror(errno));
 		return BPFPROF_EXIT_ERROR;
@@ -529,8 +561,134 @@ static int setup(struct session *s)
 	return 0;
 }
 
+static int setup(struct session *s)
+{
+	struct bpfprof_opts *o = s->opts;
+	struct loader_opts lo = {
+		.stack_sz = o->stack_sz,
+		.ringbuf_sz = o->ringbuf_sz,
+		.max_targets = 16384,
+		.target_all = o->all,
+		.self_tgid = getpid(),
+	};
+	struct perf_event_opts po = { .event = o->event, .freq_hz = o->freq_hz };
+	struct capture_header ch = { .stack_sz = o->stack_sz, .freq_hz = o->freq_hz };
+	int err, cpu = -1;
+	char *text;
+	size_t len;
+
+	s->loader = loader__load(&lo);
+	if (!s->loader)
+		return report_load_error(errno);
+	err = perf_events__open(&s->events, &po, &cpu);
+	if (err)
+		return report_event_error(o, -err, cpu);
+	err = loader__attach_tracepoints(s->loader);
+	if (!err)
+		err = loader__attach_perf_events(s->loader, &s->events);
+	if (err) {
+		pr_warn("attach BPF programs: %s", strerror(-err));
+		return BPFPROF_EXIT_ERROR;
+	}
+	if (o->raw_capture) {
+		ch.start_ns = now_ns();
+		s->capture = capture_writer__open(o->raw_capture, &ch);
+		if (!s->capture) {
+			pr_warn("create %s: %s", o->raw_capture, strerror(errno));
+			return BPFPROF_EXIT_ERROR;
+		}
+		pr_warn("%s will hold the targets' stack memory (mode 0600): keep it private",
+			o->raw_capture);
+		if (!file__read_all("/proc/kallsyms", &text, &len)) {
+			err = capture_writer__text(s->capture, RECORD_CAPTURE_KALLSYMS, 0, text, len);
+			s->ksyms = ksyms__load_text(text, len);
+			free(text);
+			if (err)
+				s->capture_failed = true;
+		}
+	}
+	err = setup_pipeline(s, loader__ringbuf_fd(s->loader), o->stack_sz);
+	if (!err && s->capture)
+		consumer__set_capture(s->consumer, s->capture);
+	return err;
+}
+
+/* bpfprof report FILE: the records of a raw capture through the same pipeline. */
+static int run_report(struct session *s)
+{
+	struct capture_header hdr;
+	struct capture_reader *r;
+	const struct record_header *rh;
+	const struct capture_maps_record *mr;
+	struct replay_maps *m, **tail = &s->replay_maps;
+	const void *data;
+	size_t sz;
+	int n, err;
+
+	r = capture_reader__open(s->opts->report, &hdr);
+	if (!r) {
+		pr_warn("open %s: %s", s->opts->report,
+			errno == EINVAL ? "not a bpfprof raw capture" : strerror(errno));
+		return BPFPROF_EXIT_ERROR;
+	}
+	/* The kernel symbols of the capture's time, if it recorded them (its first record). */
+	n = capture_reader__next(r, &data, &sz);
+	if (n > 0 && ((const struct record_header *)data)->type == RECORD_CAPTURE_KALLSYMS) {
+		mr = data;
+		if (sz >= sizeof(*mr) && mr->len <= sz - sizeof(*mr))
+			s->ksyms = ksyms__load_text(mr->text, mr->len);
+		n = capture_reader__next(r, &data, &sz);
+	}
+	err = setup_pipeline(s, -1, hdr.stack_sz);
+	if (err)
+		goto out;
+	s->opts->freq_hz = hdr.freq_hz;
+	for (; n > 0; n = capture_reader__next(r, &data, &sz)) {
+		rh = data;
+		if (rh->type == RECORD_CAPTURE_BATCH) {
+			proc_table__end_batch(s->pt);
+		} else if (rh->type == RECORD_CAPTURE_MAPS) {
+			mr = data;
+			m = calloc(1, sizeof(*m));
+			if (!m || sz < sizeof(*mr) || mr->len > sz - sizeof(*mr) ||
+			    !(m->text = malloc(mr->len + 1))) {
+				free(m);
+				n = -ENOMEM;
+				break;
+			}
+			memcpy(m->text, mr->text, mr->len);
+			m->text[mr->len] = '\0';
+			m->len = mr->len;
+			m->tgid = mr->tgid;
+			/* In order: a process's reads are served as they happened. */
+			while (*tail)
+				tail = &(*tail)->next;
+			*tail = m;
+		} else {
+			consumer__handle(s->consumer, data, sz);
+		}
+	}
+	if (n < 0)
+		pr_warn("read %s: %s; the records before are reported", s->opts->report,
+			strerror(-n));
+	s->start_ns = 0;
+	s->end_ns = hdr.duration_ns;
+	err = write_output(s) ? BPFPROF_EXIT_ERROR : 0;
+	print_summary(s);
+out:
+	while ((m = s->replay_maps)) {
+		s->replay_maps = m->next;
+		free(m->text);
+		free(m);
+	}
+	capture_reader__close(r);
+	return err;
+}
+
 static void teardown(struct session *s)
 {
+	/* An error after the capture started: keep what it holds. */
+	capture_writer__close(s->capture, 0);
 	consumer__free(s->consumer);
 	sample_handler__free(s->sh);
 	proc_table__free(s->pt);
@@ -580,6 +738,10 @@ int main(int argc, char **argv)
 	s.sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (s.sigfd < 0) {
 		pr_warn("create signalfd: %s", strerror(errno));
+		goto out;
+	}
+	if (o.report) {
+		ret = run_report(&s);
 		goto out;
 	}
 	if (o.pids_cnt && check_pids(&o))
@@ -634,6 +796,14 @@ int main(int argc, char **argv)
 		pids_alive(&s);	/* last CPU times, for the expected sample count */
 	final_drain(&s);
 	reap_child(&s, WNOHANG);
+	if (s.capture) {
+		err = capture_writer__close(s.capture, s.end_ns - s.start_ns);
+		s.capture = NULL;
+		if (err || s.capture_failed)
+			pr_warn("write %s: %s", o.raw_capture, strerror(err ? -err : EIO));
+		else
+			pr_info("wrote raw capture %s", o.raw_capture);
+	}
 	err = write_output(&s) ? BPFPROF_EXIT_ERROR : 0;
 	print_summary(&s);
 	if (o.cmd)

@@ -3,6 +3,7 @@
 #include <argp.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "bpf/record.h"
@@ -25,6 +26,7 @@ static const char doc[] =
 "  bpfprof -p 1234 -d 30 > out.folded   # all threads of 1234 for 30 s\n"
 "  bpfprof -p 1234,5678         # until Ctrl-C or both exit\n"
 "  bpfprof -a -d 10 -o all.folded       # every process and kernel thread\n"
+"  bpfprof --raw-capture run.raw -- ./app; bpfprof report run.raw -o app.folded\n"
 "\n"
 "EXIT STATUS: with -- CMD, CMD's status (128+N if signal N killed it, 127 if\n"
 "it could not be started); else 0 on success, 1 on errors (privileges,\n"
@@ -43,6 +45,7 @@ enum {
 	OPT_TOP,
 	OPT_STATS,
 	OPT_REALTIME,
+	OPT_RAW_CAPTURE,
 };
 
 static const struct argp_option options[] = {
@@ -66,6 +69,8 @@ static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Output:", 3 },
 	{ "output", 'o', "FILE", 0, "Write folded stacks to FILE (default stdout)", 3 },
 	{ "top", OPT_TOP, "N", 0, "Functions listed in the summary (default 10, 0 = none)", 3 },
+	{ "raw-capture", OPT_RAW_CAPTURE, "FILE", 0, "Also write every record received (samples "
+	  "WITH THEIR STACK MEMORY, mode 0600) to FILE, for 'bpfprof report FILE'", 3 },
 	{ "stats", OPT_STATS, NULL, 0, "Unwind quality per process and module: samples, share "
 	  "unwound to the root, why unwinding stopped and where; files and Dwfls open", 3 },
 	{ "quiet", 'q', NULL, 0, "No progress or summary on stderr", 3 },
@@ -190,6 +195,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'o':
 		o->output = arg;
 		break;
+	case OPT_RAW_CAPTURE:
+		o->raw_capture = arg;
+		break;
 	case 'q':
 		o->quiet = true;
 		break;
@@ -200,11 +208,18 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->verbose++;
 		break;
 	case ARGP_KEY_ARG:
+		if (o->report)
+			argp_error(state, "report takes one FILE");
 		/* The first operand starts the command: the rest are its arguments, not ours. */
 		o->cmd = &state->argv[state->next - 1];
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_END:
+		if (o->report) {
+			if (o->pids_cnt || o->all || o->raw_capture)
+				argp_error(state, "report replays a capture: no -p, -a or --raw-capture");
+			break;
+		}
 		if (!o->cmd && !o->pids_cnt && !o->all)
 			argp_error(state, "nothing to profile: give -p PID, -a or -- CMD");
 		if (!!o->cmd + !!o->pids_cnt + o->all > 1)
@@ -224,7 +239,7 @@ void opts__parse(int argc, char **argv, struct bpfprof_opts *o)
 	static const struct argp argp = {
 		.options = options,
 		.parser = parse_opt,
-		.args_doc = "-- CMD [ARGS...]\n-p PID[,PID...] [-d SECONDS]\n-a [-d SECONDS]",
+		.args_doc = "-- CMD [ARGS...]\n-p PID[,PID...] [-d SECONDS]\n-a [-d SECONDS]\nreport FILE",
 		.doc = doc,
 	};
 
@@ -237,6 +252,17 @@ void opts__parse(int argc, char **argv, struct bpfprof_opts *o)
 	o->drain_ms = 10;
 	o->top = 10;
 	argp_err_exit_status = BPFPROF_EXIT_USAGE;
+	if (argc >= 2 && !strcmp(argv[1], "report")) {
+		/* bpfprof report FILE [OPTIONS]: argp sees "bpfprof [OPTIONS]" with FILE taken. */
+		if (argc < 3 || argv[2][0] == '-') {
+			fprintf(stderr, "bpfprof: report needs a FILE written by --raw-capture\n");
+			exit(BPFPROF_EXIT_USAGE);
+		}
+		o->report = argv[2];
+		argv[2] = argv[0];
+		argp_parse(&argp, argc - 2, argv + 2, ARGP_IN_ORDER, NULL, o);
+		return;
+	}
 	argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, o);
 }
 

@@ -29,11 +29,14 @@ struct bpfprof_opts {
 	int verbose;			/* -v */
 	bool quiet;			/* -q: no progress or summary */
 	bool stats;			/* --stats: unwind quality per process and module */
+	const char *raw_capture;	/* --raw-capture: every record to this file */
+	const char *report;		/* bpfprof report FILE: replay a raw capture */
 	int realtime_prio;		/* --realtime: SCHED_FIFO priority of bpfprof, 0 = off */
 };
 
 /*
- * Parses argv into *o (defaults first). On a usage error or --help/--version, argp prints and
+ * Parses argv into *o (defaults first). "bpfprof report FILE [OPTIONS]" replays a raw
+ * capture (o->report) instead of profiling. On a usage error or --help/--version, argp prints and
  * exits (64 or 0). The pids array is malloc'd (opts__free()).
  */
 void opts__parse(int argc, char **argv, struct bpfprof_opts *o);

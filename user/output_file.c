@@ -12,13 +12,23 @@
 int output_file__open(struct output_file *of, const char *path)
 {
 	mode_t mask;
-	int fd, err;
 
-	memset(of, 0, sizeof(*of));
 	if (!path || !strcmp(path, "-")) {
+		memset(of, 0, sizeof(*of));
 		of->fp = stdout;
 		return 0;
 	}
+	/* The mode a plain open() would give. */
+	mask = umask(0);
+	umask(mask);
+	return output_file__open_mode(of, path, 0666 & ~mask);
+}
+
+int output_file__open_mode(struct output_file *of, const char *path, mode_t mode)
+{
+	int fd, err;
+
+	memset(of, 0, sizeof(*of));
 	of->path = strdup(path);
 	if (!of->path || asprintf(&of->tmp_path, "%s.tmp.XXXXXX", path) < 0) {
 		of->tmp_path = NULL;
@@ -32,10 +42,9 @@ int output_file__open(struct output_file *of, const char *path)
 		of->tmp_path = NULL;
 		goto fail;
 	}
-	/* mkstemp creates 0600: give the file the mode a plain open() would. */
-	mask = umask(0);
-	umask(mask);
-	fchmod(fd, 0666 & ~mask);
+	/* mkstemp creates 0600. */
+	if (mode != 0600)
+		fchmod(fd, mode);
 	of->fp = fdopen(fd, "w");
 	if (!of->fp) {
 		err = -errno;

@@ -4,6 +4,7 @@
 #define BPFPROF_OUTPUT_FILE_H
 
 #include <stdio.h>
+#include <sys/types.h>
 
 struct output_file {
 	FILE *fp;		/* write here */
@@ -16,6 +17,10 @@ struct output_file {
  * Returns 0 or a negative errno.
  */
 int output_file__open(struct output_file *of, const char *path);
+/* output_file__open() with the file's final mode (e.g. 0600 for files holding process
+ * memory); path must be a file, not stdout. */
+int output_file__open_mode(struct output_file *of, const char *path, mode_t mode);
+
 /*
  * Flushes, fsyncs and renames the temp file to the final path: readers never see a half
  * file. On any error (full disk...) the temp file is removed and the old file, if any, stays.

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* proc_maps.c: /proc/PID/maps parser (proc(5)). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "proc_maps.h"
 
 #define DELETED_SUFFIX " (deleted)"
@@ -150,27 +152,55 @@ static int mapping_cmp(const void *a, const void *b)
 	return 0;
 }
 
+static int read_stream(FILE *f, bool exec_only, struct proc_mapping **mappings, size_t *cnt);
+
 int proc_maps__read(const char *path, bool exec_only, struct proc_mapping **mappings,
 		    size_t *cnt)
 {
-	struct proc_mapping *arr = NULL, *tmp, m;
-	size_t n = 0, cap = 0, linecap = 0, i;
-	char *line = NULL;
-	bool sorted = true;
-	FILE *f = NULL;
-	int err = 0;
+	FILE *f;
+	int err;
 
 	if (!path || !mappings || !cnt)
 		return -EINVAL;
 	*mappings = NULL;
 	*cnt = 0;
-
 	f = fopen(path, "re");
-	if (!f) {
+	if (!f)
 		/* ESRCH: the process exited between the lookup and the open. */
-		err = errno == ESRCH ? -ENOENT : -errno;
-		goto cleanup;
-	}
+		return errno == ESRCH ? -ENOENT : -errno;
+	err = read_stream(f, exec_only, mappings, cnt);
+	fclose(f);
+	return err;
+}
+
+int proc_maps__parse_text(const char *text, size_t len, bool exec_only,
+			  struct proc_mapping **mappings, size_t *cnt)
+{
+	FILE *f;
+	int err;
+
+	if (!text || !mappings || !cnt)
+		return -EINVAL;
+	*mappings = NULL;
+	*cnt = 0;
+	if (!len)
+		return 0;
+	f = fmemopen((void *)text, len, "r");
+	if (!f)
+		return -errno;
+	err = read_stream(f, exec_only, mappings, cnt);
+	fclose(f);
+	return err;
+}
+
+static int read_stream(FILE *f, bool exec_only, struct proc_mapping **mappings, size_t *cnt)
+{
+	struct proc_mapping *arr = NULL, *tmp, m;
+	size_t n = 0, cap = 0, linecap = 0, i;
+	char *line = NULL;
+	bool sorted = true;
+	int err = 0;
+
 	errno = 0;
 	while (getline(&line, &linecap, f) >= 0) {
 		err = proc_mapping__parse(line, &m);
@@ -217,8 +247,6 @@ cleanup:
 		proc_mapping__clear(&arr[i]);
 	free(arr);
 	free(line);
-	if (f)
-		fclose(f);
 	return err;
 }
 

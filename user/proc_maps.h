@@ -43,4 +43,9 @@ int proc_maps__read(const char *path, bool exec_only, struct proc_mapping **mapp
 		    size_t *cnt);
 void proc_maps__free(struct proc_mapping *mappings, size_t cnt);
 
+/* proc_maps__read() on text already read (len bytes, a whole maps file). */
+int proc_maps__parse_text(const char *text, size_t len, bool exec_only,
+			  struct proc_mapping **mappings, size_t *cnt);
+
+
 #endif /* BPFPROF_PROC_MAPS_H */

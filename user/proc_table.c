@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include "file.h"
 #include "log.h"
 #include "proc_maps.h"
 #include "proc_table.h"
@@ -179,6 +180,14 @@ struct proc *proc_table__find(struct proc_table *pt, uint32_t tgid, bool create)
 	return p;
 }
 
+int proc_table__read_maps(uint32_t tgid, char **text, size_t *len)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", tgid);
+	return file__read_all(path, text, len);
+}
+
 static bool mapping__same(const struct proc_mapping_ref *a, const struct proc_mapping *b)
 {
 	return a->start == b->start && a->end == b->end && a->pgoff == b->pgoff &&
@@ -321,17 +330,21 @@ static int maps__insert(struct proc *p, const struct proc_mapping_ref *m)
  */
 static int proc__scan(struct proc *p)
 {
+	const struct proc_table_opts *o = &p->table->opts;
+	size_t cnt = 0, i, j = 0, kept = 0, reported = 0, len = 0;
 	struct proc_mapping *maps = NULL;
 	struct proc_mapping_ref *refs = NULL;
-	size_t cnt = 0, i, j = 0, kept = 0, reported = 0;
-	char path[64];
+	char *text = NULL;
 	int err;
 
 	p->last_scan_ns = now_ns();
 	p->maps_read = true;
 	p->table->maps_reads++;
-	snprintf(path, sizeof(path), "/proc/%u/maps", p->tgid);
-	err = proc_maps__read(path, true, &maps, &cnt);
+	err = o->maps_text ? o->maps_text(o->maps_ctx, p->tgid, &text, &len)
+			   : proc_table__read_maps(p->tgid, &text, &len);
+	if (!err)
+		err = proc_maps__parse_text(text, len, true, &maps, &cnt);
+	free(text);
 	if (err)
 		return err;
 	refs = calloc(cnt ? cnt : 1, sizeof(*refs));

@@ -65,7 +65,17 @@ struct proc {
 	UT_hash_handle hh;
 };
 
+/*
+ * Where the text of /proc/PID/maps comes from: sets a malloc'd *text of *len bytes, returns 0
+ * or a negative errno (-ENOENT: no such process). proc_table__read_maps() reads /proc; a
+ * capture also records it, a replay serves the recorded text.
+ */
+typedef int (*proc_maps_text_fn)(void *ctx, uint32_t tgid, char **text, size_t *len);
+int proc_table__read_maps(uint32_t tgid, char **text, size_t *len);
+
 struct proc_table_opts {
+	proc_maps_text_fn maps_text;	/* NULL: proc_table__read_maps() */
+	void *maps_ctx;
 	/* Minimum time between two re-reads of one process's maps. A re-read happens only for a
 	 * pc in no known mapping of a sample taken after the last read. */
 	uint64_t rescan_interval_ns;
