@@ -9,6 +9,8 @@
 #include "consumer.h"
 #include "log.h"
 #include "record.h"
+#include "stage_timer.h"
+#include "util.h"
 
 struct consumer {
 	struct ring_buffer *rb;
@@ -33,6 +35,7 @@ static int handle_record(void *arg, void *data, size_t sz)
 
 int consumer__handle(struct consumer *c, const void *data, size_t sz)
 {
+	uint64_t t0 = stage_timers_on ? now_ns() : 0;
 	char comm[BPFPROF_COMM_LEN + 1], path[PATH_MAX];
 	struct record_view v;
 	int err;
@@ -79,6 +82,8 @@ int consumer__handle(struct consumer *c, const void *data, size_t sz)
 	/* Keep going: one failed record must not stop the drain. */
 	if (err)
 		c->stats.errors++;
+	if (stage_timers_on && v.type != RECORD_SAMPLE)
+		stage_timer__add(STAGE_EVENT, now_ns() - t0);
 	return 0;
 }
 
@@ -111,8 +116,11 @@ void consumer__free(struct consumer *c)
 int consumer__drain(struct consumer *c)
 {
 	struct record_header batch = { RECORD_CAPTURE_BATCH, sizeof(batch) };
+	uint64_t t0 = stage_timers_on ? now_ns() : 0;
 	int n = ring_buffer__consume(c->rb);
 
+	if (stage_timers_on && n > 0)
+		stage_timer__add(STAGE_DRAIN, now_ns() - t0);
 	proc_table__end_batch(c->pt);
 	if (c->capture && n > 0 && capture_writer__record(c->capture, &batch, sizeof(batch)))
 		c->capture = NULL;

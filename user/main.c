@@ -28,6 +28,7 @@
 #include "perf_event.h"
 #include "proc_table.h"
 #include "sample.h"
+#include "stage_timer.h"
 #include "summary.h"
 #include "unwind_stats.h"
 #include "util.h"
@@ -410,6 +411,8 @@ static int write_output(struct session *s)
 	struct output_file of;
 	int err;
 
+	uint64_t t0 = now_ns();
+
 	err = output_file__open(&of, s->opts->output);
 	if (err) {
 		pr_warn("create %s: %s", s->opts->output, strerror(-err));
@@ -421,6 +424,8 @@ static int write_output(struct session *s)
 	} else {
 		err = output_file__commit(&of);
 	}
+	if (stage_timers_on)
+		stage_timer__add(STAGE_OUTPUT, now_ns() - t0);
 	if (err)
 		pr_warn("write %s: %s", s->opts->output ? s->opts->output : "stdout",
 			strerror(-err));
@@ -483,6 +488,7 @@ static void print_summary(struct session *s)
 	if (s->ustats) {
 		unwind_stats__print(s->ustats, stderr, 20);
 		print_stats_totals(s, &bpf);
+		stage_timers__print(stderr);
 	}
 }
 
@@ -722,6 +728,7 @@ int main(int argc, char **argv)
 	int ret = BPFPROF_EXIT_ERROR, err;
 
 	opts__parse(argc, argv, &o);
+	stage_timers_on = o.stats;
 	log__set_level(o.quiet ? LOG_WARN : o.verbose ? LOG_DEBUG : LOG_INFO);
 	libbpf_set_print(o.verbose > 1 ? log__libbpf_print : NULL);
 

@@ -9,7 +9,9 @@
 #include <uthash.h>
 #include "sample.h"
 #include "symbolize.h"
+#include "stage_timer.h"
 #include "unwind_stats.h"
+#include "util.h"
 
 /* (address -> interned name) caches: per ELF file for user frames, one for kernel IPs. */
 struct name_cache {
@@ -177,10 +179,11 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 {
 	char comm[BPFPROF_COMM_LEN + 1];
 	enum unwind_stop stop;
+	uint64_t t0 = 0, t1 = 0;
 	size_t n = 0, i;
 	struct proc *p;
 	int64_t id;
-	int cnt;
+	int cnt, err;
 
 	p = proc_table__find(sh->pt, s->tgid, true);
 	if (!p)
@@ -191,7 +194,12 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 		snprintf(p->comm, sizeof(p->comm), "%s", comm);
 
 	p->sample_time_ns = s->time_ns;
+	t0 = stage_timers_on ? now_ns() : 0;
 	cnt = unwind__sample(p, s, sh->opts.stack_cap, sh->frames, sh->opts.max_frames, &stop);
+	if (stage_timers_on) {
+		t1 = now_ns();
+		stage_timer__add(STAGE_UNWIND, t1 - t0);
+	}
 	p->stats.samples++;
 	p->stats.stops[stop]++;
 	if (stop == UNWIND_STOP_ROOT)
@@ -217,5 +225,8 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 			return id;
 		sh->ids[n++] = id;
 	}
-	return aggregate__add(sh->agg, sh->ids, n, 1);
+	err = aggregate__add(sh->agg, sh->ids, n, 1);
+	if (stage_timers_on)
+		stage_timer__add(STAGE_SYMBOLIZE, now_ns() - t1);
+	return err;
 }
