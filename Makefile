@@ -97,6 +97,12 @@ demo: deps
 	$(Q)$(MAKE) all
 	$(Q)tools/demo.sh $(BIN) $(OUTPUT)/demo.folded
 
+# bpfprof against perf in the same run (not part of make test: timings need a quiet machine).
+bench: deps
+	$(Q)$(MAKE) all
+	$(Q)$(MAKE) $(TARGETS_DIR)/chain
+	$(Q)tools/bench.sh $(BIN) $(TARGETS_DIR) $(OUTPUT)/bench
+
 # Installs what the build and the tests need on Debian 12 (root): apt-get, once.
 deps:
 	$(Q)tools/install-deps.sh

@@ -15,6 +15,7 @@ pkgs=(
 	libcmocka-dev		# unit tests
 	python3			# the demo's and tests' real-world target
 	procps util-linux	# tests: ps, setpriv
+	linux-perf time		# make bench: the peer measured in the same run, /usr/bin/time
 )
 
 missing=()
