@@ -10,35 +10,18 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "test_util.h"
 #include "ksyms.h"
 
-#ifndef FIXTURES_DIR
-#define FIXTURES_DIR "tests/fixtures"
-#endif
-
-static const char *fixture(const char *name)
-{
-	static char path[PATH_MAX];
-	const char *dir = getenv("FIXTURES_DIR") ?: FIXTURES_DIR;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return path;
-}
 
 static void assert_find(const struct ksyms *ks, uint64_t addr, const char *name, uint64_t off)
 {
 	uint64_t got_off = ~0ull;
 	const char *got = ksyms__find(ks, addr, &got_off);
 
-	if (!name) {
-		if (got)
-			fail_msg("%#llx: want no symbol, got %s+%#llx", (unsigned long long)addr,
-				 got, (unsigned long long)got_off);
+	assert_symbol(addr, got, got_off, name, off);
+	if (!name)
 		return;
-	}
-	if (!got)
-		fail_msg("%#llx: want %s+%#llx, got none", (unsigned long long)addr, name,
-			 (unsigned long long)off);
 	assert_string_equal(got, name);
 	assert_true(got_off == off);
 }

@@ -11,20 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "test_util.h"
 #include "proc_maps.h"
 
-#ifndef FIXTURES_DIR
-#define FIXTURES_DIR "tests/fixtures"
-#endif
-
-static const char *fixture(const char *name)
-{
-	static char path[PATH_MAX];
-	const char *dir = getenv("FIXTURES_DIR") ?: FIXTURES_DIR;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return path;
-}
 
 static void test_parse_fields(void **state)
 {

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "test_util.h"
 #include "symbolize.h"
 
 #ifndef SYMTEST_ELF
@@ -140,15 +141,9 @@ static void assert_sym(struct symtab *st, uint64_t addr, const char *name, uint6
 	uint64_t got_off = ~0ull;
 	const char *got = symtab__find(st, addr, &got_off);
 
-	if (!name) {
-		if (got)
-			fail_msg("%#llx: want no symbol, got %s+%#llx", (unsigned long long)addr,
-				 got, (unsigned long long)got_off);
+	assert_symbol(addr, got, got_off, name, off);
+	if (!name)
 		return;
-	}
-	if (!got)
-		fail_msg("%#llx: want %s+%#llx, got none", (unsigned long long)addr, name,
-			 (unsigned long long)off);
 	if (strcmp(got, name) || got_off != off)
 		fail_msg("%#llx: want %s+%#llx, got %s+%#llx", (unsigned long long)addr, name,
 			 (unsigned long long)off, got, (unsigned long long)got_off);
