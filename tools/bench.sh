@@ -4,6 +4,8 @@
 #  1. Unwinding throughput: the same workload captured by bpfprof (--raw-capture) and by
 #     perf record --call-graph dwarf; then N runs each of "bpfprof report" and "perf script"
 #     (both unwind every sample with DWARF CFI offline). ns per sample and per frame.
+#  3. End-to-end CPU per sample: bpfprof's own CPU and its BPF programs' run time against
+#     perf record's own CPU plus perf script's, for the same fixed work at 999 Hz.
 #  2. Overhead on the profiled program: its own CPU time (its own getrusage) for a fixed
 #     amount of work, alone, under bpfprof and under perf record --call-graph dwarf, at 99 and
 #     999 Hz.
@@ -98,8 +100,42 @@ for mode in none bpfprof-99 perf-99 bpfprof-999 perf-999; do
 	json+="$sep{\"mode\": \"$mode\", \"own_cpu_s\": [$a, $b, $c]}"
 	sep=", "
 done
+json+="], \"cpu_per_sample\": ["
+
+# End-to-end CPU per sample, fixed work at 999 Hz: bpfprof's own CPU plus its BPF programs' run
+# time (kernel.bpf_stats_enabled), against perf record's own CPU (less the program's) plus
+# perf script's. perf's in-kernel stack copies are charged to the program (see overhead).
+old_stats=$(sysctl -n kernel.bpf_stats_enabled)
+sysctl -q -w kernel.bpf_stats_enabled=1
+printf '\n%-26s %24s\n' "CPU per sample (999 Hz)" "us p25 p50 p75"
+for ((i = 0; i < N; i++)); do
+	"$BIN" --stats -F 999 -o /dev/null -- "${WORK[@]}" 2>"$TMP/bp.err" >/dev/null
+	awk '/samples received/ { for (i = 1; i <= NF; i++) if ($i == "samples") n = $(i - 1) }
+	     /own CPU/ { own = $4; for (i = 1; i <= NF; i++) if ($i == "programs") bpf = $(i + 1) }
+	     END { printf "%.3f\n", (own + bpf) * 1e6 / n }' "$TMP/bp.err"
+done >"$TMP/cps.bpfprof"
+sysctl -q -w kernel.bpf_stats_enabled="$old_stats"
+for ((i = 0; i < N; i++)); do
+	work=$(/usr/bin/time -f '%U %S' -o "$TMP/rec.time" perf record -q -e cpu-clock -F 999 \
+		--call-graph dwarf,16384 -o "$TMP/cps.data" -- "${WORK[@]}" 2>/dev/null | tail -n 1)
+	/usr/bin/time -f '%U %S' -o "$TMP/script.time" perf script -i "$TMP/cps.data" \
+		>"$TMP/cps.script" 2>/dev/null
+	n=$(awk 'BEGIN { RS = "" } NF { n++ } END { print n }' "$TMP/cps.script")
+	awk -v w="$work" -v n="$n" 'FNR == 1 { t += $1 + $2 } END { printf "%.3f\n", (t - w) * 1e6 / n }' \
+		"$TMP/rec.time" "$TMP/script.time"
+done >"$TMP/cps.perf"
+sep=""
+for tool in bpfprof perf; do
+	read -r a b c <<<"$(quartiles <"$TMP/cps.$tool")"
+	printf '%-26s %8.1f %7.1f %7.1f\n' "$tool" "$a" "$b" "$c"
+	json+="$sep{\"tool\": \"$tool\", \"us_per_sample\": [$a, $b, $c]}"
+	sep=", "
+	eval "cps_$tool=$b"
+done
+awk -v p="$cps_perf" -v b="$cps_bpfprof" 'BEGIN { printf "perf / bpfprof CPU per sample (medians): %.1fx\n", p / b }'
 json+="]}"
 echo "$json" >"$OUT/bench.json"
 echo
 echo "bench: wrote $OUT/bench.json (N=$N runs per figure; unwind times include each tool's"
-echo "       start-up: bpfprof reads kallsyms, perf its headers)"
+echo "       start-up: bpfprof loads and verifies BPF and reads kallsyms, ~0.15 s; perf reads its"
+echo "       headers; CPU per sample is for ~1 s of work, start-up included)"

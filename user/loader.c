@@ -130,6 +130,24 @@ int loader__ringbuf_fd(struct loader *l)
 	return bpf_map__fd(l->skel->maps.ringbuf);
 }
 
+void loader__prog_stats(struct loader *l,
+			void (*cb)(const char *name, uint64_t run_cnt, uint64_t run_time_ns,
+				   void *arg),
+			void *arg)
+{
+	struct bpf_prog_info info;
+	struct bpf_program *prog;
+	__u32 len;
+
+	bpf_object__for_each_program(prog, l->skel->obj) {
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+			continue;
+		cb(bpf_program__name(prog), info.run_cnt, info.run_time_ns, arg);
+	}
+}
+
 int loader__read_stats(struct loader *l, struct sample_stats *total)
 {
 	int ncpu = libbpf_num_possible_cpus(), i, err = 0;

@@ -42,6 +42,13 @@ int loader__is_target(struct loader *l, uint32_t tgid);
 /* The ringbuf map fd, for ring_buffer__new(). */
 int loader__ringbuf_fd(struct loader *l);
 
+/* Run count and total run time (ns) of each BPF program, from bpf_prog_info; the kernel
+ * counts them only while kernel.bpf_stats_enabled is 1. cb is called once per program. */
+void loader__prog_stats(struct loader *l,
+			void (*cb)(const char *name, uint64_t run_cnt, uint64_t run_time_ns,
+				   void *arg),
+			void *arg);
+
 /* Sums the per-CPU counters into *total. 0 or a negative errno. */
 int loader__read_stats(struct loader *l, struct sample_stats *total);
 

@@ -434,6 +434,22 @@ static int write_output(struct session *s)
 	return err;
 }
 
+static double tv_s(const struct timeval *tv)
+{
+	return tv->tv_sec + tv->tv_usec / 1e6;
+}
+
+static void print_prog_stats(const char *name, uint64_t run_cnt, uint64_t run_time_ns, void *arg)
+{
+	uint64_t *total_ns = arg;
+
+	if (!run_cnt)
+		return;
+	*total_ns += run_time_ns;
+	fprintf(stderr, "bpfprof: BPF program %s: %llu runs, %.2f us each, %.3f s in all\n", name,
+		(unsigned long long)run_cnt, run_time_ns / 1e3 / run_cnt, run_time_ns / 1e9);
+}
+
 /* --stats: the process table's work and bpfprof's own footprint. */
 static void print_stats_totals(struct session *s, const struct sample_stats *bpf)
 {
@@ -443,6 +459,8 @@ static void print_stats_totals(struct session *s, const struct sample_stats *bpf
 	struct rusage ru;
 	struct dirent *d;
 	DIR *dir;
+
+	uint64_t bpf_ns;
 
 	proc_table__counts(s->pt, &c);
 	getrusage(RUSAGE_SELF, &ru);
@@ -465,6 +483,16 @@ static void print_stats_totals(struct session *s, const struct sample_stats *bpf
 		(unsigned long long)c.maps_reads, (unsigned long long)c.maps_rescans,
 		(unsigned long long)c.swept);
 	fprintf(stderr, "bpfprof: max RSS %ld KiB, %u file descriptors open\n", ru.ru_maxrss, fds);
+	bpf_ns = 0;
+	if (s->loader)
+		loader__prog_stats(s->loader, print_prog_stats, &bpf_ns);
+	fprintf(stderr, "bpfprof: own CPU %.3f s (user %.3f, system %.3f)", tv_s(&ru.ru_utime) +
+		tv_s(&ru.ru_stime), tv_s(&ru.ru_utime), tv_s(&ru.ru_stime));
+	if (s->loader && !bpf_ns)
+		fprintf(stderr, "; BPF run time not counted: sysctl kernel.bpf_stats_enabled=1");
+	else if (s->loader)
+		fprintf(stderr, "; BPF programs %.3f s", bpf_ns / 1e9);
+	fprintf(stderr, "\n");
 }
 
 static void print_summary(struct session *s)
