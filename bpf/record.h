@@ -150,6 +150,7 @@ struct sample_stats {
 	__u64 targets_full;	/* forked children not followed: target_tgids full */
 	__u64 mmap_events;	/* mmap records submitted */
 	__u64 mmap_lost;	/* mmap records lost: ringbuf full */
+	__u64 stack_vma_lookups;/* bpf_find_vma() calls: the per-thread cache missed */
 };
 
 _Static_assert(sizeof(struct record_header) == 8, "record_header size");
@@ -158,6 +159,6 @@ _Static_assert(sizeof(struct sample_record) % 8 == 0, "sample_record alignment")
 _Static_assert(sizeof(struct task_record) == 48, "task_record size");
 _Static_assert(sizeof(struct munmap_record) == 40, "munmap_record size");
 _Static_assert(sizeof(struct mmap_record) == 72 + 2 * BPFPROF_PATH_SZ, "mmap_record size");
-_Static_assert(sizeof(struct sample_stats) == 96, "sample_stats size");
+_Static_assert(sizeof(struct sample_stats) == 104, "sample_stats size");
 
 #endif /* BPFPROF_RECORD_H */

@@ -38,7 +38,8 @@ static long find_vma_cb(struct task_struct *task, struct vm_area_struct *vma, vo
 
 /* The stack mapping holding sp, from the cache or bpf_find_vma(); false if unknown (sp in no
  * mapping, or mmap_lock busy: bpf_find_vma() only try-locks in this context). */
-static __always_inline bool stack_vma(struct task_struct *task, __u64 sp, struct stack_vma *out)
+static __always_inline bool stack_vma(struct task_struct *task, __u64 sp, struct stack_vma *out,
+				      struct sample_stats *st)
 {
 	struct stack_vma *cached;
 
@@ -48,6 +49,7 @@ static __always_inline bool stack_vma(struct task_struct *task, __u64 sp, struct
 		return true;
 	}
 	out->start = out->end = 0;
+	__sync_fetch_and_add(&st->stack_vma_lookups, 1);
 	if (bpf_find_vma(task, sp, find_vma_cb, out, 0) || sp < out->start || sp >= out->end)
 		return false;
 	if (cached)
@@ -160,7 +162,7 @@ int handle_perf_event(struct bpf_perf_event_data *ctx)
 	sp = rec->regs[PERF_REG_X86_SP];
 	start = sp - BPFPROF_RED_ZONE_SZ;
 	len = stack_max_sz;
-	if (stack_vma(task, sp, &vma)) {
+	if (stack_vma(task, sp, &vma, st)) {
 		/* The red zone can reach below the mapping when the stack just grew. */
 		if (start < vma.start)
 			start = vma.start;

@@ -178,6 +178,7 @@ int loader__read_stats(struct loader *l, struct sample_stats *total)
 		total->targets_full += percpu[i].targets_full;
 		total->mmap_events += percpu[i].mmap_events;
 		total->mmap_lost += percpu[i].mmap_lost;
+		total->stack_vma_lookups += percpu[i].stack_vma_lookups;
 	}
 out:
 	free(percpu);
