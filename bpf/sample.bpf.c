@@ -88,20 +88,43 @@ static __always_inline bool stack_vma(struct task_struct *task, __u64 sp, struct
 		(rec)->regs_cnt = PERF_REG_X86_64_MAX;				\
 	} while (0)
 
+/*
+ * Reserves a sample with room for len stack bytes, in one of a few size classes (the verifier
+ * needs a constant size per reservation): a shallow stack takes 4 KiB of ringbuf, not
+ * --stack-size. *cap is the room reserved.
+ */
+static __always_inline struct sample_record *reserve_sample(__u64 len, __u32 *cap)
+{
+	if (len == 0) {
+		*cap = 0;
+		return bpf_ringbuf_reserve(&ringbuf, sizeof(struct sample_record), 0);
+	}
+	if (len <= 4096 && stack_max_sz >= 4096) {
+		*cap = 4096;
+		return bpf_ringbuf_reserve(&ringbuf, sizeof(struct sample_record) + 4096, 0);
+	}
+	if (len <= 16384 && stack_max_sz >= 16384) {
+		*cap = 16384;
+		return bpf_ringbuf_reserve(&ringbuf, sizeof(struct sample_record) + 16384, 0);
+	}
+	*cap = stack_max_sz;
+	return bpf_ringbuf_reserve(&ringbuf, sizeof(struct sample_record) + stack_max_sz, 0);
+}
+
 SEC("perf_event")
 int handle_perf_event(struct bpf_perf_event_data *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32;
+	__u32 tgid = pid_tgid >> 32, cap;
 	struct task_struct *task;
 	struct sample_stats *st;
 	struct sample_record *rec;
-	struct pt_regs *uregs;
+	struct pt_regs *uregs = NULL;
 	struct stack_vma vma;
-	__u64 sp, start, len, page;
+	__u64 sp = 0, start = 0, len = 0, page;
 	__u8 probe;
 	int i;
-	bool kernel_mode;
+	bool kernel_mode, user_regs;
 	long n;
 
 	/* Filter first: nothing of another process is read. */
@@ -111,13 +134,42 @@ int handle_perf_event(struct bpf_perf_event_data *ctx)
 	if (!st)
 		return 0;
 
-	rec = bpf_ringbuf_reserve(&ringbuf, sizeof(*rec) + stack_max_sz, 0);
+	/* On this kernel's pt_regs, cs is a union member: read the full csx word. */
+	kernel_mode = (ctx->regs.csx & 3) != 3;
+	task = bpf_get_current_task_btf();
+	/* In kernel mode, the task's saved user registers, never the interrupted kernel's.
+	 * Kernel threads have none. */
+	user_regs = !kernel_mode || !(task->flags & PF_KTHREAD);
+	if (user_regs) {
+		if (kernel_mode) {
+			uregs = (struct pt_regs *)bpf_task_pt_regs(task);
+			sp = BPF_CORE_READ(uregs, sp);
+		} else {
+			sp = ctx->regs.sp;
+		}
+		/* The live stack: from the red zone below sp to the end of its mapping. */
+		start = sp - BPFPROF_RED_ZONE_SZ;
+		len = stack_max_sz;
+		if (stack_vma(task, sp, &vma, st)) {
+			/* The red zone can reach below the mapping when the stack just grew. */
+			if (start < vma.start)
+				start = vma.start;
+			if (vma.end - start < len) {
+				len = vma.end - start;
+				__sync_fetch_and_add(&st->stack_truncated, 1);
+			}
+		} else {
+			__sync_fetch_and_add(&st->stack_vma_unknown, 1);
+		}
+	}
+
+	rec = reserve_sample(len, &cap);
 	if (!rec) {
 		__sync_fetch_and_add(&st->lost, 1);
 		return 0;
 	}
 	rec->hdr.type = RECORD_SAMPLE;
-	rec->hdr.sz = sizeof(*rec) + stack_max_sz;
+	rec->hdr.sz = sizeof(*rec) + cap;
 	rec->tgid = tgid;
 	rec->tid = (__u32)pid_tgid;
 	rec->time_ns = bpf_ktime_get_ns();
@@ -132,9 +184,6 @@ int handle_perf_event(struct bpf_perf_event_data *ctx)
 	rec->kstack_cnt = 0;
 	rec->kstack_err = 0;
 
-	/* On this kernel's pt_regs, cs is a union member: read the full csx word. */
-	kernel_mode = (ctx->regs.csx & 3) != 3;
-	task = bpf_get_current_task_btf();
 	if (kernel_mode) {
 		rec->flags |= SAMPLE_F_KERNEL;
 		n = bpf_get_stack(ctx, rec->kstack, sizeof(rec->kstack), 0);
@@ -144,13 +193,12 @@ int handle_perf_event(struct bpf_perf_event_data *ctx)
 			rec->kstack_err = n;
 			__sync_fetch_and_add(&st->kstack_failed, 1);
 		}
-		/* The task's saved user registers, never the interrupted kernel's. Kernel
-		 * threads have none. */
-		if (task->flags & PF_KTHREAD) {
-			__sync_fetch_and_add(&st->no_user_regs, 1);
-			goto submit;
-		}
-		uregs = (struct pt_regs *)bpf_task_pt_regs(task);
+	}
+	if (!user_regs) {
+		__sync_fetch_and_add(&st->no_user_regs, 1);
+		goto submit;
+	}
+	if (kernel_mode) {
 #define TASK_REG(r) BPF_CORE_READ(uregs, r)
 		COPY_REGS(rec, TASK_REG);
 	} else {
@@ -159,23 +207,11 @@ int handle_perf_event(struct bpf_perf_event_data *ctx)
 	}
 	rec->flags |= SAMPLE_F_USER_REGS;
 
-	sp = rec->regs[PERF_REG_X86_SP];
-	start = sp - BPFPROF_RED_ZONE_SZ;
-	len = stack_max_sz;
-	if (stack_vma(task, sp, &vma, st)) {
-		/* The red zone can reach below the mapping when the stack just grew. */
-		if (start < vma.start)
-			start = vma.start;
-		if (vma.end - start < len) {
-			len = vma.end - start;
-			__sync_fetch_and_add(&st->stack_truncated, 1);
-		}
-	} else {
-		__sync_fetch_and_add(&st->stack_vma_unknown, 1);
-	}
+	if (len > cap)
+		len = cap;
 	len &= (BPFPROF_STACK_SZ_MAX * 2 - 1);	/* bound for the verifier */
-	if (len > stack_max_sz)
-		len = stack_max_sz;
+	if (len > cap)
+		len = cap;
 	n = bpf_probe_read_user(rec->stack, len, (void *)start);
 	if (n) {
 		/* A read fails whole when any page in it is unreadable: the end of the mapping
@@ -193,8 +229,8 @@ int handle_perf_event(struct bpf_perf_event_data *ctx)
 			__sync_fetch_and_add(&st->stack_truncated, 1);
 		}
 		len &= (BPFPROF_STACK_SZ_MAX * 2 - 1);
-		if (len > stack_max_sz)
-			len = stack_max_sz;
+		if (len > cap)
+			len = cap;
 		n = bpf_probe_read_user(rec->stack, len, (void *)start);
 	}
 	if (n) {
