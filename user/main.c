@@ -482,9 +482,9 @@ static void print_stats_totals(struct session *s, const struct sample_stats *bpf
 		(unsigned long long)cs->mmaps, (unsigned long long)cs->munmaps,
 		(unsigned long long)c.maps_reads, (unsigned long long)c.maps_rescans,
 		(unsigned long long)c.swept);
-	fprintf(stderr, "bpfprof: max RSS %ld KiB, %u file descriptors open; %llu stack mapping "
-		"lookups in BPF (%llu failed), %llu stack copies cut at the mapping's end\n",
-		ru.ru_maxrss, fds, (unsigned long long)bpf->stack_vma_lookups,
+	fprintf(stderr, "bpfprof: max RSS %ld KiB, %u file descriptors open\n", ru.ru_maxrss, fds);
+	fprintf(stderr, "bpfprof: %llu stack mapping lookups in BPF (%llu failed), %llu stack "
+		"copies cut at the mapping's end\n", (unsigned long long)bpf->stack_vma_lookups,
 		(unsigned long long)bpf->stack_vma_unknown, (unsigned long long)bpf->stack_truncated);
 	bpf_ns = 0;
 	if (s->loader)
