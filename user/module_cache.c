@@ -379,9 +379,11 @@ int elf_entry__bias(const struct elf_entry *e, uint64_t start, uint64_t pgoff, u
 
 	for (i = 0; i < e->loads_cnt; i++) {
 		l = &e->loads[i];
-		/* Compare page-aligned offsets: the mapping starts at the page holding p_offset. */
-		if (!found && pgoff >= (l->offset & ~(page - 1)) &&
-		    pgoff < l->offset + l->filesz)
+		/* Compare page-aligned offsets: the mapping starts at the page holding p_offset.
+		 * Two segments can share a page (lld, rustc: R ends at 0x13818, R+X starts at
+		 * 0x13820): the one starting latest is the one mapped from there. */
+		if (pgoff >= (l->offset & ~(page - 1)) && pgoff < l->offset + l->filesz &&
+		    (!found || l->offset > found->offset))
 			found = l;
 		if (l->vaddr + l->memsz > max_end)
 			max_end = l->vaddr + l->memsz;

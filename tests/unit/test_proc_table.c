@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,6 +166,32 @@ static void test_cache_build_id(void **state)
 	module_cache__free(mc);
 }
 
+/* Load bias when two PT_LOADs share a page (lld and rustc layouts): the R segment ends at
+ * 0x13818, the R+X one starts at file offset 0x13820, vaddr 0x14820; the R+X VMA maps file
+ * page 0x13000 at bias + 0x14000. */
+static void test_bias_shared_page(void **state)
+{
+	struct elf_load loads[] = {
+		{ .vaddr = 0, .offset = 0, .filesz = 0x13818, .memsz = 0x13818, .align = 0x1000 },
+		{ .vaddr = 0x14820, .offset = 0x13820, .filesz = 0x3dfa0, .memsz = 0x3dfa0,
+		  .align = 0x1000 },
+		{ .vaddr = 0x537c0, .offset = 0x517c0, .filesz = 0x28b8, .memsz = 0x3840,
+		  .align = 0x1000 },
+	};
+	struct elf_entry e = { .loads = loads, .loads_cnt = 3 };
+	uint64_t base = 0x555555554000ull, bias, lo, hi;
+
+	assert_int_equal(elf_entry__bias(&e, base + 0x14000, 0x13000, &bias, &lo, &hi), 0);
+	assert_int_equal(bias, base);
+	assert_int_equal(lo, base);
+	assert_int_equal(hi, base + 0x537c0 + 0x3840);
+	/* The first page: the R segment. */
+	assert_int_equal(elf_entry__bias(&e, base, 0, &bias, &lo, &hi), 0);
+	assert_int_equal(bias, base);
+	/* An offset no segment holds. */
+	assert_int_equal(elf_entry__bias(&e, base, 0x900000, &bias, &lo, &hi), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -172,6 +199,7 @@ int main(void)
 		cmocka_unit_test(test_fork_exit),
 		cmocka_unit_test(test_cache_trim),
 		cmocka_unit_test(test_cache_build_id),
+		cmocka_unit_test(test_bias_shared_page),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
