@@ -35,7 +35,7 @@ CFLAGS ?= -O2 -g
 override CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	$(WERROR) -D_GNU_SOURCE -DBPFPROF_VERSION='"$(VERSION)"' \
 	-I. -I$(OUTPUT) -Iuser $(PKG_CFLAGS)
-LDLIBS += $(PKG_LIBS) -lstdc++ -lpthread
+LDLIBS += $(PKG_LIBS) -liberty -lpthread
 
 # clang -target bpf does not search the multiarch include dirs: pass the host's (as
 # libbpf-bootstrap does).

@@ -5,13 +5,14 @@
 set -eu
 
 pkgs=(
-	make gcc g++ pkg-config	# build
+	make gcc g++ pkg-config	# build (g++: the C++ test program)
 	clang llvm		# BPF objects (clang -target bpf), llvm-strip
 	bpftool			# skeleton generation
 	libbpf-dev		# BPF loader (1.1.2)
 	libelf-dev libdw-dev	# ELF files, DWARF CFI unwinding (elfutils 0.188)
 	zlib1g-dev		# libdw's compressed sections
 	uthash-dev		# hash tables
+	libiberty-dev		# C++ and Rust demangling
 	libcmocka-dev		# unit tests
 	python3			# the demo's and tests' real-world target
 	procps util-linux	# tests: ps, setpriv

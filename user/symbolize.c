@@ -15,8 +15,7 @@
 #include "symbolize.h"
 #include "util.h"
 
-/* libstdc++'s demangler (the program links -lstdc++); C has no header for it. */
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+#include <libiberty/demangle.h>
 
 #define DEFAULT_DEBUG_DIR "/usr/lib/debug"
 #define MAX_BUILD_ID 64
@@ -83,15 +82,13 @@ int symbolize__set_debug_dir(const char *dir)
 char *symbol__demangle(const char *name)
 {
 	char *res;
-	int status = 0;
 
-	if (!name || name[0] != '_' || name[1] != 'Z')
+	/* _Z: Itanium C++ ABI (and Rust's legacy mangling, which wraps it); _R: Rust v0. */
+	if (!name || name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
 		return NULL;
-	res = __cxa_demangle(name, NULL, NULL, &status);
-	if (status) {
-		free(res);
-		return NULL;
-	}
+	/* libiberty's demangler, the one binutils and GCC use: C++ and both Rust manglings
+	 * (Rust's legacy names lose their ::h<hash> suffix, as rustc-demangle prints them). */
+	res = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
 	return res;
 }
 

@@ -48,8 +48,9 @@ int symbolize__set_debug_dir(const char *dir);
 void symbolize__set_demangle(int on);
 
 /*
- * Demangles a C++ (Itanium ABI, "_Z...") name with __cxa_demangle. Returns a malloc'd string,
- * or NULL when name is not a mangled name (the caller keeps the original).
+ * Demangles a C++ (Itanium ABI, "_Z...") or Rust (legacy "_ZN...17h<hash>E", v0 "_R...") name
+ * with libiberty's cplus_demangle. Returns a malloc'd string, or NULL when name is not a
+ * mangled name (the caller keeps the original).
  */
 char *symbol__demangle(const char *name);
 

@@ -924,9 +924,38 @@ static void test_libc(void **state)
 	symbolize__set_debug_dir(debug_root);
 }
 
+/* Rust's manglings (rustc's legacy one, wrapped in the Itanium grammar, and v0) and names that
+ * only look mangled. */
+static void test_demangle_rust(void **state)
+{
+	static const struct {
+		const char *mangled, *want;
+	} cases[] = {
+		{ "_ZN4core3fmt5write17h0123456789abcdefE", "core::fmt::write" },
+		{ "_RNvCs15kBYyAo9fc_7mycrate7example", "mycrate::example" },
+		{ "_RNvNtCs1234_7mycrate3foo3bar", "mycrate::foo::bar" },
+		{ "_ZN2ns3fooEv", "ns::foo()" },
+		{ "_Rfoo", NULL },
+		{ "_Zfoo", NULL },
+		{ "main", NULL },
+	};
+	size_t i;
+	char *got;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		got = symbol__demangle(cases[i].mangled);
+		if (!cases[i].want)
+			assert_null(got);
+		else
+			assert_string_equal(got, cases[i].want);
+		free(got);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_demangle_rust),
 		cmocka_unit_test_setup(test_like_nm, reset),
 		cmocka_unit_test_setup(test_known_symbols, reset),
 		cmocka_unit_test_setup(test_aliases, reset),
