@@ -13,6 +13,7 @@ pkgs=(
 	zlib1g-dev		# libdw's compressed sections
 	uthash-dev		# hash tables
 	libiberty-dev		# C++ and Rust demangling
+	rustc			# tests: a Rust program (legacy and v0 manglings)
 	libcmocka-dev		# unit tests
 	python3			# the demo's and tests' real-world target
 	procps util-linux	# tests: ps, setpriv

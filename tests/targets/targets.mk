@@ -3,7 +3,11 @@
 # pointers, through an executable and a shared library. Included by the top Makefile.
 TARGETS_SRC := tests/targets
 TEST_TARGETS := $(addprefix $(TARGETS_DIR)/,libchain.so libchain_dl.so chain threads sysread \
-	cxxchain libdla.so libdlb.so dlswap forkexec blip shortlived crowd libnocfi.so nocfi)
+	cxxchain libdla.so libdlb.so dlswap forkexec blip shortlived crowd libnocfi.so nocfi \
+	rustchain_legacy rustchain_v0)
+
+# Debian's rustc (tools/install-deps.sh), not one a user put first in PATH.
+RUSTC ?= /usr/bin/rustc
 
 # TARGET_CFLAGS omits frame pointers on purpose (bpfprof must unwind with DWARF CFI); on top:
 # no sibling calls (a tail call would replace its caller's frame) and unwind tables everywhere.
@@ -70,3 +74,12 @@ $(TARGETS_DIR)/nocfi: $(TARGETS_SRC)/nocfi.c $(TARGET_DEPS) $(TARGETS_DIR)/libno
 		$(TARGETS_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(TARGET_CHAIN_CFLAGS) $< -L$(TARGETS_DIR) -lnocfi -Wl,-rpath,'$$ORIGIN' -o $@
+
+# Rust: the same program with rustc's default (legacy) mangling and with v0 (_R...). Frame pointers off,
+# as in the C targets; -g for line tables only.
+$(TARGETS_DIR)/rustchain_legacy: $(TARGETS_SRC)/rustchain.rs | $(TARGETS_DIR)
+	$(call msg,RUSTC,$@)
+	$(Q)$(RUSTC) -O -g -C force-frame-pointers=no $< -o $@
+$(TARGETS_DIR)/rustchain_v0: $(TARGETS_SRC)/rustchain.rs | $(TARGETS_DIR)
+	$(call msg,RUSTC,$@)
+	$(Q)$(RUSTC) -O -g -C force-frame-pointers=no -C symbol-mangling-version=v0 $< -o $@
