@@ -140,20 +140,38 @@ static __always_inline void file_path(struct mmap_record *rec, struct file *file
 	bpf_probe_read_kernel(rec->path, sizeof(rec->path), buf->path);
 }
 
+/* The prefix the task, mmap and munmap records share (bpf/record.h). */
+struct record_prefix {
+	struct record_header hdr;
+	__u32 tgid;
+	__u32 tid;
+};
+
+/* Reserves a record of sz bytes (a constant) and fills its prefix; a full ringbuf is counted
+ * in *lost and gives NULL. */
+static __always_inline void *reserve_record(__u32 type, __u32 sz, __u32 tgid, __u64 *lost)
+{
+	struct record_prefix *rec = bpf_ringbuf_reserve(&ringbuf, sz, 0);
+
+	if (!rec) {
+		__sync_fetch_and_add(lost, 1);
+		return NULL;
+	}
+	rec->hdr.type = type;
+	rec->hdr.sz = sz;
+	rec->tgid = tgid;
+	rec->tid = (__u32)bpf_get_current_pid_tgid();
+	return rec;
+}
+
 static __always_inline struct mmap_record *reserve(__u32 type, __u32 tgid, __u64 start,
 						   __u64 len, struct sample_stats *st)
 {
 	struct mmap_record *rec;
 
-	rec = bpf_ringbuf_reserve(&ringbuf, sizeof(*rec), 0);
-	if (!rec) {
-		__sync_fetch_and_add(&st->mmap_lost, 1);
+	rec = reserve_record(type, sizeof(*rec), tgid, &st->mmap_lost);
+	if (!rec)
 		return NULL;
-	}
-	rec->hdr.type = type;
-	rec->hdr.sz = sizeof(*rec);
-	rec->tgid = tgid;
-	rec->tid = (__u32)bpf_get_current_pid_tgid();
 	rec->time_ns = bpf_ktime_get_ns();
 	rec->start = start;
 	rec->len = len;
@@ -175,15 +193,9 @@ static __always_inline void emit_munmap(__u32 tgid, __u64 start, __u64 len, stru
 {
 	struct munmap_record *rec;
 
-	rec = bpf_ringbuf_reserve(&ringbuf, sizeof(*rec), 0);
-	if (!rec) {
-		__sync_fetch_and_add(&st->mmap_lost, 1);
+	rec = reserve_record(RECORD_MUNMAP, sizeof(*rec), tgid, &st->mmap_lost);
+	if (!rec)
 		return;
-	}
-	rec->hdr.type = RECORD_MUNMAP;
-	rec->hdr.sz = sizeof(*rec);
-	rec->tgid = tgid;
-	rec->tid = (__u32)bpf_get_current_pid_tgid();
 	rec->time_ns = bpf_ktime_get_ns();
 	rec->start = start;
 	rec->len = len;
@@ -287,15 +299,9 @@ static __always_inline void emit_task(__u32 type, __u32 tgid, __u32 parent_tgid)
 
 	if (!st)
 		return;
-	rec = bpf_ringbuf_reserve(&ringbuf, sizeof(*rec), 0);
-	if (!rec) {
-		__sync_fetch_and_add(&st->events_lost, 1);
+	rec = reserve_record(type, sizeof(*rec), tgid, &st->events_lost);
+	if (!rec)
 		return;
-	}
-	rec->hdr.type = type;
-	rec->hdr.sz = sizeof(*rec);
-	rec->tgid = tgid;
-	rec->tid = (__u32)bpf_get_current_pid_tgid();
 	rec->parent_tgid = parent_tgid;
 	rec->pad = 0;
 	rec->time_ns = bpf_ktime_get_ns();
