@@ -13,10 +13,11 @@ $(OUTPUT)/tests/unit/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests/unit
 	$(Q)$(CC) $(CFLAGS) -Itests/unit -MMD -MP $< $(LIB_OBJS) $(LDLIBS) \
 		$(shell $(PKG_CONFIG) --libs cmocka) -o $@
 
--include tests/unit/unit.mk
+# Per-test fixtures and flags: tests/unit/*.mk (one file per feature keeps edits apart).
+include $(wildcard tests/unit/*.mk)
 
-# Test programs: tests/targets/targets.mk lists them (TEST_TARGETS) and their rules.
-include tests/targets/targets.mk
+# Test programs: tests/targets/*.mk add to TEST_TARGETS and give their rules.
+include $(sort $(wildcard tests/targets/*.mk))
 
 unit: $(UNIT_BINS)
 	$(Q)tests/run-unit.sh $(UNIT_BINS)

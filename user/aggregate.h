@@ -11,6 +11,7 @@ enum frame_kind {
 	FRAME_USER,
 	FRAME_KERNEL,	/* folded suffix "_[k]" */
 	FRAME_COMM,	/* the process name at the root of a folded stack */
+	FRAME_INLINE,	/* a function inlined into its caller (folded suffix "_[i]") */
 };
 
 struct aggregate;

@@ -47,6 +47,10 @@ static void entry__free(struct elf_entry *e)
 		return;
 	if (e->names_free)
 		e->names_free(e->names);
+	if (e->cfi_free)
+		e->cfi_free(e->cfi);
+	if (e->dbg_free)
+		e->dbg_free(e->dbg);
 	symtab__free(e->symtab);
 	/* libdwfl modules that still use the Elf hold their own libelf references. */
 	elf_end(e->elf);

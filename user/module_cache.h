@@ -50,6 +50,10 @@ struct elf_entry {
 	bool symtab_tried;
 	void *names;			/* frame name cache of the symbolizer (sample.c) */
 	void (*names_free)(void *names);
+	void *cfi;			/* fast-path unwind rows (cfi_table.c), at the first use */
+	void (*cfi_free)(void *cfi);
+	void *dbg;			/* DWARF lines and inline frames (debuginfo.c) */
+	void (*dbg_free)(void *dbg);
 	int refcnt;
 	uint64_t last_use_ns;		/* CLOCK_MONOTONIC of the last reference taken */
 	UT_hash_handle hh;

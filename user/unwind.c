@@ -19,6 +19,13 @@ const char *const unwind_stop_names[UNWIND_STOP_CNT] = {
 	[UNWIND_STOP_ERROR] = "no CFI",
 };
 
+static enum unwind_mode unwind_mode = UNWIND_MODE_DWFL;
+
+void unwind__set_mode(enum unwind_mode mode)
+{
+	unwind_mode = mode;
+}
+
 /* Threads are only ever asked for by tid (get_thread): there is nothing to enumerate. */
 static pid_t next_thread(Dwfl *dwfl, void *dwfl_arg, void **thread_argp)
 {

@@ -24,6 +24,16 @@ enum unwind_stop {
 	UNWIND_STOP_CNT,
 };
 
+/* Which unwinder unwind__sample() uses (--unwinder). */
+enum unwind_mode {
+	UNWIND_MODE_DWFL,	/* libdwfl for every frame (the reference) */
+	UNWIND_MODE_FAST,	/* per-binary CFI row tables, libdwfl for rows they cannot express */
+	UNWIND_MODE_DIFF,	/* both, frames compared (differential test); result of DWFL */
+};
+
+/* Sets the unwinder for every later unwind__sample() call. */
+void unwind__set_mode(enum unwind_mode mode);
+
 /* Names for the summary, indexed by enum unwind_stop. */
 extern const char *const unwind_stop_names[UNWIND_STOP_CNT];
 

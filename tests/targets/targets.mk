@@ -2,7 +2,7 @@
 # Test programs of the integration tests (tests/integration/): known call chains without frame
 # pointers, through an executable and a shared library. Included by the top Makefile.
 TARGETS_SRC := tests/targets
-TEST_TARGETS := $(addprefix $(TARGETS_DIR)/,libchain.so libchain_dl.so chain threads sysread \
+TEST_TARGETS += $(addprefix $(TARGETS_DIR)/,libchain.so libchain_dl.so chain threads sysread \
 	cxxchain libdla.so libdlb.so dlswap forkexec blip shortlived crowd libnocfi.so nocfi \
 	rustchain_legacy rustchain_v0)
 
