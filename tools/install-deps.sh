@@ -18,6 +18,14 @@ pkgs=(
 	python3			# the demo's and tests' real-world target
 	procps util-linux	# tests: ps, setpriv
 	linux-perf time		# make bench: the peer measured in the same run, /usr/bin/time
+	libprotobuf-c-dev protobuf-c-compiler	# pprof output (profile.proto)
+	golang-github-google-pprof-dev	# profile.proto, from the pprof project
+	golang-go		# tests: go tool pprof reads our pprof files
+	chromium		# tests: the SVG flame graph rendered and clicked headless
+	libdebuginfod-dev debuginfod	# debug info by build-id; tests: a loopback server
+	libcurl4-openssl-dev	# agent: Pyroscope and Kubernetes API over HTTP(S)
+	libjson-c-dev		# agent: Kubernetes API pod lists
+	systemd			# tests: systemd-analyze verify of the agent's unit
 )
 
 missing=()
