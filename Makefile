@@ -26,7 +26,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 MAKEFLAGS += --no-print-directory
 endif
 
-DEPS_PKGS := libbpf libelf libdw zlib
+DEPS_PKGS := libbpf libelf libdw zlib libdebuginfod libcurl json-c libmicrohttpd libprotobuf-c
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(DEPS_PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(DEPS_PKGS) 2>/dev/null)
 

@@ -25,6 +25,8 @@ pkgs=(
 	libdebuginfod-dev debuginfod	# debug info by build-id; tests: a loopback server
 	libcurl4-openssl-dev	# agent: Pyroscope and Kubernetes API over HTTP(S)
 	libjson-c-dev		# agent: Kubernetes API pod lists
+	libmicrohttpd-dev	# agent: /metrics and /healthz
+	libxml2-utils		# tests: xmllint on the SVG flame graph
 	systemd			# tests: systemd-analyze verify of the agent's unit
 )
 
