@@ -1,10 +1,19 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* aggregate.h: interned frame names and stack -> sample count. */
+/*
+ * aggregate.h: samples counted by (process, thread, stack of locations). A location is where a
+ * frame is (an address in an ELF file, a kernel address, a JIT symbol); its source-level names
+ * (functions, inline frames, files, lines) are filled in once per unique location by a
+ * symbolizer at output time, never per sample. The model is pprof's (profile.proto: Sample,
+ * Location, Line, Function), which the folded, SVG and pprof writers all read.
+ */
 #ifndef BPFPROF_AGGREGATE_H
 #define BPFPROF_AGGREGATE_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+struct aggregate;
+struct elf_entry;
 
 /* Frame kinds, for outputs that tell them apart (folded suffixes, colours). */
 enum frame_kind {
@@ -12,32 +21,106 @@ enum frame_kind {
 	FRAME_KERNEL,	/* folded suffix "_[k]" */
 	FRAME_COMM,	/* the process name at the root of a folded stack */
 	FRAME_INLINE,	/* a function inlined into its caller (folded suffix "_[i]") */
+	FRAME_JIT,	/* a symbol of a JIT's perf map (folded suffix "_[j]") */
 };
 
-struct aggregate;
+/* "No string": a location added without a name, to be symbolized. */
+#define AGG_NO_NAME UINT32_MAX
 
-struct aggregate *aggregate__new(void);
-void aggregate__free(struct aggregate *agg);
+/* One source-level frame of a location (pprof Line). */
+struct agg_line {
+	uint32_t function;	/* string id of the function's name */
+	uint32_t file;		/* string id of its source file; 0 ("") when unknown */
+	uint32_t line;		/* source line, 0 when unknown */
+};
+
+/* Where one frame is (pprof Location). */
+struct agg_location {
+	enum frame_kind kind;		/* FRAME_USER, FRAME_KERNEL or FRAME_JIT */
+	uint32_t name;			/* string id given when added, or AGG_NO_NAME */
+	struct elf_entry *entry;	/* the ELF file (a reference the aggregate holds), or NULL */
+	uint64_t addr;			/* ELF virtual address in entry (the call, not the return
+					 * address), kernel address, or 0 */
+	struct agg_line *lines;		/* innermost first (an inlined function before the one
+					 * it was inlined into); NULL until symbolized */
+	uint32_t lines_cnt;
+};
+
+/* One unique sample key and its count (pprof Sample). */
+struct agg_stack {
+	uint64_t count;			/* samples */
+	uint32_t pid, tid;
+	uint32_t comm;			/* string id of the thread's name */
+	uint32_t n;			/* locations */
+	uint32_t locs[];		/* location ids, root first */
+};
 
 /*
- * The id of name (of kind) in the string table, added on first use. Ids are dense from 0 and
- * stable for the aggregate's life. Returns a negative errno (-ENOMEM) on failure.
+ * Fills in lines (aggregate__set_lines()) for the locations without them, ids [from, to).
+ * Returns 0 or a negative errno.
  */
-int64_t aggregate__intern(struct aggregate *agg, const char *name, enum frame_kind kind);
-const char *aggregate__name(const struct aggregate *agg, uint32_t id);
-enum frame_kind aggregate__kind(const struct aggregate *agg, uint32_t id);
+typedef int (*aggregate_symbolize_fn)(struct aggregate *agg, uint32_t from, uint32_t to,
+				      void *arg);
 
-/* Adds count samples of the stack ids[0..n), root first (the comm first). 0 or -ENOMEM. */
-int aggregate__add(struct aggregate *agg, const uint32_t *ids, size_t n, uint64_t count);
+struct aggregate *aggregate__new(void);
+/* Frees the aggregate and drops its references on ELF files. NULL is fine. */
+void aggregate__free(struct aggregate *agg);
 
-/* Interned names (ids are 0 .. count - 1), unique stacks, total samples. */
-size_t aggregate__names(const struct aggregate *agg);
+/* The id of string s, added on first use. Id 0 is "". Ids are dense and stable for the
+ * aggregate's life. Returns a negative errno (-ENOMEM) on failure. */
+int64_t aggregate__string(struct aggregate *agg, const char *s);
+const char *aggregate__str(const struct aggregate *agg, uint32_t id);
+size_t aggregate__strings(const struct aggregate *agg);
+
+/*
+ * The id of the location (kind, entry, addr, name), added on first use (taking a reference on
+ * entry). Locations with a name (not AGG_NO_NAME) get one line with that function name at once;
+ * the others wait for the symbolizer. Ids are dense from 0. Returns a negative errno.
+ */
+int64_t aggregate__location(struct aggregate *agg, enum frame_kind kind, struct elf_entry *entry,
+			    uint64_t addr, uint32_t name);
+const struct agg_location *aggregate__loc(const struct aggregate *agg, uint32_t id);
+size_t aggregate__locations(const struct aggregate *agg);
+
+/* Sets the lines of location id (copied), innermost first. 0 or -ENOMEM/-EINVAL. */
+int aggregate__set_lines(struct aggregate *agg, uint32_t id, const struct agg_line *lines,
+			 uint32_t cnt);
+
+/* Adds count samples of thread tid of process pid, named comm (string id), with the stack
+ * locs[0..n), root first. 0 or -ENOMEM. */
+int aggregate__add(struct aggregate *agg, uint32_t pid, uint32_t tid, uint32_t comm,
+		   const uint32_t *locs, size_t n, uint64_t count);
+
+/* Unique sample keys, total samples. */
 size_t aggregate__stacks(const struct aggregate *agg);
 uint64_t aggregate__samples(const struct aggregate *agg);
 
-/* Calls cb once per unique stack (order unspecified); stops early when cb returns non-zero and
- * returns that value. */
-typedef int (*aggregate_stack_fn)(const uint32_t *ids, size_t n, uint64_t count, void *arg);
+/* Calls cb once per unique sample key (order unspecified); stops early when cb returns non-zero
+ * and returns that value. */
+typedef int (*aggregate_stack_fn)(const struct agg_stack *st, void *arg);
 int aggregate__for_each(const struct aggregate *agg, aggregate_stack_fn cb, void *arg);
+
+/*
+ * The symbolizer (sample.c installs one) and the call that runs it over the locations added
+ * since the last call. Every writer calls aggregate__symbolize() first. Locations the
+ * symbolizer leaves without lines are named "[unknown]". Returns 0 or a negative errno.
+ */
+void aggregate__set_symbolizer(struct aggregate *agg, aggregate_symbolize_fn fn, void *arg);
+int aggregate__symbolize(struct aggregate *agg);
+
+/* One frame of a stack as the folded and flame graph outputs show it. */
+struct agg_frame {
+	uint32_t name;		/* string id */
+	enum frame_kind kind;
+};
+
+/*
+ * Calls cb once per unique sample key with its frames: the comm first (FRAME_COMM), then per
+ * location from the root its lines outermost first, the inlined ones as FRAME_INLINE. Call
+ * aggregate__symbolize() first. Stops early as aggregate__for_each() does; -ENOMEM.
+ */
+typedef int (*aggregate_frames_fn)(const struct agg_frame *frames, size_t n, uint64_t count,
+				   const struct agg_stack *st, void *arg);
+int aggregate__for_each_frames(const struct aggregate *agg, aggregate_frames_fn cb, void *arg);
 
 #endif /* BPFPROF_AGGREGATE_H */

@@ -45,8 +45,6 @@ static void entry__free(struct elf_entry *e)
 {
 	if (!e)
 		return;
-	if (e->names_free)
-		e->names_free(e->names);
 	if (e->cfi_free)
 		e->cfi_free(e->cfi);
 	if (e->dbg_free)

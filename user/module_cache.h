@@ -48,8 +48,6 @@ struct elf_entry {
 	size_t loads_cnt;
 	struct symtab *symtab;		/* function symbols, built at the first lookup */
 	bool symtab_tried;
-	void *names;			/* frame name cache of the symbolizer (sample.c) */
-	void (*names_free)(void *names);
 	void *cfi;			/* fast-path unwind rows (cfi_table.c), at the first use */
 	void (*cfi_free)(void *cfi);
 	void *dbg;			/* DWARF lines and inline frames (debuginfo.c) */

@@ -6,11 +6,6 @@
 #include <string.h>
 #include "output_folded.h"
 
-struct lines {
-	char **v;
-	size_t cnt;
-};
-
 static void put_name(FILE *mem, const char *name, enum frame_kind kind)
 {
 	const char *c;
@@ -27,12 +22,27 @@ static void put_name(FILE *mem, const char *name, enum frame_kind kind)
 	}
 	if (kind == FRAME_KERNEL)
 		fputs("_[k]", mem);
+	else if (kind == FRAME_INLINE)
+		fputs("_[i]", mem);
+	else if (kind == FRAME_JIT)
+		fputs("_[j]", mem);
 }
 
-static int add_line(const uint32_t *ids, size_t n, uint64_t count, void *arg)
+struct line {
+	char *text;		/* the stack, without the count */
+	uint64_t count;
+};
+
+struct lines {
+	const struct aggregate *agg;
+	struct line *v;
+	size_t cnt;
+};
+
+static int add_line(const struct agg_frame *frames, size_t n, uint64_t count,
+		    const struct agg_stack *st, void *arg)
 {
-	const struct aggregate *agg = ((void **)arg)[0];
-	struct lines *lines = ((void **)arg)[1];
+	struct lines *lines = arg;
 	size_t sz = 0, i;
 	char *buf = NULL;
 	FILE *mem;
@@ -43,45 +53,51 @@ static int add_line(const uint32_t *ids, size_t n, uint64_t count, void *arg)
 	for (i = 0; i < n; i++) {
 		if (i)
 			fputc(';', mem);
-		put_name(mem, aggregate__name(agg, ids[i]), aggregate__kind(agg, ids[i]));
+		put_name(mem, aggregate__str(lines->agg, frames[i].name), frames[i].kind);
 	}
-	fprintf(mem, " %llu\n", (unsigned long long)count);
 	if (fclose(mem)) {
 		free(buf);
 		return -ENOMEM;
 	}
-	lines->v[lines->cnt++] = buf;
+	lines->v[lines->cnt].text = buf;
+	lines->v[lines->cnt++].count = count;
 	return 0;
 }
 
 static int cmp_lines(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strcmp(((const struct line *)a)->text, ((const struct line *)b)->text);
 }
 
-int output_folded__write(const struct aggregate *agg, FILE *fp)
+int output_folded__write(struct aggregate *agg, FILE *fp)
 {
-	struct lines lines = {};
-	void *arg[2] = { (void *)agg, &lines };
-	size_t i;
+	struct lines lines = { .agg = agg };
+	uint64_t count;
+	size_t i, j;
 	int err;
 
+	err = aggregate__symbolize(agg);
+	if (err)
+		return err;
 	lines.v = calloc(aggregate__stacks(agg) + 1, sizeof(*lines.v));
 	if (!lines.v)
 		return -ENOMEM;
-	err = aggregate__for_each(agg, add_line, arg);
+	err = aggregate__for_each_frames(agg, add_line, &lines);
 	if (!err) {
-		/* Identical text from different stacks (sanitized names) is written twice: the
-		 * readers sum duplicate lines. */
+		/* Threads, addresses and names that sanitize alike give equal lines: sum them. */
 		qsort(lines.v, lines.cnt, sizeof(*lines.v), cmp_lines);
-		for (i = 0; i < lines.cnt; i++)
-			if (fputs(lines.v[i], fp) == EOF) {
+		for (i = 0; i < lines.cnt; i = j) {
+			count = 0;
+			for (j = i; j < lines.cnt && !strcmp(lines.v[i].text, lines.v[j].text); j++)
+				count += lines.v[j].count;
+			if (fprintf(fp, "%s %llu\n", lines.v[i].text, (unsigned long long)count) < 0) {
 				err = -EIO;
 				break;
 			}
+		}
 	}
 	for (i = 0; i < lines.cnt; i++)
-		free(lines.v[i]);
+		free(lines.v[i].text);
 	free(lines.v);
 	return err;
 }

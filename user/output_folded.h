@@ -7,11 +7,12 @@
 #include "aggregate.h"
 
 /*
- * Writes one line per unique stack, "comm;root;...;leaf COUNT", lines sorted (the format of
- * FlameGraph's stackcollapse-perf.pl): kernel frames get the suffix "_[k]", ';' in names
- * becomes ':', spaces in comm become '_', control characters become '?'.
+ * Symbolizes agg (aggregate__symbolize()) and writes one line per unique stack,
+ * "comm;root;...;leaf COUNT", lines sorted and equal lines summed (the format of FlameGraph's
+ * stackcollapse-perf.pl): suffixes "_[k]" kernel, "_[i]" inlined, "_[j]" JIT frames; ';' in
+ * names becomes ':', spaces in comm become '_', control characters become '?'.
  * Returns 0 or a negative errno (-EIO when fp failed).
  */
-int output_folded__write(const struct aggregate *agg, FILE *fp);
+int output_folded__write(struct aggregate *agg, FILE *fp);
 
 #endif /* BPFPROF_OUTPUT_FOLDED_H */

@@ -1,57 +1,29 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* sample.c: the per-sample path; names are cached per (ELF file, address), never per process. */
+/* sample.c: the per-sample path (unwind, then locations into the aggregate) and the
+ * symbolizer that names each unique location once, at output time. */
 #include <errno.h>
 #include <stdarg.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <uthash.h>
 #include "sample.h"
 #include "symbolize.h"
 #include "stage_timer.h"
 #include "unwind_stats.h"
 #include "util.h"
 
-/* (address -> interned name) caches: per ELF file for user frames, one for kernel IPs. */
-struct name_cache {
-	uint64_t addr;
-	uint32_t id;
-	UT_hash_handle hh;
-};
-
 struct sample_handler {
 	struct proc_table *pt;
 	const struct ksyms *ks;
 	struct aggregate *agg;
 	struct sample_handler_opts opts;
-	struct name_cache *knames;
 	struct unwind_frame *frames;	/* opts.max_frames */
-	uint32_t *ids;			/* 1 + max_frames + BPFPROF_KSTACK_MAX */
+	uint32_t *locs;			/* location ids: max_frames + BPFPROF_KSTACK_MAX */
 	const char **modules;		/* module of each user frame, for --stats */
 };
 
-static void name_cache__free(void *head)
-{
-	struct name_cache *c, *tmp, *h = head;
-
-	HASH_ITER(hh, h, c, tmp) {
-		HASH_DEL(h, c);
-		free(c);
-	}
-}
-
-static int name_cache__add(struct name_cache **head, uint64_t addr, uint32_t id)
-{
-	struct name_cache *c = malloc(sizeof(*c));
-
-	if (!c)
-		return -ENOMEM;
-	c->addr = addr;
-	c->id = id;
-	HASH_ADD(hh, *head, addr, sizeof(c->addr), c);
-	return 0;
-}
+static int symbolize_locations(struct aggregate *agg, uint32_t from, uint32_t to, void *arg);
 
 struct sample_handler *sample_handler__new(struct proc_table *pt, const struct ksyms *ks,
 					   struct aggregate *agg,
@@ -66,13 +38,14 @@ struct sample_handler *sample_handler__new(struct proc_table *pt, const struct k
 	sh->agg = agg;
 	sh->opts = *opts;
 	sh->frames = calloc(opts->max_frames, sizeof(*sh->frames));
-	sh->ids = calloc(1 + opts->max_frames + BPFPROF_KSTACK_MAX, sizeof(*sh->ids));
+	sh->locs = calloc(opts->max_frames + BPFPROF_KSTACK_MAX, sizeof(*sh->locs));
 	sh->modules = calloc(opts->max_frames, sizeof(*sh->modules));
-	if (!sh->frames || !sh->ids || !sh->modules) {
+	if (!sh->frames || !sh->locs || !sh->modules) {
 		sample_handler__free(sh);
 		errno = ENOMEM;
 		return NULL;
 	}
+	aggregate__set_symbolizer(agg, symbolize_locations, sh);
 	return sh;
 }
 
@@ -80,17 +53,17 @@ void sample_handler__free(struct sample_handler *sh)
 {
 	if (!sh)
 		return;
-	name_cache__free(sh->knames);
+	aggregate__set_symbolizer(sh->agg, NULL, NULL);
 	free(sh->frames);
-	free(sh->ids);
+	free(sh->locs);
 	free(sh->modules);
 	free(sh);
 }
 
-static int64_t intern_fmt(struct sample_handler *sh, enum frame_kind kind, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+static int64_t intern_fmt(struct aggregate *agg, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
-static int64_t intern_fmt(struct sample_handler *sh, enum frame_kind kind, const char *fmt, ...)
+static int64_t intern_fmt(struct aggregate *agg, const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
@@ -98,11 +71,9 @@ static int64_t intern_fmt(struct sample_handler *sh, enum frame_kind kind, const
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	return aggregate__intern(sh->agg, buf, kind);
+	return aggregate__string(agg, buf);
 }
 
-/* A user frame's name: its function, else "module+0xADDR" (ELF virtual address), else the
- * kind of memory it is in. */
 /* The module a frame is in, for --stats: its file, or the kind of memory. */
 static const char *mapping_name(const struct proc_mapping_ref *m)
 {
@@ -113,66 +84,89 @@ static const char *mapping_name(const struct proc_mapping_ref *m)
 	return m->path ? m->path : "[anon]";
 }
 
-static int64_t user_frame_name(struct sample_handler *sh, struct proc *p,
-			       const struct unwind_frame *f, const char **module)
+/*
+ * The location of a user frame: (ELF file, ELF virtual address) when the mapping's file is
+ * open, named later by the symbolizer; else a name now: "file+0xOFF" (file offset) for a file
+ * that could not be opened, "[anon]+0xOFF" for anonymous memory, "[unknown]" outside mappings.
+ */
+static int64_t user_location(struct sample_handler *sh, struct proc *p,
+			     const struct unwind_frame *f, const char **module)
 {
 	/* A return address points after the call: look up the call itself. */
-	uint64_t pc = f->is_activation ? f->pc : f->pc - 1, addr, off;
+	uint64_t pc = f->is_activation ? f->pc : f->pc - 1;
 	struct proc_mapping_ref *m = proc__mapping(p, pc);
-	struct name_cache *c, **head;
-	struct elf_entry *e;
-	const char *name;
-	struct symtab *st;
-	int64_t id;
+	const char *base;
+	int64_t name;
 
 	*module = mapping_name(m);
-	if (!m)
-		return aggregate__intern(sh->agg, "[unknown]", FRAME_USER);
-	if (!m->entry) {
-		if (!m->path)
-			return intern_fmt(sh, FRAME_USER, "[anon]+0x%" PRIx64, pc - m->start);
-		name = strrchr(m->path, '/');
-		return intern_fmt(sh, FRAME_USER, "%s+0x%" PRIx64, name ? name + 1 : m->path,
+	if (m && m->entry)
+		return aggregate__location(sh->agg, FRAME_USER, m->entry, pc - m->bias,
+					   AGG_NO_NAME);
+	if (!m) {
+		name = aggregate__string(sh->agg, "[unknown]");
+	} else if (!m->path) {
+		name = intern_fmt(sh->agg, "[anon]+0x%" PRIx64, pc - m->start);
+	} else {
+		base = strrchr(m->path, '/');
+		name = intern_fmt(sh->agg, "%s+0x%" PRIx64, base ? base + 1 : m->path,
 				  pc - m->start + m->pgoff);
 	}
-	e = m->entry;
-	addr = pc - m->bias;
-	head = (struct name_cache **)&e->names;
-	HASH_FIND(hh, *head, &addr, sizeof(addr), c);
-	if (c)
-		return c->id;
-	st = elf_entry__symtab(e);
-	name = st ? symtab__find(st, addr, &off) : NULL;
-	if (name)
-		id = aggregate__intern(sh->agg, name, FRAME_USER);
-	else
-		id = intern_fmt(sh, FRAME_USER, "%s+0x%" PRIx64, e->name, addr);
-	if (id >= 0) {
-		e->names_free = name_cache__free;
-		if (name_cache__add(head, addr, id))
-			return -ENOMEM;
-	}
-	return id;
+	if (name < 0)
+		return name;
+	return aggregate__location(sh->agg, FRAME_USER, NULL, 0, name);
 }
 
-static int64_t kernel_frame_name(struct sample_handler *sh, uint64_t ip)
+/* Names of user locations in ELF files: the function symbol, else "module+0xADDR". */
+static int64_t elf_location_name(struct aggregate *agg, const struct agg_location *l)
 {
-	struct name_cache *c;
+	struct symtab *st = elf_entry__symtab(l->entry);
 	const char *name;
 	uint64_t off;
-	int64_t id;
 
-	HASH_FIND(hh, sh->knames, &ip, sizeof(ip), c);
-	if (c)
-		return c->id;
-	name = sh->ks ? ksyms__find(sh->ks, ip, &off) : NULL;
+	name = st ? symtab__find(st, l->addr, &off) : NULL;
 	if (name)
-		id = aggregate__intern(sh->agg, name, FRAME_KERNEL);
-	else
-		id = intern_fmt(sh, FRAME_KERNEL, "0x%" PRIx64, ip);
-	if (id >= 0 && name_cache__add(&sh->knames, ip, id))
-		return -ENOMEM;
-	return id;
+		return aggregate__string(agg, name);
+	return intern_fmt(agg, "%s+0x%" PRIx64, l->entry->name, l->addr);
+}
+
+static int symbolize_locations(struct aggregate *agg, uint32_t from, uint32_t to, void *arg)
+{
+	struct sample_handler *sh = arg;
+	const struct agg_location *l;
+	struct agg_line line = {};
+	const char *name;
+	uint64_t t0 = stage_timers_on ? now_ns() : 0, off;
+	int64_t id;
+	uint32_t i;
+	int err;
+
+	for (i = from; i < to; i++) {
+		l = aggregate__loc(agg, i);
+		if (l->lines_cnt)
+			continue;
+		if (l->kind == FRAME_KERNEL) {
+			name = sh->ks ? ksyms__find(sh->ks, l->addr, &off) : NULL;
+			id = name ? aggregate__string(agg, name) :
+				    intern_fmt(agg, "0x%" PRIx64, l->addr);
+		} else if (l->entry) {
+			id = elf_location_name(agg, l);
+		} else {
+			continue;
+		}
+		if (id < 0)
+			return id;
+		line.function = id;
+		err = aggregate__set_lines(agg, i, &line, 1);
+		if (err)
+			return err;
+		if (stage_timers_on) {
+			uint64_t t1 = now_ns();
+
+			stage_timer__add(STAGE_SYMBOLIZE, t1 - t0);
+			t0 = t1;
+		}
+	}
+	return 0;
 }
 
 int sample_handler__handle(struct sample_handler *sh, const struct sample_record *s)
@@ -182,7 +176,7 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 	uint64_t t0 = 0, t1 = 0;
 	size_t n = 0, i;
 	struct proc *p;
-	int64_t id;
+	int64_t id, comm_id;
 	int cnt, err;
 
 	p = proc_table__find(sh->pt, s->tgid, true);
@@ -205,28 +199,27 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 	if (stop == UNWIND_STOP_ROOT)
 		p->stats.root++;
 
-	id = aggregate__intern(sh->agg, comm, FRAME_COMM);
-	if (id < 0)
-		return id;
-	sh->ids[n++] = id;
+	comm_id = aggregate__string(sh->agg, comm);
+	if (comm_id < 0)
+		return comm_id;
 	for (i = cnt; i-- > 0;) {
-		id = user_frame_name(sh, p, &sh->frames[i], &sh->modules[i]);
+		id = user_location(sh, p, &sh->frames[i], &sh->modules[i]);
 		if (id < 0)
 			return id;
-		sh->ids[n++] = id;
+		sh->locs[n++] = id;
 	}
 	if (sh->opts.stats &&
 	    unwind_stats__add(sh->opts.stats, s->tgid, p->comm[0] ? p->comm : comm, sh->modules,
 			      cnt, stop, p->ctx.stop_frame))
 		return -ENOMEM;
 	for (i = s->kstack_cnt; i-- > 0;) {
-		id = kernel_frame_name(sh, s->kstack[i]);
+		id = aggregate__location(sh->agg, FRAME_KERNEL, NULL, s->kstack[i], AGG_NO_NAME);
 		if (id < 0)
 			return id;
-		sh->ids[n++] = id;
+		sh->locs[n++] = id;
 	}
-	err = aggregate__add(sh->agg, sh->ids, n, 1);
+	err = aggregate__add(sh->agg, s->tgid, s->tid, comm_id, sh->locs, n, 1);
 	if (stage_timers_on)
-		stage_timer__add(STAGE_SYMBOLIZE, now_ns() - t1);
+		stage_timer__add(STAGE_AGGREGATE, now_ns() - t1);
 	return err;
 }

@@ -9,7 +9,8 @@ static const char *const stage_names[STAGE_CNT] = {
 	[STAGE_DRAIN] = "ringbuf drain",
 	[STAGE_EVENT] = "process table (events)",
 	[STAGE_UNWIND] = "unwind",
-	[STAGE_SYMBOLIZE] = "symbolize+aggregate",
+	[STAGE_AGGREGATE] = "aggregate (per sample)",
+	[STAGE_SYMBOLIZE] = "symbolize (per unique location)",
 	[STAGE_OUTPUT] = "output",
 };
 

@@ -11,7 +11,8 @@ enum stage {
 	STAGE_DRAIN,		/* one ringbuf drain (ring_buffer__consume), per drain */
 	STAGE_EVENT,		/* process table: one fork/exec/exit/mmap/munmap record */
 	STAGE_UNWIND,		/* one sample's unwind (process table lookups included) */
-	STAGE_SYMBOLIZE,	/* one sample's frames named and its stack counted */
+	STAGE_AGGREGATE,	/* one sample's frames turned into locations and counted */
+	STAGE_SYMBOLIZE,	/* one unique location named (at output time) */
 	STAGE_OUTPUT,		/* writing the output, once */
 	STAGE_CNT,
 };

@@ -9,28 +9,33 @@ struct func_count {
 	uint64_t self;
 	uint64_t total;
 	uint64_t seen;		/* last stack counted in total: 1 + stack index */
+	enum frame_kind kind;
 };
 
 struct top_ctx {
-	struct func_count *f;
+	struct func_count *f;	/* by string id */
 	uint64_t stack_no;
 };
 
-static int count_stack(const uint32_t *ids, size_t n, uint64_t count, void *arg)
+static int count_stack(const struct agg_frame *frames, size_t n, uint64_t count,
+		       const struct agg_stack *st, void *arg)
 {
 	struct top_ctx *t = arg;
+	struct func_count *f;
 	size_t i;
 
 	t->stack_no++;
 	if (n < 2)
 		return 0;
-	t->f[ids[n - 1]].self += count;
-	/* ids[0] is the comm; count each function once per stack (recursion). */
+	t->f[frames[n - 1].name].self += count;
+	/* frames[0] is the comm; count each function once per stack (recursion). */
 	for (i = 1; i < n; i++) {
-		if (t->f[ids[i]].seen == t->stack_no)
+		f = &t->f[frames[i].name];
+		f->kind = frames[i].kind;
+		if (f->seen == t->stack_no)
 			continue;
-		t->f[ids[i]].seen = t->stack_no;
-		t->f[ids[i]].total += count;
+		f->seen = t->stack_no;
+		f->total += count;
 	}
 	return 0;
 }
@@ -53,18 +58,20 @@ static int by_total(const void *a, const void *b)
 
 static void print_top(FILE *fp, const struct summary_input *in)
 {
-	const struct aggregate *agg = in->agg;
+	struct aggregate *agg = in->agg;
 	uint64_t samples = aggregate__samples(agg);
 	struct top_ctx t = {};
 	uint32_t *order = NULL, nids = 0, i;
 	const char *kind;
 
-	nids = aggregate__names(agg);
+	if (!samples || aggregate__symbolize(agg))
+		return;
+	nids = aggregate__strings(agg);
 	t.f = calloc(nids + 1, sizeof(*t.f));
 	order = calloc(nids + 1, sizeof(*order));
-	if (!t.f || !order || !samples)
+	if (!t.f || !order)
 		goto out;
-	aggregate__for_each(agg, count_stack, &t);
+	aggregate__for_each_frames(agg, count_stack, &t);
 	for (i = 0; i < nids; i++)
 		order[i] = i;
 	sort_base = t.f;
@@ -73,13 +80,15 @@ static void print_top(FILE *fp, const struct summary_input *in)
 		fprintf(fp, "bpfprof: top %u functions by %s time:\n", in->top,
 			pass ? "total" : "self");
 		for (i = 0; i < nids && i < in->top; i++) {
-			uint64_t v = pass ? t.f[order[i]].total : t.f[order[i]].self;
+			const struct func_count *f = &t.f[order[i]];
+			uint64_t v = pass ? f->total : f->self;
 
 			if (!v)
 				break;
-			kind = aggregate__kind(agg, order[i]) == FRAME_KERNEL ? "_[k]" : "";
+			kind = f->kind == FRAME_KERNEL ? "_[k]" : f->kind == FRAME_INLINE ? "_[i]" :
+			       f->kind == FRAME_JIT ? "_[j]" : "";
 			fprintf(fp, "bpfprof:   %6.2f%%  %8llu  %s%s\n", 100.0 * v / samples,
-				(unsigned long long)v, aggregate__name(agg, order[i]), kind);
+				(unsigned long long)v, aggregate__str(agg, order[i]), kind);
 		}
 	}
 out:

@@ -15,9 +15,18 @@
 #include "output_file.h"
 #include "output_folded.h"
 
-static uint32_t id(struct aggregate *agg, const char *name, enum frame_kind kind)
+static uint32_t str(struct aggregate *agg, const char *s)
 {
-	int64_t v = aggregate__intern(agg, name, kind);
+	int64_t v = aggregate__string(agg, s);
+
+	assert_true(v >= 0);
+	return v;
+}
+
+/* A location named when added (no symbolizer needed). */
+static uint32_t loc(struct aggregate *agg, const char *name, enum frame_kind kind)
+{
+	int64_t v = aggregate__location(agg, kind, NULL, 0, str(agg, name));
 
 	assert_true(v >= 0);
 	return v;
@@ -37,27 +46,56 @@ static char *folded(struct aggregate *agg)
 static void test_sorted_summed_suffixed(void **state)
 {
 	struct aggregate *agg = aggregate__new();
-	uint32_t a[4], b[3];
+	uint32_t a[3], b[2], comm;
 	char *text;
 
-	a[0] = id(agg, "my prog", FRAME_COMM);
-	a[1] = id(agg, "main", FRAME_USER);
-	a[2] = id(agg, "read", FRAME_USER);
-	a[3] = id(agg, "vfs_read", FRAME_KERNEL);
+	comm = str(agg, "my prog");
+	a[0] = loc(agg, "main", FRAME_USER);
+	a[1] = loc(agg, "read", FRAME_USER);
+	a[2] = loc(agg, "vfs_read", FRAME_KERNEL);
 	b[0] = a[0];
-	b[1] = a[1];
-	b[2] = id(agg, "std::map<int, int>::find;x", FRAME_USER);
-	/* Interning is stable, and a kernel and a user frame of one name are two names. */
-	assert_int_equal(id(agg, "main", FRAME_USER), a[1]);
-	assert_int_not_equal(id(agg, "main", FRAME_KERNEL), a[1]);
-	assert_int_equal(aggregate__add(agg, a, 4, 2), 0);
-	assert_int_equal(aggregate__add(agg, b, 3, 1), 0);
-	assert_int_equal(aggregate__add(agg, a, 4, 3), 0);
-	assert_int_equal(aggregate__stacks(agg), 2);
-	assert_int_equal(aggregate__samples(agg), 6);
+	b[1] = loc(agg, "std::map<int, int>::find;x", FRAME_JIT);
+	/* Locations are stable, and a kernel and a user frame of one name are two locations. */
+	assert_int_equal(loc(agg, "main", FRAME_USER), a[0]);
+	assert_int_not_equal(loc(agg, "main", FRAME_KERNEL), a[0]);
+	assert_int_equal(aggregate__add(agg, 1, 1, comm, a, 3, 2), 0);
+	assert_int_equal(aggregate__add(agg, 1, 1, comm, b, 2, 1), 0);
+	assert_int_equal(aggregate__add(agg, 1, 1, comm, a, 3, 3), 0);
+	/* Another thread: its own sample key, but the same folded line. */
+	assert_int_equal(aggregate__add(agg, 1, 2, comm, a, 3, 4), 0);
+	assert_int_equal(aggregate__stacks(agg), 3);
+	assert_int_equal(aggregate__samples(agg), 10);
 	text = folded(agg);
-	assert_string_equal(text, "my_prog;main;read;vfs_read_[k] 5\n"
-				  "my_prog;main;std::map<int, int>::find:x 1\n");
+	assert_string_equal(text, "my_prog;main;read;vfs_read_[k] 9\n"
+				  "my_prog;main;std::map<int, int>::find:x_[j] 1\n");
+	free(text);
+	aggregate__free(agg);
+}
+
+/* A location's lines come innermost first; folded shows the real function, then what it
+ * inlined, outer to inner. Unnamed locations without a symbolizer become "[unknown]". */
+static void test_inline_lines(void **state)
+{
+	struct aggregate *agg = aggregate__new();
+	struct agg_line lines[3];
+	uint32_t l[2], comm;
+	int64_t v;
+	char *text;
+
+	comm = str(agg, "p");
+	v = aggregate__location(agg, FRAME_USER, NULL, 0x1000, AGG_NO_NAME);
+	assert_true(v >= 0);
+	l[0] = v;
+	v = aggregate__location(agg, FRAME_USER, NULL, 0x2000, AGG_NO_NAME);
+	assert_true(v >= 0);
+	l[1] = v;
+	lines[0] = (struct agg_line){ .function = str(agg, "leaf"), .line = 3 };
+	lines[1] = (struct agg_line){ .function = str(agg, "middle"), .line = 2 };
+	lines[2] = (struct agg_line){ .function = str(agg, "outer"), .line = 1 };
+	assert_int_equal(aggregate__set_lines(agg, l[1], lines, 3), 0);
+	assert_int_equal(aggregate__add(agg, 7, 7, comm, l, 2, 1), 0);
+	text = folded(agg);
+	assert_string_equal(text, "p;[unknown];outer;middle_[i];leaf_[i] 1\n");
 	free(text);
 	aggregate__free(agg);
 }
@@ -65,12 +103,12 @@ static void test_sorted_summed_suffixed(void **state)
 static void test_control_chars(void **state)
 {
 	struct aggregate *agg = aggregate__new();
-	uint32_t s[2];
+	uint32_t s[1], comm;
 	char *text;
 
-	s[0] = id(agg, "a\tb", FRAME_COMM);
-	s[1] = id(agg, "f\nx", FRAME_USER);
-	assert_int_equal(aggregate__add(agg, s, 2, 1), 0);
+	comm = str(agg, "a\tb");
+	s[0] = loc(agg, "f\nx", FRAME_USER);
+	assert_int_equal(aggregate__add(agg, 1, 1, comm, s, 1, 1), 0);
 	text = folded(agg);
 	assert_string_equal(text, "a?b;f?x 1\n");
 	free(text);
@@ -112,6 +150,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sorted_summed_suffixed),
+		cmocka_unit_test(test_inline_lines),
 		cmocka_unit_test(test_control_chars),
 		cmocka_unit_test(test_output_file_atomic),
 	};
