@@ -34,7 +34,7 @@ WERROR ?= $(if $(filter true,$(CI)),-Werror)
 CFLAGS ?= -O2 -g
 override CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	$(WERROR) -D_GNU_SOURCE -DBPFPROF_VERSION='"$(VERSION)"' \
-	-I. -I$(OUTPUT) -Iuser $(PKG_CFLAGS)
+	-I. -I$(OUTPUT) -I$(OUTPUT)/proto -Iuser $(PKG_CFLAGS)
 LDLIBS += $(PKG_LIBS) -liberty -lpthread
 
 # clang -target bpf does not search the multiarch include dirs: pass the host's (as
@@ -46,8 +46,13 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
+# Protocol buffers (pprof's profile.proto): C generated at build time with protoc-c.
+PROTOC_C ?= protoc-c
+PROTO_SRCS := $(wildcard user/proto/*.proto)
+PROTO_HDRS := $(patsubst user/proto/%.proto,$(OUTPUT)/proto/%.pb-c.h,$(PROTO_SRCS))
+PROTO_OBJS := $(patsubst user/proto/%.proto,$(OUTPUT)/proto/%.pb-c.o,$(PROTO_SRCS))
 USER_SRCS := $(wildcard user/*.c)
-USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
+USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) $(PROTO_OBJS)
 LIB_OBJS := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
 SKEL := $(OUTPUT)/bpfprof.skel.h
 BIN := $(OUTPUT)/bpfprof
@@ -57,7 +62,7 @@ BIN := $(OUTPUT)/bpfprof
 
 all: $(BIN)
 
-$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/vmlinux:
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/vmlinux $(OUTPUT)/proto:
 	$(Q)mkdir -p $@
 
 $(OUTPUT)/vmlinux/vmlinux.h: | $(OUTPUT)/vmlinux
@@ -81,6 +86,17 @@ $(SKEL): $(OUTPUT)/bpfprof.bpf.o
 $(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(OUTPUT)/proto/%.pb-c.c $(OUTPUT)/proto/%.pb-c.h: user/proto/%.proto | $(OUTPUT)/proto
+	$(call msg,PROTOC,$@)
+	$(Q)$(PROTOC_C) --c_out=$(OUTPUT)/proto -Iuser/proto $<
+
+$(OUTPUT)/proto/%.pb-c.o: $(OUTPUT)/proto/%.pb-c.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# Generated headers exist before any user object is compiled (-MMD tracks them after).
+$(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)): | $(PROTO_HDRS)
 
 # Only the loader includes the skeleton.
 $(OUTPUT)/user/loader.o: $(SKEL)

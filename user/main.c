@@ -25,11 +25,14 @@
 #include "opts.h"
 #include "output_file.h"
 #include "output_folded.h"
+#include "output_pprof.h"
 #include "perf_event.h"
 #include "proc_table.h"
 #include "sample.h"
 #include "stage_timer.h"
 #include "summary.h"
+#include "symbolize.h"
+#include "unwind.h"
 #include "unwind_stats.h"
 #include "util.h"
 
@@ -65,6 +68,8 @@ struct session {
 	int64_t busy_start_ns;		/* -a: busy CPU time of the machine, less bpfprof's */
 	uint64_t start_ns;
 	uint64_t end_ns;
+	int64_t start_realtime_ns;	/* CLOCK_REALTIME at the start, for pprof; 0 in a replay */
+	char *cmdline;			/* the command line, for pprof's comment */
 	int stop_signal;		/* the signal that stopped profiling, or 0 */
 	bool events_lost;		/* mapping or task events were lost */
 	struct capture_writer *capture;	/* --raw-capture */
@@ -406,19 +411,55 @@ static int64_t target_cpu_ns(struct session *s)
 	return total;
 }
 
+static int write_svg(struct session *s, FILE *fp)
+{
+	pr_warn("SVG flame graphs are not built yet");
+	return -ENOSYS;
+}
+
+/* The profile in the chosen format (agg is symbolized by the writer). 0 or a negative errno. */
+static int write_profile(struct session *s, FILE *fp)
+{
+	const struct bpfprof_opts *o = s->opts;
+	struct pprof_opts po = {
+		.freq_hz = o->freq_hz,
+		.time_ns = s->start_realtime_ns,
+		.duration_ns = s->end_ns - s->start_ns,
+		.comment = s->cmdline,
+	};
+
+	switch (o->format) {
+	case OUTPUT_PPROF:
+		return output_pprof__write(s->agg, fp, &po);
+	case OUTPUT_SVG:
+		return write_svg(s, fp);
+	case OUTPUT_FOLDED:
+	default:
+		return output_folded__write(s->agg, fp);
+	}
+}
+
 static int write_output(struct session *s)
 {
+	static const char *const format_names[] = {
+		[OUTPUT_FOLDED] = "folded stacks", [OUTPUT_PPROF] = "pprof profile",
+		[OUTPUT_SVG] = "flame graph",
+	};
 	struct output_file of;
+	uint64_t t0 = now_ns();
 	int err;
 
-	uint64_t t0 = now_ns();
-
+	if (s->opts->format != OUTPUT_FOLDED && !s->opts->output && isatty(STDOUT_FILENO)) {
+		pr_warn("not writing a %s to a terminal: give -o FILE",
+			format_names[s->opts->format]);
+		return -EINVAL;
+	}
 	err = output_file__open(&of, s->opts->output);
 	if (err) {
 		pr_warn("create %s: %s", s->opts->output, strerror(-err));
 		return err;
 	}
-	err = output_folded__write(s->agg, of.fp);
+	err = write_profile(s, of.fp);
 	if (err) {
 		output_file__abort(&of);
 	} else {
@@ -430,7 +471,8 @@ static int write_output(struct session *s)
 		pr_warn("write %s: %s", s->opts->output ? s->opts->output : "stdout",
 			strerror(-err));
 	else if (s->opts->output)
-		pr_info("wrote %zu stacks to %s", aggregate__stacks(s->agg), s->opts->output);
+		pr_info("wrote %s of %zu stacks to %s", format_names[s->opts->format],
+			aggregate__stacks(s->agg), s->opts->output);
 	return err;
 }
 
@@ -751,6 +793,25 @@ static int child_exit_code(const struct session *s)
 	return BPFPROF_EXIT_ERROR;
 }
 
+/* "bpfprof ARGS..." as one malloc'd string (NULL on ENOMEM: then there is no comment). */
+static char *join_args(int argc, char **argv)
+{
+	size_t sz = 0;
+	char *buf = NULL;
+	FILE *mem = open_memstream(&buf, &sz);
+	int i;
+
+	if (!mem)
+		return NULL;
+	for (i = 0; i < argc; i++)
+		fprintf(mem, "%s%s", i ? " " : "", argv[i]);
+	if (fclose(mem)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
 int main(int argc, char **argv)
 {
 	struct bpfprof_opts o;
@@ -760,6 +821,10 @@ int main(int argc, char **argv)
 
 	opts__parse(argc, argv, &o);
 	stage_timers_on = o.stats;
+	symbolize__set_demangle(!o.no_demangle);
+	if (o.unwinder_set)
+		unwind__set_mode(o.unwinder);
+	s.cmdline = join_args(argc, argv);
 	log__set_level(o.quiet ? LOG_WARN : o.verbose ? LOG_DEBUG : LOG_INFO);
 	libbpf_set_print(o.verbose > 1 ? log__libbpf_print : NULL);
 
@@ -800,6 +865,7 @@ int main(int argc, char **argv)
 		}
 	}
 	s.start_ns = now_ns();
+	s.start_realtime_ns = realtime_ns();
 	if (o.cmd) {
 		err = start_cmd(&s);
 		if (err) {
@@ -815,9 +881,6 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	/* Separate debug files from local paths only: never download on the sampling path.
-	 * Removed after the fork, so CMD keeps its environment. */
-	unsetenv("DEBUGINFOD_URLS");
 	if (o.cmd)
 		pr_info("profiling %s (PID %d) at %" PRIu64 " Hz", o.cmd[0], s.child, o.freq_hz);
 	else if (o.all)
@@ -850,6 +913,7 @@ int main(int argc, char **argv)
 		ret = err;
 out:
 	teardown(&s);
+	free(s.cmdline);
 	opts__free(&o);
 	return ret;
 }

@@ -9,6 +9,7 @@
 #include "bpf/record.h"
 #include "opts.h"
 #include "perf_event.h"
+#include "unwind.h"
 
 const char *argp_program_version = "bpfprof " BPFPROF_VERSION;
 const char *argp_program_bug_address = "<https://github.com/bpfprof/bpfprof/issues>";
@@ -16,13 +17,17 @@ const char *argp_program_bug_address = "<https://github.com/bpfprof/bpfprof/issu
 static const char doc[] =
 "bpfprof: sample CPU stacks (kernel and user, DWARF-unwound) with eBPF.\n"
 "\n"
-"Writes folded stacks, \"comm;root;...;leaf COUNT\" with kernel frames\n"
-"suffixed _[k], to stdout or -o FILE (for flamegraph.pl, inferno, speedscope),\n"
-"and a summary to stderr.\n"
+"Writes folded stacks (\"comm;root;...;leaf COUNT\", kernel frames suffixed\n"
+"_[k], inlined _[i], JIT _[j]), a gzipped pprof profile (go tool pprof,\n"
+"Pyroscope, speedscope) or an interactive SVG flame graph, to stdout or -o FILE\n"
+"(the format follows the file name: .pb.gz or .pprof, .svg, else folded), and\n"
+"a summary to stderr.\n"
 "\n"
 "EXAMPLES:\n"
 "  bpfprof -- make -j2          # a build and every process it starts\n"
 "  bpfprof -F 999 -o out.folded -- python3 app.py\n"
+"  bpfprof -o app.svg -- ./app   # flame graph; open it in a browser\n"
+"  bpfprof -o app.pb.gz -- ./app; go tool pprof -http=: app.pb.gz\n"
 "  bpfprof -p 1234 -d 30 > out.folded   # all threads of 1234 for 30 s\n"
 "  bpfprof -p 1234,5678         # until Ctrl-C or both exit\n"
 "  bpfprof -a -d 10 -o all.folded       # every process and kernel thread\n"
@@ -46,6 +51,10 @@ enum {
 	OPT_STATS,
 	OPT_REALTIME,
 	OPT_RAW_CAPTURE,
+	OPT_FORMAT,
+	OPT_TITLE,
+	OPT_NO_DEMANGLE,
+	OPT_UNWINDER,
 };
 
 static const struct argp_option options[] = {
@@ -67,7 +76,14 @@ static const struct argp_option options[] = {
 	{ "realtime", OPT_REALTIME, "PRIO", 0, "Run bpfprof with SCHED_FIFO priority PRIO (1-99), "
 	  "as perf record -r: keeps up with the ringbuf when targets saturate every CPU", 2 },
 	{ NULL, 0, NULL, 0, "Output:", 3 },
-	{ "output", 'o', "FILE", 0, "Write folded stacks to FILE (default stdout)", 3 },
+	{ "unwinder", OPT_UNWINDER, "NAME", 0, "fast (default: per-binary CFI tables, libdwfl "
+	  "for what they cannot express), dwfl (libdwfl only) or diff (both, compared: exit 1 "
+	  "on a difference)", 2 },
+	{ "output", 'o', "FILE", 0, "Write the profile to FILE (default stdout), atomically", 3 },
+	{ "format", OPT_FORMAT, "FMT", 0, "folded, pprof or svg (default: from -o's name: "
+	  ".pb.gz/.pprof pprof, .svg svg, else folded)", 3 },
+	{ "title", OPT_TITLE, "TEXT", 0, "Title of the SVG flame graph", 3 },
+	{ "no-demangle", OPT_NO_DEMANGLE, NULL, 0, "Keep C++ and Rust symbol names mangled", 3 },
 	{ "top", OPT_TOP, "N", 0, "Functions listed in the summary (default 10, 0 = none)", 3 },
 	{ "raw-capture", OPT_RAW_CAPTURE, "FILE", 0, "Also write every record received (samples "
 	  "WITH THEIR STACK MEMORY, mode 0600) to FILE, for 'bpfprof report FILE'", 3 },
@@ -128,6 +144,24 @@ static int parse_pids(struct bpfprof_opts *o, const char *arg)
 		err = -EINVAL;
 	free(copy);
 	return err;
+}
+
+static bool format_set;
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+static enum output_format format_from_name(const char *path)
+{
+	if (ends_with(path, ".pb.gz") || ends_with(path, ".pprof") || ends_with(path, ".pb"))
+		return OUTPUT_PPROF;
+	if (ends_with(path, ".svg"))
+		return OUTPUT_SVG;
+	return OUTPUT_FOLDED;
 }
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
@@ -195,6 +229,34 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'o':
 		o->output = arg;
 		break;
+	case OPT_FORMAT:
+		if (!strcmp(arg, "folded"))
+			o->format = OUTPUT_FOLDED;
+		else if (!strcmp(arg, "pprof"))
+			o->format = OUTPUT_PPROF;
+		else if (!strcmp(arg, "svg"))
+			o->format = OUTPUT_SVG;
+		else
+			argp_error(state, "unknown format '%s' (folded, pprof or svg)", arg);
+		format_set = true;
+		break;
+	case OPT_TITLE:
+		o->title = arg;
+		break;
+	case OPT_NO_DEMANGLE:
+		o->no_demangle = true;
+		break;
+	case OPT_UNWINDER:
+		if (!strcmp(arg, "dwfl"))
+			o->unwinder = UNWIND_MODE_DWFL;
+		else if (!strcmp(arg, "fast"))
+			o->unwinder = UNWIND_MODE_FAST;
+		else if (!strcmp(arg, "diff"))
+			o->unwinder = UNWIND_MODE_DIFF;
+		else
+			argp_error(state, "unknown unwinder '%s' (fast, dwfl or diff)", arg);
+		o->unwinder_set = true;
+		break;
 	case OPT_RAW_CAPTURE:
 		o->raw_capture = arg;
 		break;
@@ -215,6 +277,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_END:
+		if (!format_set && o->output)
+			o->format = format_from_name(o->output);
 		if (o->report) {
 			if (o->pids_cnt || o->all || o->raw_capture)
 				argp_error(state, "report replays a capture: no -p, -a or --raw-capture");

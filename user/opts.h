@@ -12,10 +12,22 @@
 #define BPFPROF_EXIT_ERROR	1
 #define BPFPROF_EXIT_USAGE	64	/* EX_USAGE */
 
+/* Output formats (--format, or from -o's file name). */
+enum output_format {
+	OUTPUT_FOLDED,		/* folded stacks text */
+	OUTPUT_PPROF,		/* gzipped profile.proto */
+	OUTPUT_SVG,		/* interactive flame graph */
+};
+
 struct bpfprof_opts {
 	uint64_t freq_hz;		/* -F: samples per second per CPU (default 99) */
 	const char *event;		/* -e: "cpu-clock" (default) or "cycles" */
-	const char *output;		/* -o: folded stacks file; NULL: stdout */
+	const char *output;		/* -o: output file; NULL: stdout */
+	enum output_format format;	/* --format; default from -o (.pb.gz/.pprof, .svg), else folded */
+	const char *title;		/* --title: the flame graph's title */
+	bool no_demangle;		/* --no-demangle: raw C++/Rust symbol names */
+	int unwinder;			/* --unwinder: enum unwind_mode */
+	bool unwinder_set;
 	bool all;			/* -a: every process (but bpfprof) */
 	uint32_t *pids;			/* -p: target processes */
 	size_t pids_cnt;

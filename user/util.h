@@ -23,6 +23,15 @@ static inline uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+/* CLOCK_REALTIME, ns since the epoch (timestamps in outputs, not durations). */
+static inline int64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
 /* FNV-1a over bytes: hash tables keyed by small structs and strings. */
 static inline uint64_t hash_bytes(const void *p, size_t n, uint64_t h)
 {

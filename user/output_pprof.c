@@ -1,0 +1,517 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* output_pprof.c: aggregate -> profile.proto (protobuf-c) -> gzip (zlib). */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uthash.h>
+#include <zlib.h>
+#include "module_cache.h"
+#include "output_pprof.h"
+#include "profile.pb-c.h"
+
+typedef Perftools__Profiles__Profile Profile;
+typedef Perftools__Profiles__ValueType ValueType;
+typedef Perftools__Profiles__Sample Sample;
+typedef Perftools__Profiles__Label Label;
+typedef Perftools__Profiles__Mapping Mapping;
+typedef Perftools__Profiles__Location Location;
+typedef Perftools__Profiles__Line Line;
+typedef Perftools__Profiles__Function Function;
+
+#define PAGE_MASK_4K (~(uint64_t)4095)
+
+/* ELF file -> mapping id; (name, file) -> function id. */
+struct map_ref {
+	const struct elf_entry *entry;
+	size_t idx;
+	UT_hash_handle hh;
+};
+
+struct func_key {
+	uint32_t name;
+	uint32_t file;
+};
+
+struct func_ref {
+	struct func_key key;
+	size_t idx;
+	UT_hash_handle hh;
+};
+
+/* Everything the Profile message points to, freed in one place. */
+struct encoder {
+	struct aggregate *agg;
+	const struct pprof_opts *o;
+	uint64_t period;
+	Profile prof;
+	ValueType types[2], *type_ptrs[2], period_type;
+	Mapping *maps;
+	Mapping **map_ptrs;
+	size_t maps_cnt, maps_cap;
+	struct map_ref *map_hash;
+	size_t kernel_map;		/* 1 + index of the kernel mapping, 0 when none yet */
+	Location *locs;
+	Location **loc_ptrs;
+	Line *lines;
+	Line **line_ptrs;
+	Function *funcs;
+	Function **func_ptrs;
+	size_t funcs_cnt, funcs_cap;
+	struct func_ref *func_hash;
+	Sample *samples;
+	Sample **sample_ptrs;
+	size_t samples_cnt;
+	uint64_t *sample_locs;		/* all samples' location ids, back to back */
+	int64_t *sample_values;		/* two per sample */
+	Label *labels;			/* three per sample */
+	Label **label_ptrs;
+	size_t sample_locs_used;
+	char **strings;
+	int64_t comment;
+	int64_t s_pid, s_tid, s_comm;
+	int err;
+};
+
+static int64_t str(struct encoder *enc, const char *s)
+{
+	int64_t id = aggregate__string(enc->agg, s);
+
+	if (id < 0 && !enc->err)
+		enc->err = id;
+	return id < 0 ? 0 : id;
+}
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	void *tmp;
+	size_t n = *cap ? *cap : 16;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	tmp = realloc(*arr, n * elem);
+	if (!tmp)
+		return -ENOMEM;
+	*arr = tmp;
+	*cap = n;
+	return 0;
+}
+
+static void hex(char *out, const uint8_t *b, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[b[i] >> 4];
+		out[2 * i + 1] = digits[b[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+/* The index of a new mapping; the Mapping array may move, so pointers are set at the end. */
+static ssize_t new_mapping(struct encoder *enc)
+{
+	Mapping *m;
+
+	if (grow((void **)&enc->maps, &enc->maps_cap, enc->maps_cnt + 1, sizeof(*enc->maps)))
+		return -ENOMEM;
+	m = &enc->maps[enc->maps_cnt];
+	perftools__profiles__mapping__init(m);
+	m->id = enc->maps_cnt + 1;
+	return enc->maps_cnt++;
+}
+
+/*
+ * Mapping of an ELF file, in ELF virtual addresses (the locations' addresses): the range of its
+ * PT_LOAD segments, the file offset of the first. bpfprof names every location itself, so
+ * pprof never needs to map these addresses back into the file.
+ */
+static ssize_t elf_mapping(struct encoder *enc, const struct elf_entry *e)
+{
+	uint64_t lo = UINT64_MAX, hi = 0, off = 0;
+	struct map_ref *r;
+	char build_id[2 * sizeof(e->build_id) + 1];
+	ssize_t idx;
+	Mapping *m;
+	size_t i;
+
+	HASH_FIND_PTR(enc->map_hash, &e, r);
+	if (r)
+		return r->idx;
+	idx = new_mapping(enc);
+	r = malloc(sizeof(*r));
+	if (idx < 0 || !r) {
+		free(r);
+		return -ENOMEM;
+	}
+	r->entry = e;
+	r->idx = idx;
+	HASH_ADD_PTR(enc->map_hash, entry, r);
+	for (i = 0; i < e->loads_cnt; i++) {
+		if (e->loads[i].vaddr < lo) {
+			lo = e->loads[i].vaddr;
+			off = e->loads[i].offset;
+		}
+		if (e->loads[i].vaddr + e->loads[i].memsz > hi)
+			hi = e->loads[i].vaddr + e->loads[i].memsz;
+	}
+	m = &enc->maps[idx];
+	if (lo < hi) {
+		m->memory_start = lo & PAGE_MASK_4K;
+		m->memory_limit = hi;
+		m->file_offset = off & PAGE_MASK_4K;
+	}
+	m->filename = str(enc, e->path);
+	if (e->build_id_sz) {
+		hex(build_id, e->build_id, e->build_id_sz);
+		m->build_id = str(enc, build_id);
+	}
+	m->has_functions = true;
+	return idx;
+}
+
+static ssize_t kernel_mapping(struct encoder *enc)
+{
+	ssize_t idx;
+
+	if (enc->kernel_map)
+		return enc->kernel_map - 1;
+	idx = new_mapping(enc);
+	if (idx < 0)
+		return idx;
+	/* A name in brackets: pprof never tries to open or symbolize it. */
+	enc->maps[idx].filename = str(enc, "[kernel.kallsyms]");
+	enc->maps[idx].memory_limit = UINT64_MAX;
+	enc->maps[idx].has_functions = true;
+	enc->kernel_map = idx + 1;
+	return idx;
+}
+
+static ssize_t function(struct encoder *enc, uint32_t name, uint32_t file)
+{
+	struct func_key key = { .name = name, .file = file };
+	struct func_ref *r;
+	Function *f;
+
+	HASH_FIND(hh, enc->func_hash, &key, sizeof(key), r);
+	if (r)
+		return r->idx;
+	if (grow((void **)&enc->funcs, &enc->funcs_cap, enc->funcs_cnt + 1, sizeof(*enc->funcs)))
+		return -ENOMEM;
+	r = malloc(sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->key = key;
+	r->idx = enc->funcs_cnt;
+	HASH_ADD(hh, enc->func_hash, key, sizeof(r->key), r);
+	f = &enc->funcs[enc->funcs_cnt];
+	perftools__profiles__function__init(f);
+	f->id = enc->funcs_cnt + 1;
+	f->name = name;
+	f->system_name = name;
+	f->filename = file;
+	return enc->funcs_cnt++;
+}
+
+static int encode_locations(struct encoder *enc)
+{
+	size_t n = aggregate__locations(enc->agg), lines_cnt = 0, i, k = 0;
+	const struct agg_location *l;
+	ssize_t map, fn;
+	uint32_t j;
+
+	enc->locs = calloc(n + 1, sizeof(*enc->locs));
+	enc->loc_ptrs = calloc(n + 1, sizeof(*enc->loc_ptrs));
+	for (i = 0; i < n; i++)
+		lines_cnt += aggregate__loc(enc->agg, i)->lines_cnt;
+	enc->lines = calloc(lines_cnt + 1, sizeof(*enc->lines));
+	enc->line_ptrs = calloc(lines_cnt + 1, sizeof(*enc->line_ptrs));
+	if (!enc->locs || !enc->loc_ptrs || !enc->lines || !enc->line_ptrs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		Location *loc = &enc->locs[i];
+
+		l = aggregate__loc(enc->agg, i);
+		perftools__profiles__location__init(loc);
+		loc->id = i + 1;
+		map = -1;
+		if (l->entry)
+			map = elf_mapping(enc, l->entry);
+		else if (l->kind == FRAME_KERNEL)
+			map = kernel_mapping(enc);
+		if (map < -1)
+			return -ENOMEM;
+		if (map >= 0) {
+			/* Ids, not pointers: the mapping array may still move. */
+			loc->mapping_id = map + 1;
+			loc->address = l->addr;
+		}
+		loc->line = &enc->line_ptrs[k];
+		loc->n_line = l->lines_cnt;
+		for (j = 0; j < l->lines_cnt; j++, k++) {
+			Line *line = &enc->lines[k];
+
+			perftools__profiles__line__init(line);
+			fn = function(enc, l->lines[j].function, l->lines[j].file);
+			if (fn < 0)
+				return fn;
+			line->function_id = fn + 1;
+			line->line = l->lines[j].line;
+			enc->line_ptrs[k] = line;
+			if (map >= 0) {
+				Mapping *m = &enc->maps[map];
+
+				if (l->lines[j].file)
+					m->has_filenames = true;
+				if (l->lines[j].line)
+					m->has_line_numbers = true;
+				if (l->lines_cnt > 1)
+					m->has_inline_frames = true;
+			}
+		}
+		enc->loc_ptrs[i] = loc;
+	}
+	return 0;
+}
+
+static int count_locs(const struct agg_stack *st, void *arg)
+{
+	size_t *n = arg;
+
+	n[0]++;
+	n[1] += st->n;
+	return 0;
+}
+
+static int add_sample(const struct agg_stack *st, void *arg)
+{
+	struct encoder *enc = arg;
+	size_t i = enc->samples_cnt++;
+	Sample *s = &enc->samples[i];
+	Label *lb = &enc->labels[3 * i];
+	uint32_t j;
+
+	perftools__profiles__sample__init(s);
+	s->location_id = &enc->sample_locs[enc->sample_locs_used];
+	s->n_location_id = st->n;
+	for (j = 0; j < st->n; j++)	/* leaf first */
+		s->location_id[j] = st->locs[st->n - 1 - j] + 1;
+	enc->sample_locs_used += st->n;
+	s->value = &enc->sample_values[2 * i];
+	s->n_value = 2;
+	s->value[0] = st->count;
+	s->value[1] = st->count * enc->period;
+	for (j = 0; j < 3; j++) {
+		perftools__profiles__label__init(&lb[j]);
+		enc->label_ptrs[3 * i + j] = &lb[j];
+	}
+	lb[0].key = enc->s_pid;
+	lb[0].num = st->pid;
+	lb[1].key = enc->s_tid;
+	lb[1].num = st->tid;
+	lb[2].key = enc->s_comm;
+	lb[2].str = st->comm;
+	s->label = &enc->label_ptrs[3 * i];
+	s->n_label = 3;
+	enc->sample_ptrs[i] = s;
+	return 0;
+}
+
+static int encode_samples(struct encoder *enc)
+{
+	size_t n[2] = {};
+
+	aggregate__for_each(enc->agg, count_locs, n);
+	enc->samples = calloc(n[0] + 1, sizeof(*enc->samples));
+	enc->sample_ptrs = calloc(n[0] + 1, sizeof(*enc->sample_ptrs));
+	enc->sample_locs = calloc(n[1] + 1, sizeof(*enc->sample_locs));
+	enc->sample_values = calloc(2 * n[0] + 1, sizeof(*enc->sample_values));
+	enc->labels = calloc(3 * n[0] + 1, sizeof(*enc->labels));
+	enc->label_ptrs = calloc(3 * n[0] + 1, sizeof(*enc->label_ptrs));
+	if (!enc->samples || !enc->sample_ptrs || !enc->sample_locs || !enc->sample_values ||
+	    !enc->labels || !enc->label_ptrs)
+		return -ENOMEM;
+	return aggregate__for_each(enc->agg, add_sample, enc);
+}
+
+static void encoder__free(struct encoder *enc)
+{
+	struct map_ref *mr, *mt;
+	struct func_ref *fr, *ft;
+
+	HASH_ITER(hh, enc->map_hash, mr, mt) {
+		HASH_DEL(enc->map_hash, mr);
+		free(mr);
+	}
+	HASH_ITER(hh, enc->func_hash, fr, ft) {
+		HASH_DEL(enc->func_hash, fr);
+		free(fr);
+	}
+	free(enc->maps);
+	free(enc->map_ptrs);
+	free(enc->locs);
+	free(enc->loc_ptrs);
+	free(enc->lines);
+	free(enc->line_ptrs);
+	free(enc->funcs);
+	free(enc->func_ptrs);
+	free(enc->samples);
+	free(enc->sample_ptrs);
+	free(enc->sample_locs);
+	free(enc->sample_values);
+	free(enc->labels);
+	free(enc->label_ptrs);
+	free(enc->strings);
+}
+
+/* Profile -> protobuf bytes -> gzip (RFC 1952 framing: deflateInit2 with 16 + MAX_WBITS). */
+static int gzip_bytes(const uint8_t *in, size_t in_sz, void **gz, size_t *gz_sz)
+{
+	z_stream zs = {};
+	size_t cap = in_sz / 4 + 1024;
+	uint8_t *out = malloc(cap), *tmp;
+	int ret;
+
+	if (!out)
+		return -ENOMEM;
+	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(out);
+		return -ENOMEM;
+	}
+	zs.next_in = (uint8_t *)in;
+	zs.avail_in = in_sz;
+	do {
+		if (zs.total_out == cap) {
+			tmp = realloc(out, cap * 2);
+			if (!tmp) {
+				deflateEnd(&zs);
+				free(out);
+				return -ENOMEM;
+			}
+			out = tmp;
+			cap *= 2;
+		}
+		zs.next_out = out + zs.total_out;
+		zs.avail_out = cap - zs.total_out;
+		ret = deflate(&zs, Z_FINISH);
+	} while (ret == Z_OK || ret == Z_BUF_ERROR);
+	if (ret != Z_STREAM_END) {
+		deflateEnd(&zs);
+		free(out);
+		return -EIO;
+	}
+	*gz = out;
+	*gz_sz = zs.total_out;
+	deflateEnd(&zs);
+	return 0;
+}
+
+int output_pprof__encode(struct aggregate *agg, const struct pprof_opts *o, void **gz,
+			 size_t *gz_sz)
+{
+	struct encoder enc = { .agg = agg, .o = o };
+	Profile *p = &enc.prof;
+	uint8_t *buf = NULL;
+	size_t i, sz;
+	int err;
+
+	err = aggregate__symbolize(agg);
+	if (err)
+		return err;
+	perftools__profiles__profile__init(p);
+	enc.period = o->freq_hz ? 1000000000ull / o->freq_hz : 0;
+	for (i = 0; i < 2; i++) {
+		perftools__profiles__value_type__init(&enc.types[i]);
+		enc.type_ptrs[i] = &enc.types[i];
+	}
+	/* By convention the first value is a count; consumers show the last by default. */
+	enc.types[0].type = str(&enc, "samples");
+	enc.types[0].unit = str(&enc, "count");
+	enc.types[1].type = str(&enc, "cpu");
+	enc.types[1].unit = str(&enc, "nanoseconds");
+	perftools__profiles__value_type__init(&enc.period_type);
+	enc.period_type.type = enc.types[1].type;
+	enc.period_type.unit = enc.types[1].unit;
+	enc.s_pid = str(&enc, "pid");
+	enc.s_tid = str(&enc, "tid");
+	enc.s_comm = str(&enc, "comm");
+	if (o->comment)
+		enc.comment = str(&enc, o->comment);
+	err = enc.err;
+	if (!err)
+		err = encode_locations(&enc);
+	if (!err)
+		err = encode_samples(&enc);
+	if (!err)
+		err = enc.err;
+	if (err)
+		goto out;
+
+	/* Pointer arrays last: the mapping and function arrays have stopped moving. */
+	enc.map_ptrs = calloc(enc.maps_cnt + 1, sizeof(*enc.map_ptrs));
+	enc.func_ptrs = calloc(enc.funcs_cnt + 1, sizeof(*enc.func_ptrs));
+	enc.strings = calloc(aggregate__strings(agg) + 1, sizeof(*enc.strings));
+	if (!enc.map_ptrs || !enc.func_ptrs || !enc.strings) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < enc.maps_cnt; i++)
+		enc.map_ptrs[i] = &enc.maps[i];
+	for (i = 0; i < enc.funcs_cnt; i++)
+		enc.func_ptrs[i] = &enc.funcs[i];
+	for (i = 0; i < aggregate__strings(agg); i++)
+		enc.strings[i] = (char *)aggregate__str(agg, i);
+
+	p->sample_type = enc.type_ptrs;
+	p->n_sample_type = 2;
+	p->sample = enc.sample_ptrs;
+	p->n_sample = enc.samples_cnt;
+	p->mapping = enc.map_ptrs;
+	p->n_mapping = enc.maps_cnt;
+	p->location = enc.loc_ptrs;
+	p->n_location = aggregate__locations(agg);
+	p->function = enc.func_ptrs;
+	p->n_function = enc.funcs_cnt;
+	p->string_table = enc.strings;
+	p->n_string_table = aggregate__strings(agg);
+	p->time_nanos = o->time_ns;
+	p->duration_nanos = o->duration_ns;
+	p->period_type = &enc.period_type;
+	p->period = enc.period;
+	if (o->comment) {
+		p->comment = &enc.comment;
+		p->n_comment = 1;
+	}
+
+	sz = perftools__profiles__profile__get_packed_size(p);
+	buf = malloc(sz + 1);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	perftools__profiles__profile__pack(p, buf);
+	err = gzip_bytes(buf, sz, gz, gz_sz);
+out:
+	free(buf);
+	encoder__free(&enc);
+	return err;
+}
+
+int output_pprof__write(struct aggregate *agg, FILE *fp, const struct pprof_opts *o)
+{
+	size_t sz = 0;
+	void *gz = NULL;
+	int err;
+
+	err = output_pprof__encode(agg, o, &gz, &sz);
+	if (err)
+		return err;
+	if (fwrite(gz, 1, sz, fp) != sz)
+		err = -EIO;
+	free(gz);
+	return err;
+}
