@@ -216,6 +216,31 @@ static ssize_t function(struct encoder *enc, uint32_t name, uint32_t file)
 	return enc->funcs_cnt++;
 }
 
+/* pprof takes the first mapping for the main binary: executables first (ET_EXEC, or a PIE
+ * whose name does not look like a shared object), then by first use. */
+static int exec_rank(const struct elf_entry *e)
+{
+	if (!e->is_dyn)
+		return 0;
+	return strstr(e->name, ".so") ? 2 : 1;
+}
+
+static int map_main_binaries(struct encoder *enc)
+{
+	size_t n = aggregate__locations(enc->agg), i;
+	const struct agg_location *l;
+	int rank;
+
+	for (rank = 0; rank < 3; rank++) {
+		for (i = 0; i < n; i++) {
+			l = aggregate__loc(enc->agg, i);
+			if (l->entry && exec_rank(l->entry) == rank && elf_mapping(enc, l->entry) < 0)
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 static int encode_locations(struct encoder *enc)
 {
 	size_t n = aggregate__locations(enc->agg), lines_cnt = 0, i, k = 0;
@@ -229,7 +254,8 @@ static int encode_locations(struct encoder *enc)
 		lines_cnt += aggregate__loc(enc->agg, i)->lines_cnt;
 	enc->lines = calloc(lines_cnt + 1, sizeof(*enc->lines));
 	enc->line_ptrs = calloc(lines_cnt + 1, sizeof(*enc->line_ptrs));
-	if (!enc->locs || !enc->loc_ptrs || !enc->lines || !enc->line_ptrs)
+	if (!enc->locs || !enc->loc_ptrs || !enc->lines || !enc->line_ptrs ||
+	    map_main_binaries(enc))
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		Location *loc = &enc->locs[i];

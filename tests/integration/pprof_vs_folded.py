@@ -1,0 +1,73 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# pprof_vs_folded.py TRACES FOLDED: compares `go tool pprof -traces -sample_index=samples`
+# output with folded stacks of the same samples. Folded suffixes (_[k], _[i], _[j]) are dropped,
+# since pprof has no frame kinds, and C++ names shortened as pprof shortens them; the comm label
+# is the root. Prints "SAMPLES_PPROF
+# SAMPLES_FOLDED STACKS_PPROF STACKS_FOLDED DIFFERENT" and the first differences on stderr.
+import collections
+import re
+import sys
+
+
+def pprof_stacks(path):
+    stacks = collections.Counter()
+    comm, frames, count = None, [], None
+    sep = re.compile(r'^-+\+-+$')
+
+    def flush():
+        if count is not None:
+            stacks[';'.join([comm or '?'] + frames[::-1])] += count
+
+    for line in open(path, encoding='utf-8', errors='replace'):
+        line = line.rstrip('\n')
+        if sep.match(line):
+            flush()
+            comm, frames, count = None, [], None
+            continue
+        m = re.match(r'^\s+comm:\s+(.*)$', line)
+        if m:
+            comm = m.group(1).strip().replace(' ', '_')
+            continue
+        if re.match(r'^\s+(pid|tid):', line):
+            continue
+        m = re.match(r'^\s*(\d+)\s{3}(\S.*)$', line)
+        if m and count is None:
+            count = int(m.group(1))
+            frames.append(m.group(2).strip().replace(';', ':'))
+            continue
+        if count is not None and line.strip():
+            frames.append(line.strip().replace(';', ':'))
+    flush()
+    return stacks
+
+
+def shorten(name):
+    # What pprof's graph views do to C++ names (ShortenFunctionName): template arguments and
+    # parameter lists go, innermost groups first. go tool pprof -raw keeps the full names.
+    prev = None
+    while prev != name:
+        prev = name
+        name = re.sub(r'<[^<>]*>|\([^()]*\)', '', name)
+    return name
+
+
+def folded_stacks(path):
+    stacks = collections.Counter()
+    for line in open(path, encoding='utf-8', errors='replace'):
+        stack, _, n = line.rstrip('\n').rpartition(' ')
+        frames = [stack.split(';')[0]] + \
+            [shorten(re.sub(r'_\[[kij]\]$', '', f)) for f in stack.split(';')[1:]]
+        stacks[';'.join(frames)] += int(n)
+    return stacks
+
+
+def main():
+    p, f = pprof_stacks(sys.argv[1]), folded_stacks(sys.argv[2])
+    diff = [k for k in set(p) | set(f) if p[k] != f[k]]
+    for k in sorted(diff)[:3]:
+        print(f'differs: pprof {p[k]} folded {f[k]}: {k[:300]}', file=sys.stderr)
+    print(sum(p.values()), sum(f.values()), len(p), len(f), len(diff))
+
+
+main()

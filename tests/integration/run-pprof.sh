@@ -1,0 +1,94 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# run-pprof.sh: -o FILE.pb.gz writes a gzipped pprof profile that go tool pprof (Debian's
+# golang-go) reads without a warning, holding the same samples as the folded output of the same
+# recording (the live run writes pprof and a raw capture; the capture is replayed to folded):
+# stacks, counts, comm/pid/tid labels, sample types, mappings with build-ids.
+. "$(dirname "$0")/../lib.sh"
+require_bpf
+
+HZ=999
+here=$(cd "$(dirname "$0")" && pwd)
+
+if ! command -v go >/dev/null; then
+	fail pprof_go_tool "go (golang-go) is not installed: tools/install-deps.sh installs it"
+	exit 0
+fi
+# go wants a writable home for its caches, even for go tool pprof.
+export HOME=${HOME:-$TEST_TMP} GOCACHE=$TEST_TMP/gocache GOFLAGS=-mod=mod
+
+# build_id FILE: the GNU build-id of an ELF file, hex.
+build_id() {
+	readelf -n "$1" 2>/dev/null | awk '/Build ID:/ { print $3; exit }'
+}
+
+# test_pprof LABEL CMD...: profile CMD to pprof (+ raw capture), replay to folded, compare.
+test_pprof() {
+	local label=$1 p=$TEST_TMP/$1 rc cmp
+
+	shift
+	run_bpfprof 60 "$p.live" -F "$HZ" --raw-capture "$p.raw" -o "$p.pb.gz" -- "$@"
+	assert_eq "${label}_exit" "$BP_RC" 0
+	assert_true "${label}_gzip" "gzip -t" gzip -t "$p.pb.gz"
+	run_bpfprof 60 "$p.replay" report "$p.raw" -o "$p.folded"
+	assert_eq "${label}_report_exit" "$BP_RC" 0
+
+	go tool pprof -raw "$p.pb.gz" >"$p.raw.txt" 2>"$p.raw.err"
+	rc=$?
+	assert_eq "${label}_pprof_raw_exit" "$rc" 0
+	sed 's/^/  | pprof: /' "$p.raw.err"
+	assert_eq "${label}_pprof_no_warnings" "$(wc -l <"$p.raw.err")" 0 " lines on stderr"
+	assert_grep "${label}_sample_types" "$p.raw.txt" '^samples/count cpu/nanoseconds$'
+	assert_grep "${label}_period" "$p.raw.txt" "^Period: $((1000000000 / HZ))\$"
+	assert_grep "${label}_labels" "$p.raw.txt" 'pid:\[[0-9]+\] tid:\[[0-9]+\]'
+	assert_grep "${label}_comm_label" "$p.raw.txt" "comm:\\[$(basename "$1" | cut -c1-15)\\]"
+
+	go tool pprof -traces -sample_index=samples "$p.pb.gz" >"$p.traces" 2>"$p.traces.err"
+	assert_eq "${label}_pprof_traces_exit" "$?" 0
+	read -r -a cmp <<<"$(python3 "$here/pprof_vs_folded.py" "$p.traces" "$p.folded" \
+		2>"$p.cmp.err")"
+	sed 's/^/  | /' "$p.cmp.err"
+	echo "  samples pprof ${cmp[0]:-?} folded ${cmp[1]:-?}, stacks ${cmp[2]:-?} / ${cmp[3]:-?}"
+	assert_ge "${label}_samples" "${cmp[0]:-0}" 100
+	assert_eq "${label}_same_samples" "${cmp[0]:-x}" "${cmp[1]:-y}"
+	assert_eq "${label}_stacks_differing" "${cmp[4]:-x}" 0
+}
+
+test_pprof chain "$TARGETS/chain" 1
+# The executable's mapping carries its build-id; the flat top function is the chain's leaf,
+# with the count the folded stacks give it.
+p=$TEST_TMP/chain
+assert_grep chain_build_id "$p.raw.txt" "/chain $(build_id "$TARGETS/chain")"
+assert_grep chain_lib_build_id "$p.raw.txt" "/libchain.so $(build_id "$TARGETS/libchain.so")"
+go tool pprof -top -sample_index=samples "$p.pb.gz" 2>/dev/null >"$p.top"
+top=$(awk '$1 ~ /^[0-9]+$/ && NF >= 6 { print $6; exit }' "$p.top")
+leaf=$(awk '{ n = $NF; sub(/ [0-9]+$/, ""); k = split($0, f, ";"); c[f[k]] += n }
+	END { for (x in c) if (c[x] > best) { best = c[x]; name = x }; print name, best }' \
+	"$p.folded")
+flat=$(awk -v f="${leaf% *}" '$1 ~ /^[0-9]+$/ && $6 == f { print $1; exit }' "$p.top")
+echo "  top flat: $top; folded leaf: $leaf; pprof flat of it: $flat"
+if [ -n "$top" ] && [ "$top" = "${leaf% *}" ]; then
+	pass chain_top_function "$top"
+else
+	fail chain_top_function "pprof -top: '$top', folded: '${leaf% *}'"
+fi
+assert_eq chain_top_count "${flat:-none}" "${leaf#* }"
+
+# The main executable is the first mapping (pprof's "File:" line), not ld.so or libc.
+assert_grep chain_main_file "$p.top" '^File: chain$'
+
+# Kernel frames: their own "[kernel.kallsyms]" mapping, which pprof never tries to open.
+test_pprof sysread "$TARGETS/sysread" 1
+assert_grep sysread_kernel_mapping "$TEST_TMP/sysread.raw.txt" '^[0-9]+: 0x0/0xffffffffffffffff/0x0 \[kernel.kallsyms\]'
+
+# C++: demangled names with templates and operator(), in full in the profile (-raw; pprof's
+# other views shorten them).
+test_pprof cxx "$TARGETS/cxxchain" 1
+assert_grep cxx_demangled "$TEST_TMP/cxx.raw.txt" 'bpfprof_test::Spinner::operator\(\)\(long\) const'
+
+# A real Debian program: python3, through libpython and libc.
+test_pprof python /usr/bin/python3 -c '
+import time
+end = time.monotonic() + 1
+while time.monotonic() < end:
+    sum(i * i for i in range(1000))'

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* test_output_pprof.c: the pprof encoding, decoded back with protobuf-c: sample order (leaf
+ * first), values, labels, inline lines (innermost first), functions, strings. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include "aggregate.h"
+#include "output_pprof.h"
+#include "profile.pb-c.h"
+
+typedef Perftools__Profiles__Profile Profile;
+
+static uint32_t str(struct aggregate *agg, const char *s)
+{
+	int64_t v = aggregate__string(agg, s);
+
+	assert_true(v >= 0);
+	return v;
+}
+
+/* gunzip (RFC 1952) into a malloc'd buffer. */
+static uint8_t *gunzip(const void *gz, size_t gz_sz, size_t *out_sz)
+{
+	z_stream zs = {};
+	size_t cap = 1 << 20;
+	uint8_t *out = malloc(cap);
+
+	assert_non_null(out);
+	assert_int_equal(inflateInit2(&zs, 16 + MAX_WBITS), Z_OK);
+	zs.next_in = (uint8_t *)gz;
+	zs.avail_in = gz_sz;
+	zs.next_out = out;
+	zs.avail_out = cap;
+	assert_int_equal(inflate(&zs, Z_FINISH), Z_STREAM_END);
+	*out_sz = zs.total_out;
+	inflateEnd(&zs);
+	return out;
+}
+
+static const char *s_of(const Profile *p, int64_t id)
+{
+	assert_true(id >= 0 && (size_t)id < p->n_string_table);
+	return p->string_table[id];
+}
+
+static void test_roundtrip(void **state)
+{
+	struct pprof_opts o = { .freq_hz = 100, .time_ns = 1234, .duration_ns = 5000000000ll };
+	struct aggregate *agg = aggregate__new();
+	struct agg_line lines[2];
+	uint32_t locs[2], comm;
+	size_t gz_sz, sz, i;
+	void *gz = NULL;
+	uint8_t *raw;
+	Profile *p;
+	int64_t v;
+
+	comm = str(agg, "worker 1");
+	v = aggregate__location(agg, FRAME_USER, NULL, 0, str(agg, "main"));
+	assert_true(v >= 0);
+	locs[0] = v;
+	v = aggregate__location(agg, FRAME_USER, NULL, 0, AGG_NO_NAME);
+	assert_true(v >= 0);
+	locs[1] = v;
+	/* Innermost first: inlined_leaf was inlined into outer at outer.c:20. */
+	lines[0] = (struct agg_line){ str(agg, "inlined_leaf"), str(agg, "leaf.h"), 7 };
+	lines[1] = (struct agg_line){ str(agg, "outer"), str(agg, "outer.c"), 20 };
+	assert_int_equal(aggregate__set_lines(agg, locs[1], lines, 2), 0);
+	assert_int_equal(aggregate__add(agg, 10, 11, comm, locs, 2, 3), 0);
+
+	assert_int_equal(output_pprof__encode(agg, &o, &gz, &gz_sz), 0);
+	raw = gunzip(gz, gz_sz, &sz);
+	p = perftools__profiles__profile__unpack(NULL, sz, raw);
+	assert_non_null(p);
+
+	assert_string_equal(s_of(p, 0), "");
+	assert_int_equal(p->n_sample_type, 2);
+	assert_string_equal(s_of(p, p->sample_type[0]->type), "samples");
+	assert_string_equal(s_of(p, p->sample_type[0]->unit), "count");
+	assert_string_equal(s_of(p, p->sample_type[1]->type), "cpu");
+	assert_string_equal(s_of(p, p->sample_type[1]->unit), "nanoseconds");
+	assert_int_equal(p->period, 10000000);
+	assert_int_equal(p->time_nanos, 1234);
+	assert_int_equal(p->duration_nanos, 5000000000ll);
+
+	assert_int_equal(p->n_sample, 1);
+	assert_int_equal(p->sample[0]->n_value, 2);
+	assert_int_equal(p->sample[0]->value[0], 3);
+	assert_int_equal(p->sample[0]->value[1], 30000000);
+	/* Leaf first: the location with the inline lines, then main. */
+	assert_int_equal(p->sample[0]->n_location_id, 2);
+	assert_int_equal(p->sample[0]->location_id[0], locs[1] + 1);
+	assert_int_equal(p->sample[0]->location_id[1], locs[0] + 1);
+	assert_int_equal(p->sample[0]->n_label, 3);
+	for (i = 0; i < 3; i++) {
+		const char *key = s_of(p, p->sample[0]->label[i]->key);
+
+		if (!strcmp(key, "pid"))
+			assert_int_equal(p->sample[0]->label[i]->num, 10);
+		else if (!strcmp(key, "tid"))
+			assert_int_equal(p->sample[0]->label[i]->num, 11);
+		else if (!strcmp(key, "comm"))
+			assert_string_equal(s_of(p, p->sample[0]->label[i]->str), "worker 1");
+		else
+			fail_msg("unexpected label %s", key);
+	}
+
+	/* Location ids are 1-based; the inline location has two lines, innermost first, each
+	 * naming its function and file. */
+	assert_int_equal(p->n_location, 2);
+	for (i = 0; i < p->n_location; i++) {
+		const Perftools__Profiles__Location *l = p->location[i];
+		const Perftools__Profiles__Function *f;
+
+		assert_int_equal(l->id, i + 1);
+		if (l->id != locs[1] + 1)
+			continue;
+		assert_int_equal(l->n_line, 2);
+		assert_int_equal(l->line[0]->line, 7);
+		assert_int_equal(l->line[1]->line, 20);
+		f = p->function[l->line[0]->function_id - 1];
+		assert_int_equal(f->id, l->line[0]->function_id);
+		assert_string_equal(s_of(p, f->name), "inlined_leaf");
+		assert_string_equal(s_of(p, f->filename), "leaf.h");
+		f = p->function[l->line[1]->function_id - 1];
+		assert_string_equal(s_of(p, f->name), "outer");
+		assert_string_equal(s_of(p, f->filename), "outer.c");
+	}
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(raw);
+	free(gz);
+	aggregate__free(agg);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_roundtrip),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
