@@ -41,6 +41,9 @@
 /* sample_record.flags */
 #define SAMPLE_F_KERNEL		(1u << 0)	/* the sample interrupted kernel mode */
 #define SAMPLE_F_USER_REGS	(1u << 1)	/* regs[] hold the task's user registers */
+/* The live stack goes on past the copy: it was cut at the process's copy size, not at the end
+ * of the stack mapping (an unwind that runs out of bytes should raise the copy size). */
+#define SAMPLE_F_STACK_CAPPED	(1u << 2)
 
 /* target_tgids values (BPF hash map, key: tgid) */
 #define TARGET_PENDING_EXEC	1u	/* armed at the task's next exec (bpfprof -- CMD) */
@@ -151,6 +154,8 @@ struct sample_stats {
 	__u64 mmap_events;	/* mmap records submitted */
 	__u64 mmap_lost;	/* mmap records lost: ringbuf full */
 	__u64 stack_vma_lookups;/* bpf_find_vma() calls: the per-thread cache missed */
+	__u64 stack_bytes;	/* user stack bytes copied, all samples */
+	__u64 stack_capped;	/* copies cut at the process's copy size (SAMPLE_F_STACK_CAPPED) */
 };
 
 _Static_assert(sizeof(struct record_header) == 8, "record_header size");
@@ -159,6 +164,6 @@ _Static_assert(sizeof(struct sample_record) % 8 == 0, "sample_record alignment")
 _Static_assert(sizeof(struct task_record) == 48, "task_record size");
 _Static_assert(sizeof(struct munmap_record) == 40, "munmap_record size");
 _Static_assert(sizeof(struct mmap_record) == 72 + 2 * BPFPROF_PATH_SZ, "mmap_record size");
-_Static_assert(sizeof(struct sample_stats) == 104, "sample_stats size");
+_Static_assert(sizeof(struct sample_stats) == 120, "sample_stats size");
 
 #endif /* BPFPROF_RECORD_H */

@@ -10,8 +10,19 @@
 #define PF_KTHREAD 0x00200000 /* include/linux/sched.h: a kernel thread */
 #define PAGE_SZ 4096
 
-/* Stack bytes copied per sample, at most; set by the loader (--stack-size). */
-const volatile __u32 stack_max_sz = 16384;
+/* Stack bytes copied per sample, at most (--max-stack-size), and the copy size of a process
+ * until user space sets another in copy_sizes (--stack-size); set by the loader. */
+const volatile __u32 stack_max_sz = BPFPROF_STACK_SZ_MAX;
+const volatile __u32 stack_init_sz = 16384;
+
+/* tgid -> stack bytes to copy per sample: user space raises it when unwinds run out of stack
+ * bytes, and lowers it when stacks stay shallow (user/stack_size.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u32);
+} copy_sizes SEC(".maps");
 
 /* The stack mapping of a thread, cached: bpf_find_vma() takes mmap_lock, once per thread
  * (and again when sp leaves the cached range, as the main thread's stack grows down). */
@@ -107,6 +118,10 @@ static __always_inline struct sample_record *reserve_sample(__u64 len, __u32 *ca
 		*cap = 16384;
 		return bpf_ringbuf_reserve(&ringbuf, sizeof(struct sample_record) + 16384, 0);
 	}
+	if (len <= 65536 && stack_max_sz >= 65536) {
+		*cap = 65536;
+		return bpf_ringbuf_reserve(&ringbuf, sizeof(struct sample_record) + 65536, 0);
+	}
 	*cap = stack_max_sz;
 	return bpf_ringbuf_reserve(&ringbuf, sizeof(struct sample_record) + stack_max_sz, 0);
 }
@@ -121,10 +136,11 @@ int handle_perf_event(struct bpf_perf_event_data *ctx)
 	struct sample_record *rec;
 	struct pt_regs *uregs = NULL;
 	struct stack_vma vma;
-	__u64 sp = 0, start = 0, len = 0, page;
+	__u64 sp = 0, start = 0, len = 0, page, want;
+	__u32 *copy_sz;
 	__u8 probe;
 	int i;
-	bool kernel_mode, user_regs;
+	bool kernel_mode, user_regs, capped = false;
 	long n;
 
 	/* Filter first: nothing of another process is read. */
@@ -147,9 +163,14 @@ int handle_perf_event(struct bpf_perf_event_data *ctx)
 		} else {
 			sp = ctx->regs.sp;
 		}
-		/* The live stack: from the red zone below sp to the end of its mapping. */
+		/* The live stack: from the red zone below sp to the end of its mapping, at
+		 * most the process's copy size. */
+		copy_sz = bpf_map_lookup_elem(&copy_sizes, &tgid);
+		want = copy_sz ? *copy_sz : stack_init_sz;
+		if (want > stack_max_sz)
+			want = stack_max_sz;
 		start = sp - BPFPROF_RED_ZONE_SZ;
-		len = stack_max_sz;
+		len = want;
 		if (stack_vma(task, sp, &vma, st)) {
 			/* The red zone can reach below the mapping when the stack just grew. */
 			if (start < vma.start)
@@ -157,8 +178,11 @@ int handle_perf_event(struct bpf_perf_event_data *ctx)
 			if (vma.end - start < len) {
 				len = vma.end - start;
 				__sync_fetch_and_add(&st->stack_truncated, 1);
+			} else {
+				capped = vma.end - start > len;
 			}
 		} else {
+			capped = true;
 			__sync_fetch_and_add(&st->stack_vma_unknown, 1);
 		}
 	}
@@ -226,6 +250,7 @@ int handle_perf_event(struct bpf_perf_event_data *ctx)
 		}
 		if (page < start + len) {
 			len = page - start;
+			capped = false;
 			__sync_fetch_and_add(&st->stack_truncated, 1);
 		}
 		len &= (BPFPROF_STACK_SZ_MAX * 2 - 1);
@@ -239,6 +264,11 @@ int handle_perf_event(struct bpf_perf_event_data *ctx)
 	} else {
 		rec->stack_addr = start;
 		rec->stack_sz = len;
+		__sync_fetch_and_add(&st->stack_bytes, len);
+		if (capped) {
+			rec->flags |= SAMPLE_F_STACK_CAPPED;
+			__sync_fetch_and_add(&st->stack_capped, 1);
+		}
 	}
 submit:
 	__sync_fetch_and_add(&st->samples, 1);

@@ -16,7 +16,14 @@ $(OUTPUT)/tests/unit/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests/unit
 # Per-test fixtures and flags: tests/unit/*.mk (one file per feature keeps edits apart).
 include $(wildcard tests/unit/*.mk)
 
-# Test programs: tests/targets/*.mk add to TEST_TARGETS and give their rules.
+# Test programs: tests/targets/*.mk add to TEST_TARGETS and give their rules, with these.
+TARGETS_SRC := tests/targets
+# TARGET_CFLAGS omits frame pointers on purpose (bpfprof must unwind with DWARF CFI); on top:
+# no sibling calls (a tail call would replace its caller's frame) and unwind tables everywhere.
+TARGET_CHAIN_CFLAGS := $(TARGET_CFLAGS) -fno-optimize-sibling-calls -fasynchronous-unwind-tables \
+	-D_GNU_SOURCE
+# Rebuilt when the shared header or the rules (flags) change.
+TARGET_DEPS := $(TARGETS_SRC)/targets.h $(TARGETS_SRC)/targets.mk
 include $(sort $(wildcard tests/targets/*.mk))
 
 unit: $(UNIT_BINS)

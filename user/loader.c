@@ -33,7 +33,8 @@ struct loader *loader__load(const struct loader_opts *opts)
 		err = -errno;
 		goto fail;
 	}
-	l->skel->rodata->stack_max_sz = opts->stack_sz;
+	l->skel->rodata->stack_max_sz = opts->max_stack_sz;
+	l->skel->rodata->stack_init_sz = opts->stack_sz;
 	l->skel->rodata->target_all = opts->target_all;
 	l->skel->rodata->self_tgid = opts->self_tgid;
 	err = bpf_map__set_max_entries(l->skel->maps.ringbuf, opts->ringbuf_sz);
@@ -148,6 +149,14 @@ void loader__prog_stats(struct loader *l,
 	}
 }
 
+int loader__set_copy_size(struct loader *l, uint32_t tgid, uint32_t bytes)
+{
+	if (bpf_map__update_elem(l->skel->maps.copy_sizes, &tgid, sizeof(tgid), &bytes,
+				 sizeof(bytes), BPF_ANY))
+		return -errno;
+	return 0;
+}
+
 int loader__read_stats(struct loader *l, struct sample_stats *total)
 {
 	int ncpu = libbpf_num_possible_cpus(), i, err = 0;
@@ -170,6 +179,8 @@ int loader__read_stats(struct loader *l, struct sample_stats *total)
 		total->lost += percpu[i].lost;
 		total->stack_copy_failed += percpu[i].stack_copy_failed;
 		total->stack_truncated += percpu[i].stack_truncated;
+		total->stack_bytes += percpu[i].stack_bytes;
+		total->stack_capped += percpu[i].stack_capped;
 		total->stack_vma_unknown += percpu[i].stack_vma_unknown;
 		total->kstack_failed += percpu[i].kstack_failed;
 		total->no_user_regs += percpu[i].no_user_regs;

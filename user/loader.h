@@ -8,7 +8,8 @@
 #include "perf_event.h"
 
 struct loader_opts {
-	uint32_t stack_sz;	/* user stack bytes copied per sample (<= BPFPROF_STACK_SZ_MAX) */
+	uint32_t stack_sz;	/* first stack copy size of a process, bytes (--stack-size) */
+	uint32_t max_stack_sz;	/* largest copy size, bytes (<= BPFPROF_STACK_SZ_MAX) */
 	uint32_t ringbuf_sz;	/* ringbuf bytes, a power of 2 multiple of the page size */
 	uint32_t max_targets;	/* entries of target_tgids */
 	bool target_all;	/* every process but self_tgid is a target (-a) */
@@ -38,6 +39,9 @@ void loader__detach_perf_events(struct loader *l);
 int loader__add_target(struct loader *l, uint32_t tgid, uint32_t state);
 /* Whether tgid is a target still (its exit removes it). */
 int loader__is_target(struct loader *l, uint32_t tgid);
+
+/* Sets the user stack bytes copied per sample of process tgid (copy_sizes map). 0 or -errno. */
+int loader__set_copy_size(struct loader *l, uint32_t tgid, uint32_t bytes);
 
 /* The ringbuf map fd, for ring_buffer__new(). */
 int loader__ringbuf_fd(struct loader *l);

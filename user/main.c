@@ -594,13 +594,26 @@ static int replay_maps_text(void *ctx, uint32_t tgid, char **text, size_t *len)
 	return -ENOENT;	/* the process was gone when the capture read it */
 }
 
+static int set_copy_size(void *ctx, uint32_t tgid, uint32_t bytes)
+{
+	return loader__set_copy_size(ctx, tgid, bytes);
+}
+
 /* The user-space pipeline, fed by the ringbuf (ringbuf_fd) or a replay (-1). */
 static int setup_pipeline(struct session *s, int ringbuf_fd, uint32_t stack_cap)
 {
 	struct bpfprof_opts *o = s->opts;
 	struct proc_table_opts pto = { .rescan_interval_ns = 10000000ull };
-	struct sample_handler_opts sho = { .stack_cap = stack_cap, .max_frames = o->max_frames };
+	struct sample_handler_opts sho = {
+		.stack_cap = stack_cap,
+		.max_frames = o->max_frames,
+		.copy = { .init_sz = o->stack_sz, .max_sz = o->max_stack_sz },
+	};
 
+	if (s->loader) {
+		sho.copy.set = set_copy_size;
+		sho.copy.ctx = s->loader;
+	}
 	if (o->report) {
 		pto.maps_text = replay_maps_text;
 		pto.maps_ctx = s;
@@ -645,13 +658,14 @@ static int setup(struct session *s)
 	struct bpfprof_opts *o = s->opts;
 	struct loader_opts lo = {
 		.stack_sz = o->stack_sz,
+		.max_stack_sz = o->max_stack_sz,
 		.ringbuf_sz = o->ringbuf_sz,
 		.max_targets = 16384,
 		.target_all = o->all,
 		.self_tgid = getpid(),
 	};
 	struct perf_event_opts po = { .event = o->event, .freq_hz = o->freq_hz };
-	struct capture_header ch = { .stack_sz = o->stack_sz, .freq_hz = o->freq_hz };
+	struct capture_header ch = { .stack_sz = o->max_stack_sz, .freq_hz = o->freq_hz };
 	int err, cpu = -1;
 	char *text;
 	size_t len;
@@ -686,7 +700,7 @@ static int setup(struct session *s)
 				s->capture_failed = true;
 		}
 	}
-	err = setup_pipeline(s, loader__ringbuf_fd(s->loader), o->stack_sz);
+	err = setup_pipeline(s, loader__ringbuf_fd(s->loader), o->max_stack_sz);
 	if (!err && s->capture)
 		consumer__set_capture(s->consumer, s->capture);
 	return err;

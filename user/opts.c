@@ -44,6 +44,7 @@ static const char doc[] =
 
 enum {
 	OPT_STACK_SIZE = 256,
+	OPT_MAX_STACK_SIZE,
 	OPT_MAX_FRAMES,
 	OPT_RINGBUF_SIZE,
 	OPT_DRAIN_MS,
@@ -67,8 +68,11 @@ static const struct argp_option options[] = {
 	{ "freq", 'F', "HZ", 0, "Samples per second per CPU (default 99, 1-100000)", 2 },
 	{ "event", 'e', "EVENT", 0, "cpu-clock (default, software timer) or cycles (needs a "
 	  "hardware PMU)", 2 },
-	{ "stack-size", OPT_STACK_SIZE, "BYTES", 0, "User stack bytes copied per sample "
-	  "(default 16384, 512-131072; K suffix allowed)", 2 },
+	{ "stack-size", OPT_STACK_SIZE, "BYTES", 0, "User stack bytes first copied per sample of "
+	  "a process (default 16K, 512-128K): raised while unwinds run out of stack, lowered "
+	  "when stacks stay shallow", 2 },
+	{ "max-stack-size", OPT_MAX_STACK_SIZE, "BYTES", 0, "Largest stack copy per sample "
+	  "(default 128K, 512-128K; K suffix allowed)", 2 },
 	{ "max-frames", OPT_MAX_FRAMES, "N", 0, "User frames unwound per sample (default 256)", 2 },
 	{ "ringbuf-size", OPT_RINGBUF_SIZE, "BYTES", 0, "BPF ringbuf size (default 16M; power "
 	  "of 2; K/M suffix allowed)", 2 },
@@ -201,6 +205,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				   BPFPROF_STACK_SZ_MAX);
 		o->stack_sz = (v + 7) & ~7ull;
 		break;
+	case OPT_MAX_STACK_SIZE:
+		if (parse_u64(arg, 512, BPFPROF_STACK_SZ_MAX, true, &v))
+			argp_error(state, "invalid stack size '%s' (512-%u bytes)", arg,
+				   BPFPROF_STACK_SZ_MAX);
+		o->max_stack_sz = (v + 7) & ~7ull;
+		break;
 	case OPT_MAX_FRAMES:
 		if (parse_u64(arg, 1, 4096, false, &v))
 			argp_error(state, "invalid frame count '%s' (1-4096)", arg);
@@ -288,9 +298,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "nothing to profile: give -p PID, -a or -- CMD");
 		if (!!o->cmd + !!o->pids_cnt + o->all > 1)
 			argp_error(state, "-p, -a and a command exclude each other");
-		if ((uint64_t)o->stack_sz + sizeof(struct sample_record) > o->ringbuf_sz / 4)
-			argp_error(state, "--stack-size %u needs a ringbuf of at least %zu bytes",
-				   o->stack_sz, 4 * (o->stack_sz + sizeof(struct sample_record)));
+		if (o->stack_sz > o->max_stack_sz)
+			o->stack_sz = o->max_stack_sz;
+		if ((uint64_t)o->max_stack_sz + sizeof(struct sample_record) > o->ringbuf_sz / 4)
+			argp_error(state, "--max-stack-size %u needs a ringbuf of at least %zu bytes",
+				   o->max_stack_sz,
+				   4 * (o->max_stack_sz + sizeof(struct sample_record)));
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -311,6 +324,7 @@ void opts__parse(int argc, char **argv, struct bpfprof_opts *o)
 	o->freq_hz = 99;
 	o->event = "cpu-clock";
 	o->stack_sz = 16384;
+	o->max_stack_sz = BPFPROF_STACK_SZ_MAX;
 	o->max_frames = 256;
 	o->ringbuf_sz = 16 * 1024 * 1024;
 	o->drain_ms = 10;

@@ -9,6 +9,7 @@
 #include <uthash.h>
 #include "bpf/record.h"
 #include "module_cache.h"
+#include "stack_size.h"
 #include "unwind.h"
 
 /*
@@ -61,6 +62,7 @@ struct proc {
 	struct unwind_ctx ctx;		/* fixed address: libdwfl keeps a pointer to it */
 	struct proc_table *table;
 	struct proc_stats stats;
+	struct stack_size_state copy;	/* its stack copy size (stack_size.c) */
 	uint64_t modules_dropped;	/* module sets rebuilt after a mapping change */
 	UT_hash_handle hh;
 };

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sample.h"
+#include "log.h"
 #include "symbolize.h"
 #include "stage_timer.h"
 #include "unwind_stats.h"
@@ -169,6 +170,28 @@ static int symbolize_locations(struct aggregate *agg, uint32_t from, uint32_t to
 	return 0;
 }
 
+/* Stack bytes the unwind needed: up to the last frame's sp, plus what its CFA rule reads. */
+static void learn_copy_size(struct sample_handler *sh, struct proc *p,
+			    const struct sample_record *s, enum unwind_stop stop)
+{
+	uint64_t sp = p->ctx.last_sp, used = s->stack_sz;
+	int64_t ret;
+
+	if (sp > s->stack_addr && sp - s->stack_addr < s->stack_sz)
+		used = sp - s->stack_addr + 512;
+	ret = stack_size__observe(&sh->opts.copy, &p->copy, s->tgid, s, stop,
+				  used > UINT32_MAX ? UINT32_MAX : used);
+	if (ret > 0)
+		pr_debug("process %u (%s): stack copy size now %lld bytes", s->tgid, p->comm,
+			 (long long)ret);
+	else if (ret < 0)
+		pr_debug("process %u: set stack copy size: %s", s->tgid, strerror((int)-ret));
+	if (sh->opts.stats)
+		unwind_stats__stack(sh->opts.stats, s->tgid, s->stack_sz,
+				    stack_size__current(&sh->opts.copy, &p->copy),
+				    stop == UNWIND_STOP_TRUNCATED);
+}
+
 int sample_handler__handle(struct sample_handler *sh, const struct sample_record *s)
 {
 	char comm[BPFPROF_COMM_LEN + 1];
@@ -178,6 +201,7 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 	struct proc *p;
 	int64_t id, comm_id;
 	int cnt, err;
+	uint32_t cap;
 
 	p = proc_table__find(sh->pt, s->tgid, true);
 	if (!p)
@@ -189,11 +213,14 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 
 	p->sample_time_ns = s->time_ns;
 	t0 = stage_timers_on ? now_ns() : 0;
-	cnt = unwind__sample(p, s, sh->opts.stack_cap, sh->frames, sh->opts.max_frames, &stop);
+	cap = s->flags & SAMPLE_F_STACK_CAPPED ? s->stack_sz : sh->opts.stack_cap;
+	cnt = unwind__sample(p, s, cap, sh->frames, sh->opts.max_frames, &stop);
 	if (stage_timers_on) {
 		t1 = now_ns();
 		stage_timer__add(STAGE_UNWIND, t1 - t0);
 	}
+	if (sh->opts.copy.init_sz && s->stack_sz)
+		learn_copy_size(sh, p, s, stop);
 	p->stats.samples++;
 	p->stats.stops[stop]++;
 	if (stop == UNWIND_STOP_ROOT)

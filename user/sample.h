@@ -8,11 +8,14 @@
 #include "bpf/record.h"
 #include "ksyms.h"
 #include "proc_table.h"
+#include "stack_size.h"
 
 struct unwind_stats;
 
 struct sample_handler_opts {
-	uint32_t stack_cap;	/* --stack-size given to the BPF side, bytes */
+	uint32_t stack_cap;	/* copy size of samples without SAMPLE_F_STACK_CAPPED (older
+				 * captures): a copy this long was cut, bytes */
+	struct stack_size_opts copy;	/* per-process copy sizes; zeroed: not learnt */
 	uint32_t max_frames;	/* user frames kept per sample */
 	struct unwind_stats *stats; /* --stats counters (borrowed), or NULL */
 };

@@ -20,6 +20,10 @@ struct proc_stats_entry {
 	uint64_t root;
 	uint64_t stops[UNWIND_STOP_CNT];
 	struct module_stats *modules;
+	uint64_t stack_samples;		/* samples with a stack copy */
+	uint64_t stack_bytes;		/* bytes copied */
+	uint64_t stack_truncated;	/* of them, unwinds that ran out of copied stack */
+	uint32_t copy_sz_last, copy_sz_max;
 	UT_hash_handle hh;
 };
 
@@ -66,22 +70,46 @@ static struct module_stats *module__get(struct proc_stats_entry *p, const char *
 	return m;
 }
 
-int unwind_stats__add(struct unwind_stats *us, uint32_t tgid, const char *comm,
-		      const char *const *modules, size_t cnt, enum unwind_stop stop,
-		      size_t stop_frame)
+static struct proc_stats_entry *proc__get(struct unwind_stats *us, uint32_t tgid)
 {
 	struct proc_stats_entry *p;
-	struct module_stats *m;
-	size_t i;
 
 	HASH_FIND(hh, us->procs, &tgid, sizeof(tgid), p);
 	if (!p) {
 		p = calloc(1, sizeof(*p));
 		if (!p)
-			return -ENOMEM;
+			return NULL;
 		p->tgid = tgid;
 		HASH_ADD(hh, us->procs, tgid, sizeof(p->tgid), p);
 	}
+	return p;
+}
+
+void unwind_stats__stack(struct unwind_stats *us, uint32_t tgid, uint32_t bytes,
+			 uint32_t copy_sz, bool truncated)
+{
+	struct proc_stats_entry *p = proc__get(us, tgid);
+
+	if (!p)
+		return;
+	p->stack_samples++;
+	p->stack_bytes += bytes;
+	p->stack_truncated += truncated;
+	p->copy_sz_last = copy_sz;
+	if (copy_sz > p->copy_sz_max)
+		p->copy_sz_max = copy_sz;
+}
+
+int unwind_stats__add(struct unwind_stats *us, uint32_t tgid, const char *comm,
+		      const char *const *modules, size_t cnt, enum unwind_stop stop,
+		      size_t stop_frame)
+{
+	struct proc_stats_entry *p = proc__get(us, tgid);
+	struct module_stats *m;
+	size_t i;
+
+	if (!p)
+		return -ENOMEM;
 	/* The name at the last sample: after an exec, the new image's. */
 	snprintf(p->comm, sizeof(p->comm), "%s", comm);
 	p->samples++;
@@ -140,6 +168,12 @@ void unwind_stats__print(const struct unwind_stats *us, FILE *fp, unsigned int m
 			p->samples ? 100.0 * p->root / p->samples : 0.0);
 		print_stops(fp, p->stops, false);
 		fprintf(fp, "\n");
+		if (p->stack_samples)
+			fprintf(fp, "bpfprof:   stack copies: %.1f KiB on average, copy size %u KiB "
+				"at the end (largest %u KiB), %.1f%% of unwinds truncated\n",
+				p->stack_bytes / 1024.0 / p->stack_samples, p->copy_sz_last / 1024,
+				p->copy_sz_max / 1024,
+				100.0 * p->stack_truncated / p->stack_samples);
 		for (m = p->modules; m; m = m->hh.next) {
 			stops = 0;
 			for (j = 0; j < UNWIND_STOP_CNT; j++)

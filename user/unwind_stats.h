@@ -3,6 +3,7 @@
 #ifndef BPFPROF_UNWIND_STATS_H
 #define BPFPROF_UNWIND_STATS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "unwind.h"
@@ -24,6 +25,11 @@ void unwind_stats__free(struct unwind_stats *us);
 int unwind_stats__add(struct unwind_stats *us, uint32_t tgid, const char *comm,
 		      const char *const *modules, size_t cnt, enum unwind_stop stop,
 		      size_t stop_frame);
+
+/* The stack copy of one sample of tgid: bytes copied, the copy size then in force, whether
+ * its unwind ran out of copied stack. Counted in the process line of --stats. */
+void unwind_stats__stack(struct unwind_stats *us, uint32_t tgid, uint32_t bytes,
+			 uint32_t copy_sz, bool truncated);
 
 /* Prints the lines of --stats: the max_procs processes with the most samples, each followed
  * by its modules, then how many processes were left out. */

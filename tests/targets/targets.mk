@@ -1,7 +1,6 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Test programs of the integration tests (tests/integration/): known call chains without frame
 # pointers, through an executable and a shared library. Included by the top Makefile.
-TARGETS_SRC := tests/targets
 TEST_TARGETS += $(addprefix $(TARGETS_DIR)/,libchain.so libchain_dl.so chain threads sysread \
 	cxxchain libdla.so libdlb.so dlswap forkexec blip shortlived crowd libnocfi.so nocfi \
 	rustchain_legacy rustchain_v0)
@@ -9,12 +8,6 @@ TEST_TARGETS += $(addprefix $(TARGETS_DIR)/,libchain.so libchain_dl.so chain thr
 # Debian's rustc (tools/install-deps.sh), not one a user put first in PATH.
 RUSTC ?= /usr/bin/rustc
 
-# TARGET_CFLAGS omits frame pointers on purpose (bpfprof must unwind with DWARF CFI); on top:
-# no sibling calls (a tail call would replace its caller's frame) and unwind tables everywhere.
-TARGET_CHAIN_CFLAGS := $(TARGET_CFLAGS) -fno-optimize-sibling-calls -fasynchronous-unwind-tables \
-	-D_GNU_SOURCE
-# Rebuilt when the shared header or these rules (flags) change.
-TARGET_DEPS := $(TARGETS_SRC)/targets.h $(TARGETS_SRC)/targets.mk
 
 # Only the chain entry points are exported (CHAIN_EXPORT); the programs find the library next
 # to themselves ($ORIGIN), wherever the build directory is.

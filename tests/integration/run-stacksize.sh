@@ -1,0 +1,60 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# run-stacksize.sh: stack copy sizes adapt per process. deep holds ~80 KiB of live stack under
+# its leaf: starting from the 16 KiB default, its copy size grows to 128 KiB and nearly all of
+# its stacks unwind to _start; capped at 32 KiB they cannot (the test would see a regression).
+# A shallow program keeps the 16 KiB size and copies only its live stack.
+. "$(dirname "$0")/../lib.sh"
+require_bpf
+
+HZ=999
+RUN_S=2
+MIN_COMPLETE_PCT=95
+
+# deep_complete FILE: "LEAF_SAMPLES COMPLETE" for deep's samples in deep_leaf.
+deep_complete() {
+	awk '{ n = $NF; if ($0 ~ /^deep;/ && $0 ~ /;deep_leaf( |;)/) { t += n;
+		if ($0 ~ /^deep;_start;__libc_start_main;__libc_start_call_main;main;deep_recurse;/) c += n } }
+		END { print t + 0, c + 0 }' "$1"
+}
+
+# stack_line FILE COMM: the "stack copies" --stats line of COMM's process.
+stack_line() {
+	awk -v comm="$2" '/^bpfprof: process [0-9]+ \(/ { on = index($0, "(" comm ")") > 0 }
+		on && /stack copies:/ { print; exit }' "$1"
+}
+
+p=$TEST_TMP/deep
+run_bpfprof 60 "$p" -F "$HZ" --stats -o "$p.folded" -- "$TARGETS/deep" "$RUN_S" 80
+assert_eq deep_exit "$BP_RC" 0
+read -r leaf complete <<<"$(deep_complete "$p.folded")"
+line=$(stack_line "$p.err" deep)
+echo "  deep_leaf samples $leaf, complete from _start $complete; $line"
+assert_ge deep_samples "$leaf" $((RUN_S * HZ / 2))
+assert_ge deep_complete_pct "$((leaf ? 100 * complete / leaf : 0))" "$MIN_COMPLETE_PCT" %
+size=$(sed -n 's/.*copy size \([0-9]*\) KiB at the end.*/\1/p' <<<"$line")
+assert_eq deep_copy_size_kib "${size:-0}" 128
+avg=$(sed -n 's/.*stack copies: \([0-9]*\)\.[0-9] KiB on average.*/\1/p' <<<"$line")
+assert_ge deep_avg_copy_kib "${avg:-0}" 80
+
+# The same program with copies capped at 32 KiB: its stacks stay truncated (and say so).
+p=$TEST_TMP/deep32
+run_bpfprof 60 "$p" -F "$HZ" --stats --max-stack-size 32K -o "$p.folded" -- "$TARGETS/deep" 1 80
+assert_eq deep32_exit "$BP_RC" 0
+read -r leaf complete <<<"$(deep_complete "$p.folded")"
+line=$(stack_line "$p.err" deep)
+echo "  capped: deep_leaf samples $leaf, complete $complete; $line"
+assert_le deep32_complete "$complete" 0
+trunc=$(sed -n 's/.*, \([0-9]*\)\.[0-9]% of unwinds truncated.*/\1/p' <<<"$line")
+assert_ge deep32_truncated_pct "${trunc:-0}" 90 %
+
+# A shallow program: 16 KiB stays, the live stack (~10 KiB) is all that is copied.
+p=$TEST_TMP/chain
+run_bpfprof 60 "$p" -F "$HZ" --stats -o "$p.folded" -- "$TARGETS/chain" 1
+assert_eq chain_exit "$BP_RC" 0
+line=$(stack_line "$p.err" chain)
+echo "  $line"
+size=$(sed -n 's/.*copy size \([0-9]*\) KiB at the end (largest \([0-9]*\) KiB).*/\2/p' <<<"$line")
+assert_eq chain_copy_size_kib "${size:-0}" 16
+avg=$(sed -n 's/.*stack copies: \([0-9]*\)\.[0-9] KiB on average.*/\1/p' <<<"$line")
+assert_le chain_avg_copy_kib "${avg:-99}" 15
