@@ -12,6 +12,7 @@
 #include "file.h"
 #include "log.h"
 #include "proc_maps.h"
+#include "perf_map.h"
 #include "proc_table.h"
 #include "util.h"
 
@@ -139,6 +140,7 @@ static void proc__free(struct proc_table *pt, struct proc *p)
 	stats__add(&pt->freed, &p->stats);
 	proc__drop_dwfl(p);
 	maps__free(p->maps, p->maps_cnt);
+	perf_map__free(p->perf_map);
 	free(p);
 }
 
@@ -424,6 +426,9 @@ void proc_table__exec(struct proc_table *pt, uint32_t tgid, const char *comm)
 	p->maps = NULL;
 	p->maps_cnt = 0;
 	p->maps_cap = 0;
+	/* A new image: its JIT, if any, writes a new perf map. */
+	perf_map__free(p->perf_map);
+	p->perf_map = NULL;
 	p->exited = false;
 	snprintf(p->comm, sizeof(p->comm), "%s", comm);
 	/* Read the new image's mappings now, before a short-lived process is gone. */

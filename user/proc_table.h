@@ -63,6 +63,7 @@ struct proc {
 	struct proc_table *table;
 	struct proc_stats stats;
 	struct stack_size_state copy;	/* its stack copy size (stack_size.c) */
+	struct perf_map *perf_map;	/* JIT names (perf_map__resolve()); NULL until needed */
 	uint64_t modules_dropped;	/* module sets rebuilt after a mapping change */
 	UT_hash_handle hh;
 };
@@ -83,6 +84,7 @@ struct proc_table_opts {
 	uint64_t rescan_interval_ns;
 };
 
+struct perf_map;
 struct proc_table;
 
 /* Returns NULL and sets errno. */

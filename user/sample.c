@@ -9,6 +9,7 @@
 #include <string.h>
 #include "sample.h"
 #include "log.h"
+#include "perf_map.h"
 #include "symbolize.h"
 #include "stage_timer.h"
 #include "unwind_stats.h"
@@ -88,7 +89,8 @@ static const char *mapping_name(const struct proc_mapping_ref *m)
 /*
  * The location of a user frame: (ELF file, ELF virtual address) when the mapping's file is
  * open, named later by the symbolizer; else a name now: "file+0xOFF" (file offset) for a file
- * that could not be opened, "[anon]+0xOFF" for anonymous memory, "[unknown]" outside mappings.
+ * that could not be opened, for anonymous memory its symbol in the process's perf map (JIT code,
+ * FRAME_JIT) or "[anon]+0xOFF", "[unknown]" outside mappings.
  */
 static int64_t user_location(struct sample_handler *sh, struct proc *p,
 			     const struct unwind_frame *f, const char **module)
@@ -96,7 +98,7 @@ static int64_t user_location(struct sample_handler *sh, struct proc *p,
 	/* A return address points after the call: look up the call itself. */
 	uint64_t pc = f->is_activation ? f->pc : f->pc - 1;
 	struct proc_mapping_ref *m = proc__mapping(p, pc);
-	const char *base;
+	const char *base, *jit;
 	int64_t name;
 
 	*module = mapping_name(m);
@@ -106,6 +108,13 @@ static int64_t user_location(struct sample_handler *sh, struct proc *p,
 	if (!m) {
 		name = aggregate__string(sh->agg, "[unknown]");
 	} else if (!m->path) {
+		jit = perf_map__resolve(&p->perf_map, p->tgid, pc, now_ns(), NULL);
+		if (jit) {
+			name = aggregate__string(sh->agg, jit);
+			if (name < 0)
+				return name;
+			return aggregate__location(sh->agg, FRAME_JIT, NULL, 0, name);
+		}
 		name = intern_fmt(sh->agg, "[anon]+0x%" PRIx64, pc - m->start);
 	} else {
 		base = strrchr(m->path, '/');

@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* test_perf_map.c: perf map parsing, overlaps, lookups, /proc/PID/status and reloads. */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "test_util.h"
+#include "perf_map.h"
+
+#define SEC_NS 1000000000ull
+
+static void assert_find(const struct perf_map *m, uint64_t addr, const char *name, uint64_t off)
+{
+	uint64_t got_off = ~0ull;
+	const char *got = perf_map__find(m, addr, &got_off);
+
+	assert_symbol(addr, got, got_off, name, off);
+	if (!name)
+		return;
+	if (strcmp(got, name) || got_off != off)
+		fail_msg("%#llx: want %s+%#llx, got %s+%#llx", (unsigned long long)addr, name,
+			 (unsigned long long)off, got, (unsigned long long)got_off);
+}
+
+/* A temp file holding text; its path in a static buffer (one at a time). */
+static const char *temp_file(const char *text)
+{
+	static char path[64];
+	FILE *f;
+	int fd;
+
+	strcpy(path, "/tmp/test_perf_map.XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
+static struct perf_map *parse_text(const char *text)
+{
+	const char *path = temp_file(text);
+	struct perf_map *m = perf_map__parse_file(path);
+
+	unlink(path);
+	assert_non_null(m);
+	return m;
+}
+
+/*
+ * perf_map_basic.map: hex with and without 0x and in upper case, a name with spaces and a tab
+ * before it, leading zeros, and 7 malformed lines (no numbers, bad size, no name, size 0,
+ * START + SIZE past 2^64, 17 digits, a bare "0x"); the empty line is not counted.
+ */
+static void test_basic(void **state)
+{
+	struct perf_map *m = perf_map__parse_file(fixture("perf_map_basic.map"));
+
+	assert_non_null(m);
+	assert_int_equal(perf_map__cnt(m), 4);
+	assert_int_equal(perf_map__bad_cnt(m), 7);
+
+	/* Boundaries: START is in, START + SIZE is out. */
+	assert_find(m, 0x7f0000000fffull, NULL, 0);
+	assert_find(m, 0x7f0000001000ull, "LazyCompile:*fib /app/fib.js:3", 0);
+	assert_find(m, 0x7f000000103full, "LazyCompile:*fib /app/fib.js:3", 0x3f);
+	assert_find(m, 0x7f0000001040ull, "Builtin:ArgumentsAdaptorTrampoline", 0);
+	assert_find(m, 0x7f000000105full, "Builtin:ArgumentsAdaptorTrampoline", 0x1f);
+	/* The gap between two entries, then the upper-case one. */
+	assert_find(m, 0x7f0000001060ull, NULL, 0);
+	assert_find(m, 0x7f000000107full, NULL, 0);
+	assert_find(m, 0x7f0000001085ull, "jit_one", 5);
+	assert_find(m, 0x7f0000001090ull, NULL, 0);
+	/* Malformed lines add nothing. */
+	assert_find(m, 0x7f0000002000ull, NULL, 0);
+	assert_find(m, 0x7f0000002100ull, NULL, 0);
+	assert_find(m, 0xfffffffffffffff8ull, NULL, 0);
+	/* Inner spaces kept, trailing ones and the leading tab not. */
+	assert_find(m, 0x7f0000003007ull, "tab separated, name with  two spaces", 7);
+	assert_find(m, 0x7f0000003008ull, NULL, 0);
+	/* off is optional. */
+	assert_string_equal(perf_map__find(m, 0x7f0000001001ull, NULL),
+			    "LazyCompile:*fib /app/fib.js:3");
+	perf_map__free(m);
+}
+
+/* Overlaps: the later line wins where it covers; what is left of the earlier one remains. */
+static void test_overlap(void **state)
+{
+	struct perf_map *m = perf_map__parse_file(fixture("perf_map_overlap.map"));
+
+	assert_non_null(m);
+	assert_int_equal(perf_map__bad_cnt(m), 0);
+	/* outer_old cut in two by inner_new; its offsets still count from its own START. */
+	assert_find(m, 0x1000, "outer_old", 0);
+	assert_find(m, 0x103f, "outer_old", 0x3f);
+	assert_find(m, 0x1040, "inner_new", 0);
+	assert_find(m, 0x107f, "inner_new", 0x3f);
+	assert_find(m, 0x1080, "outer_old", 0x80);
+	assert_find(m, 0x10ff, "outer_old", 0xff);
+	assert_find(m, 0x1100, NULL, 0);
+	/* The same range twice: the second. */
+	assert_find(m, 0x2000, "reused_v2", 0);
+	assert_find(m, 0x203f, "reused_v2", 0x3f);
+	/* A later, larger entry hides an earlier one inside it, in one range. */
+	assert_find(m, 0x3015, "big_later", 0x15);
+	assert_find(m, 0x30ff, "big_later", 0xff);
+	/* Partial overlap. */
+	assert_find(m, 0x403f, "first_half", 0x3f);
+	assert_find(m, 0x4040, "second_half", 0);
+	assert_find(m, 0x40bf, "second_half", 0x7f);
+	assert_find(m, 0x40c0, NULL, 0);
+	/* Adjacent entries do not overlap. */
+	assert_find(m, 0x503f, "adjacent_a", 0x3f);
+	assert_find(m, 0x5040, "adjacent_b", 0);
+	/* outer_old 2 + inner_new + reused_v2 + big_later + 2 halves + 2 adjacent. */
+	assert_int_equal(perf_map__cnt(m), 9);
+	perf_map__free(m);
+}
+
+/*
+ * Random overlapping entries against a brute-force answer (the last line covering an
+ * address), at every address of a small space: the sweep over boundaries and the heap.
+ */
+static void test_overlap_random(void **state)
+{
+	enum { SPACE = 512, ENTRIES = 60, ROUNDS = 50 };
+	static char text[ENTRIES * 40 + 1];
+	unsigned int seed = 12345;
+	uint64_t start[ENTRIES], size[ENTRIES], off;
+	char want_name[16];
+	struct perf_map *m;
+	const char *got;
+	int round, i, a, want;
+	size_t len;
+
+	for (round = 0; round < ROUNDS; round++) {
+		len = 0;
+		for (i = 0; i < ENTRIES; i++) {
+			start[i] = rand_r(&seed) % SPACE;
+			size[i] = 1 + rand_r(&seed) % (round % 2 ? 16 : 128);
+			len += snprintf(text + len, sizeof(text) - len, "%llx %llx e%d\n",
+					(unsigned long long)start[i],
+					(unsigned long long)size[i], i);
+		}
+		m = parse_text(text);
+		for (a = 0; a < SPACE + 130; a++) {
+			want = -1;
+			for (i = 0; i < ENTRIES; i++)
+				if (a >= (int)start[i] && a < (int)(start[i] + size[i]))
+					want = i;
+			got = perf_map__find(m, a, &off);
+			if (want < 0) {
+				if (got)
+					fail_msg("round %d, %#x: want none, got %s", round, a, got);
+				continue;
+			}
+			snprintf(want_name, sizeof(want_name), "e%d", want);
+			if (!got || strcmp(got, want_name) || off != a - start[want])
+				fail_msg("round %d, %#x: want %s+%#llx, got %s+%#llx", round, a,
+					 want_name, (unsigned long long)(a - start[want]),
+					 got ?: "none", (unsigned long long)off);
+		}
+		perf_map__free(m);
+	}
+}
+
+/* Empty files, CRLF, a last line still being written, missing files and non-files. */
+static void test_edges(void **state)
+{
+	char dir[] = "/tmp/test_perf_map.XXXXXX", fifo[PATH_MAX];
+	struct perf_map *m;
+
+	m = parse_text("");
+	assert_int_equal(perf_map__cnt(m), 0);
+	assert_int_equal(perf_map__bad_cnt(m), 0);
+	assert_find(m, 0, NULL, 0);
+	assert_find(m, ~0ull, NULL, 0);
+	perf_map__free(m);
+
+	/* Windows line ends and trailing blanks are not part of names; an empty line is. */
+	m = parse_text("10 10 crlf name \r\n\r\n30 8 last_partial");
+	assert_int_equal(perf_map__cnt(m), 1);
+	assert_int_equal(perf_map__bad_cnt(m), 0);
+	assert_find(m, 0x1f, "crlf name", 0xf);
+	/* A JIT appends while we read: the unterminated line waits for the next read. */
+	assert_find(m, 0x30, NULL, 0);
+	perf_map__free(m);
+
+	/* The largest end that fits in 64 bits (2^64 does not), and leading blanks. */
+	m = parse_text("  fffffffffffffff0 f top\nfffffffffffffff0 10 past_top\n");
+	assert_int_equal(perf_map__bad_cnt(m), 1);
+	assert_find(m, 0xfffffffffffffffeull, "top", 0xe);
+	assert_find(m, 0xffffffffffffffffull, NULL, 0);
+	perf_map__free(m);
+
+	errno = 0;
+	assert_null(perf_map__parse_file("/nonexistent/perf-1.map"));
+	assert_int_equal(errno, ENOENT);
+	errno = 0;
+	assert_null(perf_map__parse_file("/tmp"));
+	assert_int_equal(errno, EINVAL);
+	/* A FIFO: refused at once, without blocking on a writer. */
+	assert_non_null(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/perf-1.map", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	errno = 0;
+	assert_null(perf_map__parse_file(fifo));
+	assert_int_equal(errno, EINVAL);
+	unlink(fifo);
+	rmdir(dir);
+}
+
+static void test_status(void **state)
+{
+	static const char nested[] =
+		"Name:\tnode\nUmask:\t0022\nState:\tR (running)\nTgid:\t4242\nNgid:\t0\n"
+		"Pid:\t4242\nPPid:\t4000\nTracerPid:\t0\nUid:\t1000\t1001\t1002\t1003\n"
+		"Gid:\t1000\t1000\t1000\t1000\nNSpgid:\t4242\t1\nNSpid:\t4242\t17\t1\n"
+		"NSsid:\t4000\t1\n";
+	static const char flat[] = "Uid:\t0\t0\t0\t0\nNSpid:\t321\n";
+	uid_t uids[4] = {};
+	pid_t nspid = -1;
+
+	/* The innermost namespace's pid is the last field. */
+	assert_int_equal(perf_map__parse_status(nested, strlen(nested), &nspid, uids), 0);
+	assert_int_equal(nspid, 1);
+	assert_int_equal(uids[0], 1000);
+	assert_int_equal(uids[1], 1001);
+	assert_int_equal(uids[3], 1003);
+	assert_int_equal(perf_map__parse_status(flat, strlen(flat), &nspid, uids), 0);
+	assert_int_equal(nspid, 321);
+	assert_int_equal(uids[1], 0);
+	/* len bounds the text: the NSpid line is cut off. */
+	nspid = -1;
+	assert_int_equal(perf_map__parse_status(flat, 13, &nspid, uids), -ENOENT);
+	assert_int_equal(nspid, -1);
+	/* Kernels before 4.1 have no NSpid line: the uids are still read. */
+	uids[2] = 7;
+	assert_int_equal(perf_map__parse_status("Uid:\t5\t6\t8\t9\n", 13, &nspid, uids), -ENOENT);
+	assert_int_equal(uids[2], 8);
+	assert_int_equal(perf_map__parse_status("NSpid:\t12x\n", 11, &nspid, uids), -EINVAL);
+	assert_int_equal(perf_map__parse_status("NSpid:\n", 7, &nspid, uids), -EINVAL);
+	assert_int_equal(perf_map__parse_status("NSpid:\t1\nUid:\t1\t2\n", 18, &nspid, uids),
+			 -EINVAL);
+}
+
+/* This process's own perf map, as a JIT would write it (through a rename: never half seen). */
+static const char *own_map_path(void)
+{
+	static char path[64];
+
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	return path;
+}
+
+static void write_own_map(const char *text)
+{
+	char tmp[80];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", own_map_path());
+	f = fopen(tmp, "w");
+	assert_non_null(f);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(rename(tmp, own_map_path()), 0);
+}
+
+static int remove_own_map(void **state)
+{
+	unlink(own_map_path());
+	return 0;
+}
+
+static void test_load(void **state)
+{
+	struct perf_map *m;
+	pid_t pid = getpid();
+	char link[80];
+
+	remove_own_map(NULL);
+	errno = 0;
+	assert_null(perf_map__load(pid));
+	assert_int_equal(errno, ENOENT);
+
+	/* Through /proc/PID/root and the NSpid of this process. */
+	write_own_map("1000 20 own_jit_code\n");
+	m = perf_map__load(pid);
+	assert_non_null(m);
+	assert_find(m, 0x1010, "own_jit_code", 0x10);
+	perf_map__free(m);
+
+	/* A symbolic link in the target's /tmp is not followed. */
+	remove_own_map(NULL);
+	snprintf(link, sizeof(link), "%s", own_map_path());
+	assert_int_equal(symlink(fixture("perf_map_basic.map"), link), 0);
+	errno = 0;
+	assert_null(perf_map__load(pid));
+	assert_int_equal(errno, ELOOP);
+	remove_own_map(NULL);
+
+	/* pid_max is above every pid. */
+	errno = 0;
+	assert_null(perf_map__load(INT_MAX));
+	assert_int_equal(errno, ESRCH);
+}
+
+/*
+ * perf_map__resolve(): loads once, looks at the file again only for an address it does not
+ * know and at most once a second, reads it again only when it changed.
+ */
+static void test_resolve(void **state)
+{
+	struct perf_map *m = NULL, *first;
+	uint64_t t0 = 1000 * SEC_NS, off = 0;
+	pid_t pid = getpid();
+
+	write_own_map("1000 40 first_fn\n");
+	assert_string_equal(perf_map__resolve(&m, pid, 0x1008, t0, &off), "first_fn");
+	assert_true(off == 8);
+	assert_non_null(m);
+	first = m;
+	assert_int_equal(perf_map__load_cnt(m), 1);
+
+	/* The JIT adds code: unknown until a second has passed since the last look. */
+	write_own_map("1000 40 first_fn\n2000 40 second_fn\n");
+	assert_null(perf_map__resolve(&m, pid, 0x2004, t0 + SEC_NS / 2, &off));
+	assert_null(perf_map__resolve(&m, pid, 0x2004, t0 + SEC_NS - 1, &off));
+	assert_int_equal(perf_map__load_cnt(m), 1);
+	/* Known addresses never cause a look at the file. */
+	assert_string_equal(perf_map__resolve(&m, pid, 0x1000, t0 + 5 * SEC_NS, &off), "first_fn");
+	assert_int_equal(perf_map__load_cnt(m), 1);
+	assert_string_equal(perf_map__resolve(&m, pid, 0x2004, t0 + 5 * SEC_NS, &off),
+			    "second_fn");
+	assert_true(off == 4);
+	assert_int_equal(perf_map__load_cnt(m), 2);
+	assert_ptr_equal(m, first);
+
+	/* An unknown address a second later: the file did not change, it is not read again. */
+	assert_null(perf_map__resolve(&m, pid, 0x9000, t0 + 7 * SEC_NS, &off));
+	assert_int_equal(perf_map__load_cnt(m), 2);
+
+	/* Code memory reused: the new line wins once the changed file is read. */
+	write_own_map("1000 40 first_fn\n2000 40 second_fn\n2000 40 third_fn\n");
+	assert_null(perf_map__resolve(&m, pid, 0x9000, t0 + 9 * SEC_NS, &off));
+	assert_int_equal(perf_map__load_cnt(m), 3);
+	assert_string_equal(perf_map__resolve(&m, pid, 0x2000, t0 + 9 * SEC_NS, &off),
+			    "third_fn");
+
+	/* The file goes (the JIT exited): the names read stay. */
+	remove_own_map(NULL);
+	assert_null(perf_map__resolve(&m, pid, 0x9000, t0 + 11 * SEC_NS, &off));
+	assert_string_equal(perf_map__resolve(&m, pid, 0x1000, t0 + 11 * SEC_NS, &off),
+			    "first_fn");
+	perf_map__free(m);
+}
+
+/* No file yet: an empty map, looked at again a second later, then the file's names. */
+static void test_resolve_missing(void **state)
+{
+	struct perf_map *m = NULL;
+	uint64_t t0 = 5 * SEC_NS, off;
+	pid_t pid = getpid();
+
+	remove_own_map(NULL);
+	assert_null(perf_map__resolve(&m, pid, 0x1000, t0, &off));
+	assert_non_null(m);
+	assert_int_equal(perf_map__cnt(m), 0);
+	assert_int_equal(perf_map__load_cnt(m), 0);
+
+	write_own_map("1000 10 late_fn\n");
+	assert_null(perf_map__resolve(&m, pid, 0x1000, t0 + SEC_NS / 2, &off));
+	assert_int_equal(perf_map__load_cnt(m), 0);
+	assert_string_equal(perf_map__resolve(&m, pid, 0x1000, t0 + SEC_NS, &off), "late_fn");
+	assert_int_equal(perf_map__load_cnt(m), 1);
+	perf_map__free(m);
+
+	/* A process that does not exist: empty, no error. */
+	m = NULL;
+	assert_null(perf_map__resolve(&m, INT_MAX, 0x1000, t0, &off));
+	assert_non_null(m);
+	assert_int_equal(perf_map__cnt(m), 0);
+	assert_null(perf_map__resolve(&m, INT_MAX, 0x1000, t0 + 2 * SEC_NS, &off));
+	perf_map__free(m);
+	perf_map__free(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_basic),
+		cmocka_unit_test(test_overlap),
+		cmocka_unit_test(test_overlap_random),
+		cmocka_unit_test(test_edges),
+		cmocka_unit_test(test_status),
+		cmocka_unit_test_teardown(test_load, remove_own_map),
+		cmocka_unit_test_teardown(test_resolve, remove_own_map),
+		cmocka_unit_test_teardown(test_resolve_missing, remove_own_map),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
