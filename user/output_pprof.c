@@ -53,6 +53,8 @@ struct encoder {
 	size_t kernel_map;		/* 1 + index of the kernel mapping, 0 when none yet */
 	Location *locs;
 	Location **loc_ptrs;
+	uint32_t *loc_ids;		/* aggregate location id -> pprof id (1-based), 0: unused */
+	size_t locs_cnt;
 	Line *lines;
 	Line **line_ptrs;
 	Function *funcs;
@@ -234,10 +236,29 @@ static int map_main_binaries(struct encoder *enc)
 	for (rank = 0; rank < 3; rank++) {
 		for (i = 0; i < n; i++) {
 			l = aggregate__loc(enc->agg, i);
-			if (l->entry && exec_rank(l->entry) == rank && elf_mapping(enc, l->entry) < 0)
+			if (enc->loc_ids[i] && l->entry && exec_rank(l->entry) == rank &&
+			    elf_mapping(enc, l->entry) < 0)
 				return -ENOMEM;
 		}
 	}
+	return 0;
+}
+
+static bool kept(const struct encoder *enc, const struct agg_stack *st)
+{
+	return !enc->o->keep || enc->o->keep(st, enc->o->keep_arg);
+}
+
+/* Numbers the locations the kept samples use, 1-based, in aggregate order. */
+static int mark_locations(const struct agg_stack *st, void *arg)
+{
+	struct encoder *enc = arg;
+	uint32_t i;
+
+	if (!kept(enc, st))
+		return 0;
+	for (i = 0; i < st->n; i++)
+		enc->loc_ids[st->locs[i]] = 1;
 	return 0;
 }
 
@@ -248,21 +269,32 @@ static int encode_locations(struct encoder *enc)
 	ssize_t map, fn;
 	uint32_t j;
 
-	enc->locs = calloc(n + 1, sizeof(*enc->locs));
-	enc->loc_ptrs = calloc(n + 1, sizeof(*enc->loc_ptrs));
-	for (i = 0; i < n; i++)
-		lines_cnt += aggregate__loc(enc->agg, i)->lines_cnt;
+	enc->loc_ids = calloc(n + 1, sizeof(*enc->loc_ids));
+	if (!enc->loc_ids)
+		return -ENOMEM;
+	aggregate__for_each(enc->agg, mark_locations, enc);
+	for (i = 0; i < n; i++) {
+		if (enc->loc_ids[i]) {
+			enc->loc_ids[i] = ++enc->locs_cnt;
+			lines_cnt += aggregate__loc(enc->agg, i)->lines_cnt;
+		}
+	}
+	enc->locs = calloc(enc->locs_cnt + 1, sizeof(*enc->locs));
+	enc->loc_ptrs = calloc(enc->locs_cnt + 1, sizeof(*enc->loc_ptrs));
 	enc->lines = calloc(lines_cnt + 1, sizeof(*enc->lines));
 	enc->line_ptrs = calloc(lines_cnt + 1, sizeof(*enc->line_ptrs));
 	if (!enc->locs || !enc->loc_ptrs || !enc->lines || !enc->line_ptrs ||
 	    map_main_binaries(enc))
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
-		Location *loc = &enc->locs[i];
+		Location *loc;
 
+		if (!enc->loc_ids[i])
+			continue;
+		loc = &enc->locs[enc->loc_ids[i] - 1];
 		l = aggregate__loc(enc->agg, i);
 		perftools__profiles__location__init(loc);
-		loc->id = i + 1;
+		loc->id = enc->loc_ids[i];
 		map = -1;
 		if (l->entry)
 			map = elf_mapping(enc, l->entry);
@@ -298,15 +330,23 @@ static int encode_locations(struct encoder *enc)
 					m->has_inline_frames = true;
 			}
 		}
-		enc->loc_ptrs[i] = loc;
+		enc->loc_ptrs[loc->id - 1] = loc;
 	}
 	return 0;
 }
 
+struct count_ctx {
+	struct encoder *enc;
+	size_t n[2];
+};
+
 static int count_locs(const struct agg_stack *st, void *arg)
 {
-	size_t *n = arg;
+	struct count_ctx *c = arg;
+	size_t *n = c->n;
 
+	if (!kept(c->enc, st))
+		return 0;
 	n[0]++;
 	n[1] += st->n;
 	return 0;
@@ -315,16 +355,21 @@ static int count_locs(const struct agg_stack *st, void *arg)
 static int add_sample(const struct agg_stack *st, void *arg)
 {
 	struct encoder *enc = arg;
-	size_t i = enc->samples_cnt++;
-	Sample *s = &enc->samples[i];
-	Label *lb = &enc->labels[3 * i];
+	Sample *s;
+	Label *lb;
+	size_t i;
 	uint32_t j;
 
+	if (!kept(enc, st))
+		return 0;
+	i = enc->samples_cnt++;
+	s = &enc->samples[i];
+	lb = &enc->labels[3 * i];
 	perftools__profiles__sample__init(s);
 	s->location_id = &enc->sample_locs[enc->sample_locs_used];
 	s->n_location_id = st->n;
 	for (j = 0; j < st->n; j++)	/* leaf first */
-		s->location_id[j] = st->locs[st->n - 1 - j] + 1;
+		s->location_id[j] = enc->loc_ids[st->locs[st->n - 1 - j]];
 	enc->sample_locs_used += st->n;
 	s->value = &enc->sample_values[2 * i];
 	s->n_value = 2;
@@ -348,9 +393,10 @@ static int add_sample(const struct agg_stack *st, void *arg)
 
 static int encode_samples(struct encoder *enc)
 {
-	size_t n[2] = {};
+	struct count_ctx c = { .enc = enc };
+	size_t *n = c.n;
 
-	aggregate__for_each(enc->agg, count_locs, n);
+	aggregate__for_each(enc->agg, count_locs, &c);
 	enc->samples = calloc(n[0] + 1, sizeof(*enc->samples));
 	enc->sample_ptrs = calloc(n[0] + 1, sizeof(*enc->sample_ptrs));
 	enc->sample_locs = calloc(n[1] + 1, sizeof(*enc->sample_locs));
@@ -380,6 +426,7 @@ static void encoder__free(struct encoder *enc)
 	free(enc->map_ptrs);
 	free(enc->locs);
 	free(enc->loc_ptrs);
+	free(enc->loc_ids);
 	free(enc->lines);
 	free(enc->line_ptrs);
 	free(enc->funcs);
@@ -499,7 +546,7 @@ int output_pprof__encode(struct aggregate *agg, const struct pprof_opts *o, void
 	p->mapping = enc.map_ptrs;
 	p->n_mapping = enc.maps_cnt;
 	p->location = enc.loc_ptrs;
-	p->n_location = aggregate__locations(agg);
+	p->n_location = enc.locs_cnt;
 	p->function = enc.func_ptrs;
 	p->n_function = enc.funcs_cnt;
 	p->string_table = enc.strings;

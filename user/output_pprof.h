@@ -7,6 +7,7 @@
 #ifndef BPFPROF_OUTPUT_PPROF_H
 #define BPFPROF_OUTPUT_PPROF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +18,10 @@ struct pprof_opts {
 	int64_t time_ns;	/* start of the profile, CLOCK_REALTIME ns since the epoch */
 	int64_t duration_ns;	/* its length, ns */
 	const char *comment;	/* e.g. the command line; NULL: none */
+	/* Only the samples keep() accepts (with the locations, mappings and functions they use);
+	 * NULL: all. */
+	bool (*keep)(const struct agg_stack *st, void *arg);
+	void *keep_arg;
 };
 
 /*

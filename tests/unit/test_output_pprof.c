@@ -137,10 +137,48 @@ static void test_roundtrip(void **state)
 	aggregate__free(agg);
 }
 
+static bool only_pid_10(const struct agg_stack *st, void *arg)
+{
+	return st->pid == 10;
+}
+
+/* keep(): the other process's sample and the location only it uses are left out. */
+static void test_keep(void **state)
+{
+	struct pprof_opts o = { .freq_hz = 99, .keep = only_pid_10 };
+	struct aggregate *agg = aggregate__new();
+	uint32_t a, b, comm;
+	size_t gz_sz, sz;
+	void *gz = NULL;
+	uint8_t *raw;
+	Profile *p;
+
+	comm = str(agg, "x");
+	a = aggregate__location(agg, FRAME_USER, NULL, 0, str(agg, "shared"));
+	b = aggregate__location(agg, FRAME_USER, NULL, 0, str(agg, "other"));
+	assert_int_equal(aggregate__add(agg, 10, 10, comm, &a, 1, 2), 0);
+	assert_int_equal(aggregate__add(agg, 20, 20, comm, &b, 1, 5), 0);
+	assert_int_equal(output_pprof__encode(agg, &o, &gz, &gz_sz), 0);
+	raw = gunzip(gz, gz_sz, &sz);
+	p = perftools__profiles__profile__unpack(NULL, sz, raw);
+	assert_non_null(p);
+	assert_int_equal(p->n_sample, 1);
+	assert_int_equal(p->sample[0]->value[0], 2);
+	assert_int_equal(p->n_location, 1);
+	assert_int_equal(p->sample[0]->location_id[0], 1);
+	assert_string_equal(s_of(p, p->function[p->location[0]->line[0]->function_id - 1]->name),
+			    "shared");
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(raw);
+	free(gz);
+	aggregate__free(agg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_keep),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
