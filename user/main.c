@@ -26,6 +26,7 @@
 #include "output_file.h"
 #include "output_folded.h"
 #include "output_pprof.h"
+#include "output_svg.h"
 #include "perf_event.h"
 #include "proc_table.h"
 #include "sample.h"
@@ -413,12 +414,20 @@ static int64_t target_cpu_ns(struct session *s)
 
 static int write_svg(struct session *s, FILE *fp)
 {
-	pr_warn("SVG flame graphs are not built yet");
-	return -ENOSYS;
+	const struct bpfprof_opts *o = s->opts;
+	char subtitle[256];
+	struct flamegraph_opts fo = { .title = o->title, .subtitle = subtitle };
+	const char *what = o->cmd ? o->cmd[0] : o->all ? "all processes" :
+			   o->report ? o->report : "processes";
+
+	snprintf(subtitle, sizeof(subtitle), "%s, %s %" PRIu64 " Hz, %.1f s, %" PRIu64 " samples",
+		 what, o->event, o->freq_hz, (s->end_ns - s->start_ns) / 1e9,
+		 aggregate__samples(s->agg));
+	return output_svg__write(s->agg, fp, &fo);
 }
 
-/* The profile in the chosen format (agg is symbolized by the writer). 0 or a negative errno. */
-static int write_profile(struct session *s, FILE *fp)
+/* The profile in one format (agg is symbolized by the writer). 0 or a negative errno. */
+static int write_profile(struct session *s, FILE *fp, enum output_format format)
 {
 	const struct bpfprof_opts *o = s->opts;
 	struct pprof_opts po = {
@@ -428,7 +437,7 @@ static int write_profile(struct session *s, FILE *fp)
 		.comment = s->cmdline,
 	};
 
-	switch (o->format) {
+	switch (format) {
 	case OUTPUT_PPROF:
 		return output_pprof__write(s->agg, fp, &po);
 	case OUTPUT_SVG:
@@ -439,7 +448,8 @@ static int write_profile(struct session *s, FILE *fp)
 	}
 }
 
-static int write_output(struct session *s)
+/* Writes the profile to path (NULL: stdout) in format. 0 or a negative errno. */
+static int write_one(struct session *s, const char *path, enum output_format format)
 {
 	static const char *const format_names[] = {
 		[OUTPUT_FOLDED] = "folded stacks", [OUTPUT_PPROF] = "pprof profile",
@@ -449,17 +459,16 @@ static int write_output(struct session *s)
 	uint64_t t0 = now_ns();
 	int err;
 
-	if (s->opts->format != OUTPUT_FOLDED && !s->opts->output && isatty(STDOUT_FILENO)) {
-		pr_warn("not writing a %s to a terminal: give -o FILE",
-			format_names[s->opts->format]);
+	if (format != OUTPUT_FOLDED && !path && isatty(STDOUT_FILENO)) {
+		pr_warn("not writing a %s to a terminal: give -o FILE", format_names[format]);
 		return -EINVAL;
 	}
-	err = output_file__open(&of, s->opts->output);
+	err = output_file__open(&of, path);
 	if (err) {
-		pr_warn("create %s: %s", s->opts->output, strerror(-err));
+		pr_warn("create %s: %s", path, strerror(-err));
 		return err;
 	}
-	err = write_profile(s, of.fp);
+	err = write_profile(s, of.fp, format);
 	if (err) {
 		output_file__abort(&of);
 	} else {
@@ -468,11 +477,27 @@ static int write_output(struct session *s)
 	if (stage_timers_on)
 		stage_timer__add(STAGE_OUTPUT, now_ns() - t0);
 	if (err)
-		pr_warn("write %s: %s", s->opts->output ? s->opts->output : "stdout",
-			strerror(-err));
-	else if (s->opts->output)
-		pr_info("wrote %s of %zu stacks to %s", format_names[s->opts->format],
-			aggregate__stacks(s->agg), s->opts->output);
+		pr_warn("write %s: %s", path ? path : "stdout", strerror(-err));
+	else if (path)
+		pr_info("wrote %s of %zu stacks to %s", format_names[format],
+			aggregate__stacks(s->agg), path);
+	return err;
+}
+
+/* Every -o file (or stdout). A failed one does not stop the others. */
+static int write_output(struct session *s)
+{
+	const struct bpfprof_opts *o = s->opts;
+	int err = 0, ret;
+	size_t i;
+
+	if (!o->outputs_cnt)
+		return write_one(s, NULL, o->format);
+	for (i = 0; i < o->outputs_cnt; i++) {
+		ret = write_one(s, o->outputs[i], o->formats[i]);
+		if (ret && !err)
+			err = ret;
+	}
 	return err;
 }
 
@@ -859,6 +884,10 @@ int main(int argc, char **argv)
 	}
 	if (o.report) {
 		ret = run_report(&s);
+		goto out;
+	}
+	if (o.agent) {
+		pr_warn("agent: not built yet");
 		goto out;
 	}
 	if (o.pids_cnt && check_pids(&o))

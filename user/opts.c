@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* opts.c: argp options for bpfprof. */
 #include <argp.h>
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -56,6 +57,22 @@ enum {
 	OPT_TITLE,
 	OPT_NO_DEMANGLE,
 	OPT_UNWINDER,
+	OPT_INTERVAL,
+	OPT_GROUP_BY,
+	OPT_SERVICE_NAME_FROM,
+	OPT_OUTPUT_DIR,
+	OPT_OUTPUT_DIR_MAX,
+	OPT_PYROSCOPE_URL,
+	OPT_BASIC_AUTH_FILE,
+	OPT_BEARER_TOKEN_FILE,
+	OPT_TENANT_ID,
+	OPT_HEADER,
+	OPT_QUEUE_SIZE,
+	OPT_KUBERNETES,
+	OPT_KUBERNETES_API,
+	OPT_METRICS_ADDR,
+	OPT_LOG_FORMAT,
+	OPT_CONFIG,
 };
 
 static const struct argp_option options[] = {
@@ -83,7 +100,8 @@ static const struct argp_option options[] = {
 	{ "unwinder", OPT_UNWINDER, "NAME", 0, "fast (default: per-binary CFI tables, libdwfl "
 	  "for what they cannot express), dwfl (libdwfl only) or diff (both, compared: exit 1 "
 	  "on a difference)", 2 },
-	{ "output", 'o', "FILE", 0, "Write the profile to FILE (default stdout), atomically", 3 },
+	{ "output", 'o', "FILE", 0, "Write the profile to FILE (default stdout), atomically; "
+	  "repeat for several formats of one run (-o a.svg -o a.pb.gz)", 3 },
 	{ "format", OPT_FORMAT, "FMT", 0, "folded, pprof or svg (default: from -o's name: "
 	  ".pb.gz/.pprof pprof, .svg svg, else folded)", 3 },
 	{ "title", OPT_TITLE, "TEXT", 0, "Title of the SVG flame graph", 3 },
@@ -95,6 +113,34 @@ static const struct argp_option options[] = {
 	  "unwound to the root, why unwinding stopped and where; files and Dwfls open", 3 },
 	{ "quiet", 'q', NULL, 0, "No progress or summary on stderr", 3 },
 	{ "verbose", 'v', NULL, 0, "Debug messages (twice: libbpf's too)", 3 },
+	{ NULL, 0, NULL, 0, "Agent (bpfprof agent; each also as environment variable "
+	  "BPFPROF_<OPTION>, e.g. BPFPROF_PYROSCOPE_URL, or a line 'option = value' in --config):", 4 },
+	{ "interval", OPT_INTERVAL, "SECONDS", 0, "Profile length (default 60; s/m suffix allowed)", 4 },
+	{ "group-by", OPT_GROUP_BY, "exe|pid", 0, "One profile per executable per container "
+	  "(default) or per process", 4 },
+	{ "service-name-from", OPT_SERVICE_NAME_FROM, "RULES", 0, "Where service_name comes "
+	  "from, first that applies: container, unit (systemd), comm (default container,unit,comm)", 4 },
+	{ "output-dir", OPT_OUTPUT_DIR, "DIR", 0, "Write each profile as a gzipped pprof file in DIR", 4 },
+	{ "output-dir-max-bytes", OPT_OUTPUT_DIR_MAX, "BYTES", 0, "Size cap of --output-dir, "
+	  "oldest files deleted first (default 1G; K/M/G suffix allowed)", 4 },
+	{ "pyroscope-url", OPT_PYROSCOPE_URL, "URL", 0, "Send profiles to Pyroscope at URL "
+	  "(POST URL/ingest, pprof)", 4 },
+	{ "basic-auth-file", OPT_BASIC_AUTH_FILE, "FILE", 0, "HTTP Basic credentials, "
+	  "'user:password'", 4 },
+	{ "bearer-token-file", OPT_BEARER_TOKEN_FILE, "FILE", 0, "HTTP Bearer token", 4 },
+	{ "tenant-id", OPT_TENANT_ID, "ID", 0, "X-Scope-OrgID of a multi-tenant Pyroscope", 4 },
+	{ "header", OPT_HEADER, "'K: V'", 0, "Extra HTTP header (repeatable)", 4 },
+	{ "queue-size", OPT_QUEUE_SIZE, "N", 0, "Profiles held for delivery while the backend is "
+	  "down (default 64; then the oldest are dropped and counted)", 4 },
+	{ "kubernetes", OPT_KUBERNETES, NULL, 0, "Pod, namespace and container labels from the "
+	  "Kubernetes API (in-cluster ServiceAccount)", 4 },
+	{ "kubernetes-api", OPT_KUBERNETES_API, "URL", 0, "The API server instead of the "
+	  "in-cluster one", 4 },
+	{ "metrics-addr", OPT_METRICS_ADDR, "HOST:PORT", 0, "Prometheus /metrics and /healthz "
+	  "(default 127.0.0.1:9464; 'off' for none)", 4 },
+	{ "log-format", OPT_LOG_FORMAT, "text|json", 0, "Log lines as text (default) or JSON", 4 },
+	{ "config", OPT_CONFIG, "FILE", 0, "Read options from FILE ('option = value' lines, "
+	  "# comments)", 4 },
 	{},
 };
 
@@ -150,7 +196,7 @@ static int parse_pids(struct bpfprof_opts *o, const char *arg)
 	return err;
 }
 
-static bool format_set;
+static bool format_set, agent_opt;
 
 static bool ends_with(const char *s, const char *suffix)
 {
@@ -237,7 +283,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->top = v;
 		break;
 	case 'o':
-		o->output = arg;
+		if (o->outputs_cnt == BPFPROF_MAX_OUTPUTS)
+			argp_error(state, "-o given more than %d times", BPFPROF_MAX_OUTPUTS);
+		o->outputs[o->outputs_cnt++] = arg;
 		break;
 	case OPT_FORMAT:
 		if (!strcmp(arg, "folded"))
@@ -279,7 +327,95 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'v':
 		o->verbose++;
 		break;
+	case OPT_INTERVAL:
+		errno = 0;
+		d = strtod(arg, &end);
+		if (*end == 'm' && !end[1])
+			d *= 60;
+		else if (*end == 's' && !end[1])
+			;
+		else if (*end)
+			d = -1;
+		if (errno || end == arg || d < 1 || d > 86400)
+			argp_error(state, "invalid interval '%s' (1 s to 1 day)", arg);
+		o->ag.interval_ns = d * 1e9;
+		agent_opt = true;
+		break;
+	case OPT_GROUP_BY:
+		if (strcmp(arg, "exe") && strcmp(arg, "pid"))
+			argp_error(state, "unknown grouping '%s' (exe or pid)", arg);
+		o->ag.group_by_pid = !strcmp(arg, "pid");
+		agent_opt = true;
+		break;
+	case OPT_SERVICE_NAME_FROM:
+		o->ag.service_name_from = arg;
+		agent_opt = true;
+		break;
+	case OPT_OUTPUT_DIR:
+		o->ag.output_dir = arg;
+		agent_opt = true;
+		break;
+	case OPT_OUTPUT_DIR_MAX:
+		if (parse_u64(arg, 1024 * 1024, 1ull << 50, true, &v))
+			argp_error(state, "invalid size '%s' (at least 1M)", arg);
+		o->ag.output_dir_max = v;
+		agent_opt = true;
+		break;
+	case OPT_PYROSCOPE_URL:
+		o->ag.pyroscope_url = arg;
+		agent_opt = true;
+		break;
+	case OPT_BASIC_AUTH_FILE:
+		o->ag.basic_auth_file = arg;
+		agent_opt = true;
+		break;
+	case OPT_BEARER_TOKEN_FILE:
+		o->ag.bearer_token_file = arg;
+		agent_opt = true;
+		break;
+	case OPT_TENANT_ID:
+		o->ag.tenant_id = arg;
+		agent_opt = true;
+		break;
+	case OPT_HEADER:
+		if (o->ag.headers_cnt == AGENT_MAX_HEADERS || !strchr(arg, ':'))
+			argp_error(state, "invalid or too many headers at '%s' ('K: V', at most %d)",
+				   arg, AGENT_MAX_HEADERS);
+		o->ag.headers[o->ag.headers_cnt++] = arg;
+		agent_opt = true;
+		break;
+	case OPT_QUEUE_SIZE:
+		if (parse_u64(arg, 1, 100000, false, &v))
+			argp_error(state, "invalid queue size '%s' (1-100000)", arg);
+		o->ag.queue_size = v;
+		agent_opt = true;
+		break;
+	case OPT_KUBERNETES:
+		o->ag.kubernetes = true;
+		agent_opt = true;
+		break;
+	case OPT_KUBERNETES_API:
+		o->ag.kubernetes_api = arg;
+		o->ag.kubernetes = true;
+		agent_opt = true;
+		break;
+	case OPT_METRICS_ADDR:
+		o->ag.metrics_addr = strcmp(arg, "off") ? arg : NULL;
+		agent_opt = true;
+		break;
+	case OPT_LOG_FORMAT:
+		if (strcmp(arg, "text") && strcmp(arg, "json"))
+			argp_error(state, "unknown log format '%s' (text or json)", arg);
+		o->ag.log_json = !strcmp(arg, "json");
+		agent_opt = true;
+		break;
+	case OPT_CONFIG:
+		o->ag.config = arg;	/* read before parsing (opts__parse) */
+		agent_opt = true;
+		break;
 	case ARGP_KEY_ARG:
+		if (o->agent)
+			argp_error(state, "agent takes no operands ('%s')", arg);
 		if (o->report)
 			argp_error(state, "report takes one FILE");
 		/* The first operand starts the command: the rest are its arguments, not ours. */
@@ -287,8 +423,18 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_END:
-		if (!format_set && o->output)
-			o->format = format_from_name(o->output);
+		for (size_t i = 0; i < o->outputs_cnt; i++)
+			o->formats[i] = format_set ? o->format : format_from_name(o->outputs[i]);
+		if (agent_opt && !o->agent)
+			argp_error(state, "agent options need 'bpfprof agent'");
+		if (o->agent) {
+			if (o->pids_cnt || o->cmd || o->raw_capture || o->outputs_cnt)
+				argp_error(state, "agent profiles every process and exports: no -p, "
+					   "CMD, -o or --raw-capture");
+			if (!o->ag.pyroscope_url && !o->ag.output_dir)
+				argp_error(state, "agent: give --pyroscope-url URL or --output-dir DIR");
+			o->all = true;
+		}
 		if (o->report) {
 			if (o->pids_cnt || o->all || o->raw_capture)
 				argp_error(state, "report replays a capture: no -p, -a or --raw-capture");
@@ -311,12 +457,169 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+struct argv_buf {
+	char **v;
+	size_t cnt, cap;
+};
+
+static void argv_add(struct argv_buf *b, char *s)
+{
+	size_t cap;
+	char **v;
+
+	if (!s)
+		goto oom;
+	if (b->cnt + 2 > b->cap) {
+		cap = b->cap ? b->cap * 2 : 64;
+		v = realloc(b->v, cap * sizeof(*v));
+		if (!v)
+			goto oom;
+		b->v = v;
+		b->cap = cap;
+	}
+	b->v[b->cnt++] = s;
+	b->v[b->cnt] = NULL;
+	return;
+oom:
+	fprintf(stderr, "bpfprof: build options: %s\n", strerror(ENOMEM));
+	exit(BPFPROF_EXIT_ERROR);
+}
+
+static const struct argp_option *option_named(const struct argp *argp, const char *name,
+					      size_t len)
+{
+	const struct argp_option *opt;
+
+	for (opt = argp->options; opt->name || opt->doc; opt++)
+		if (opt->name && strlen(opt->name) == len && !strncmp(opt->name, name, len))
+			return opt;
+	return NULL;
+}
+
+/* Adds "--name=value", or "--name" for a flag whose value is true (1, true, yes, on, or
+ * nothing); a false flag adds nothing. */
+static void option_arg(struct argv_buf *b, const struct argp_option *opt, const char *value,
+		       const char *where)
+{
+	char *s = NULL;
+
+	if (!opt->arg) {
+		if (!strcmp(value, "0") || !strcasecmp(value, "false") || !strcasecmp(value, "no") ||
+		    !strcasecmp(value, "off"))
+			return;
+		if (*value && strcmp(value, "1") && strcasecmp(value, "true") &&
+		    strcasecmp(value, "yes") && strcasecmp(value, "on")) {
+			fprintf(stderr, "bpfprof: %s: '%s' takes true or false, not '%s'\n", where,
+				opt->name, value);
+			exit(BPFPROF_EXIT_USAGE);
+		}
+		argv_add(b, asprintf(&s, "--%s", opt->name) < 0 ? NULL : s);
+		return;
+	}
+	argv_add(b, asprintf(&s, "--%s=%s", opt->name, value) < 0 ? NULL : s);
+}
+
+/* The lines of the --config file as options. */
+static void config_args(const struct argp *argp, const char *path, struct argv_buf *b)
+{
+	char *line = NULL, *k, *v, *end, where[300];
+	const struct argp_option *opt;
+	size_t cap = 0, len;
+	unsigned int no = 0;
+	FILE *f = fopen(path, "re");
+
+	if (!f) {
+		fprintf(stderr, "bpfprof: open config %s: %s\n", path, strerror(errno));
+		exit(BPFPROF_EXIT_USAGE);
+	}
+	while (getline(&line, &cap, f) > 0) {
+		no++;
+		snprintf(where, sizeof(where), "%s:%u", path, no);
+		for (k = line; *k == ' ' || *k == '\t'; k++)
+			;
+		if (*k == '#' || *k == '\n' || !*k)
+			continue;
+		for (end = k + strlen(k); end > k && (end[-1] == '\n' || end[-1] == ' ' ||
+						     end[-1] == '\t' || end[-1] == '\r'); end--)
+			;
+		*end = '\0';
+		v = strchr(k, '=');
+		len = v ? (size_t)(v - k) : strlen(k);
+		while (len && (k[len - 1] == ' ' || k[len - 1] == '\t'))
+			len--;
+		opt = option_named(argp, k, len);
+		if (!opt || opt->key == OPT_CONFIG) {
+			fprintf(stderr, "bpfprof: %s: unknown option '%.*s'\n", where, (int)len, k);
+			exit(BPFPROF_EXIT_USAGE);
+		}
+		if (v)
+			for (v++; *v == ' ' || *v == '\t'; v++)
+				;
+		if (opt->arg && (!v || !*v)) {
+			fprintf(stderr, "bpfprof: %s: '%s' needs a value\n", where, opt->name);
+			exit(BPFPROF_EXIT_USAGE);
+		}
+		option_arg(b, opt, v ? v : "", where);
+	}
+	free(line);
+	fclose(f);
+}
+
+/* BPFPROF_<OPTION> variables as options. */
+static void env_args(const struct argp *argp, struct argv_buf *b)
+{
+	const struct argp_option *opt;
+	char var[64], *c;
+	const char *v;
+
+	for (opt = argp->options; opt->name || opt->doc; opt++) {
+		if (!opt->name || opt->key == OPT_CONFIG)
+			continue;
+		snprintf(var, sizeof(var), "BPFPROF_%s", opt->name);
+		for (c = var; *c; c++)
+			*c = *c == '-' ? '_' : toupper((unsigned char)*c);
+		v = getenv(var);
+		if (v)
+			option_arg(b, opt, v, var);
+	}
+}
+
+/*
+ * The agent's argv: argv[0], then options from the --config file, from the environment, then
+ * argv's own (after "agent"): argp keeps the last value of an option, so the command line wins
+ * over the environment, which wins over the file. The strings are malloc'd.
+ */
+static char **agent_argv(const struct argp *argp, int argc, char **argv, int *out_argc)
+{
+	struct argv_buf b = {};
+	const char *config = getenv("BPFPROF_CONFIG");
+	int i;
+
+	for (i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--config") && i + 1 < argc)
+			config = argv[i + 1];
+		else if (!strncmp(argv[i], "--config=", 9))
+			config = argv[i] + 9;
+		else if (!strcmp(argv[i], "--"))
+			break;
+	}
+	argv_add(&b, strdup(argv[0]));
+	if (config)
+		config_args(argp, config, &b);
+	env_args(argp, &b);
+	for (i = 2; i < argc; i++)
+		argv_add(&b, strdup(argv[i]));
+	*out_argc = b.cnt;
+	return b.v;
+}
+
 void opts__parse(int argc, char **argv, struct bpfprof_opts *o)
 {
 	static const struct argp argp = {
 		.options = options,
 		.parser = parse_opt,
-		.args_doc = "-- CMD [ARGS...]\n-p PID[,PID...] [-d SECONDS]\n-a [-d SECONDS]\nreport FILE",
+		.args_doc = "-- CMD [ARGS...]\n-p PID[,PID...] [-d SECONDS]\n-a [-d SECONDS]\nreport FILE"
+			    "\nagent [--pyroscope-url URL] [--output-dir DIR]",
 		.doc = doc,
 	};
 
@@ -341,11 +644,29 @@ void opts__parse(int argc, char **argv, struct bpfprof_opts *o)
 		argp_parse(&argp, argc - 2, argv + 2, ARGP_IN_ORDER, NULL, o);
 		return;
 	}
+	if (argc >= 2 && !strcmp(argv[1], "agent")) {
+		o->agent = true;
+		o->freq_hz = 19;
+		o->ag.interval_ns = 60 * 1000000000ull;
+		o->ag.service_name_from = "container,unit,comm";
+		o->ag.output_dir_max = 1ull << 30;
+		o->ag.queue_size = 64;
+		o->ag.metrics_addr = "127.0.0.1:9464";
+		o->argv_built = agent_argv(&argp, argc, argv, &argc);
+		argp_parse(&argp, argc, o->argv_built, ARGP_IN_ORDER, NULL, o);
+		return;
+	}
 	argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, o);
 }
 
 void opts__free(struct bpfprof_opts *o)
 {
+	char **a;
+
 	free(o->pids);
 	o->pids = NULL;
+	for (a = o->argv_built; a && *a; a++)
+		free(*a);
+	free(o->argv_built);
+	o->argv_built = NULL;
 }

@@ -12,6 +12,9 @@
 #define BPFPROF_EXIT_ERROR	1
 #define BPFPROF_EXIT_USAGE	64	/* EX_USAGE */
 
+/* -o given this many times at most: one file per format. */
+#define BPFPROF_MAX_OUTPUTS 3
+
 /* Output formats (--format, or from -o's file name). */
 enum output_format {
 	OUTPUT_FOLDED,		/* folded stacks text */
@@ -19,11 +22,36 @@ enum output_format {
 	OUTPUT_SVG,		/* interactive flame graph */
 };
 
+#define AGENT_MAX_HEADERS 16
+
+/* bpfprof agent: continuous whole-machine profiling, profiles exported per interval. */
+struct agent_opts {
+	uint64_t interval_ns;		/* --interval: profile length (default 60 s) */
+	bool group_by_pid;		/* --group-by pid; default: executable per container */
+	const char *service_name_from;	/* --service-name-from: "container,unit,comm" */
+	const char *output_dir;		/* --output-dir: gzipped pprof files */
+	uint64_t output_dir_max;	/* --output-dir-max-bytes (default 1 GiB) */
+	const char *pyroscope_url;	/* --pyroscope-url */
+	const char *basic_auth_file;
+	const char *bearer_token_file;
+	const char *tenant_id;
+	const char *headers[AGENT_MAX_HEADERS];	/* --header 'K: V' */
+	size_t headers_cnt;
+	uint32_t queue_size;		/* --queue-size (default 64) */
+	bool kubernetes;		/* --kubernetes: pod labels from the API server */
+	const char *kubernetes_api;	/* --kubernetes-api URL: instead of the in-cluster one */
+	const char *metrics_addr;	/* --metrics-addr HOST:PORT (default 127.0.0.1:9464) */
+	bool log_json;			/* --log-format json */
+	const char *config;		/* --config FILE */
+};
+
 struct bpfprof_opts {
 	uint64_t freq_hz;		/* -F: samples per second per CPU (default 99) */
 	const char *event;		/* -e: "cpu-clock" (default) or "cycles" */
-	const char *output;		/* -o: output file; NULL: stdout */
-	enum output_format format;	/* --format; default from -o (.pb.gz/.pprof, .svg), else folded */
+	const char *outputs[BPFPROF_MAX_OUTPUTS];	/* -o, repeatable; none: stdout */
+	enum output_format formats[BPFPROF_MAX_OUTPUTS]; /* --format, else from each name */
+	size_t outputs_cnt;
+	enum output_format format;	/* --format, or folded: for stdout */
 	const char *title;		/* --title: the flame graph's title */
 	bool no_demangle;		/* --no-demangle: raw C++/Rust symbol names */
 	int unwinder;			/* --unwinder: enum unwind_mode */
@@ -45,10 +73,15 @@ struct bpfprof_opts {
 	const char *raw_capture;	/* --raw-capture: every record to this file */
 	const char *report;		/* bpfprof report FILE: replay a raw capture */
 	int realtime_prio;		/* --realtime: SCHED_FIFO priority of bpfprof, 0 = off */
+	bool agent;			/* bpfprof agent */
+	struct agent_opts ag;
+	char **argv_built;		/* agent: config file + environment + command line */
 };
 
 /*
- * Parses argv into *o (defaults first). "bpfprof report FILE [OPTIONS]" replays a raw
+ * Parses argv into *o (defaults first). "bpfprof agent [OPTIONS]" runs the fleet agent: its
+ * options also come from BPFPROF_<OPTION> environment variables and a --config file of
+ * "option = value" lines; the command line wins over the environment, which wins over the file. "bpfprof report FILE [OPTIONS]" replays a raw
  * capture (o->report) instead of profiling. On a usage error or --help/--version, argp prints and
  * exits (64 or 0). The pids array is malloc'd (opts__free()).
  */

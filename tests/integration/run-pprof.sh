@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # run-pprof.sh: -o FILE.pb.gz writes a gzipped pprof profile that go tool pprof (Debian's
 # golang-go) reads without a warning, holding the same samples as the folded output of the same
-# recording (the live run writes pprof and a raw capture; the capture is replayed to folded):
-# stacks, counts, comm/pid/tid labels, sample types, mappings with build-ids.
+# run (-o FILE.folded -o FILE.pb.gz): stacks, counts, comm/pid/tid labels, sample types,
+# mappings with build-ids.
 . "$(dirname "$0")/../lib.sh"
 require_bpf
 
@@ -22,16 +22,14 @@ build_id() {
 	readelf -n "$1" 2>/dev/null | awk '/Build ID:/ { print $3; exit }'
 }
 
-# test_pprof LABEL CMD...: profile CMD to pprof (+ raw capture), replay to folded, compare.
+# test_pprof LABEL CMD...: profile CMD to pprof and folded stacks in one run, compare.
 test_pprof() {
 	local label=$1 p=$TEST_TMP/$1 rc cmp
 
 	shift
-	run_bpfprof 60 "$p.live" -F "$HZ" --raw-capture "$p.raw" -o "$p.pb.gz" -- "$@"
+	run_bpfprof 60 "$p.live" -F "$HZ" -o "$p.pb.gz" -o "$p.folded" -- "$@"
 	assert_eq "${label}_exit" "$BP_RC" 0
 	assert_true "${label}_gzip" "gzip -t" gzip -t "$p.pb.gz"
-	run_bpfprof 60 "$p.replay" report "$p.raw" -o "$p.folded"
-	assert_eq "${label}_report_exit" "$BP_RC" 0
 
 	go tool pprof -raw "$p.pb.gz" >"$p.raw.txt" 2>"$p.raw.err"
 	rc=$?
