@@ -17,6 +17,7 @@ pkgs=(
 	libcmocka-dev		# unit tests
 	python3			# the demo's and tests' real-world target
 	procps util-linux	# tests: ps, setpriv
+	iproute2		# tests: loopback up in run-debuginfod.sh's network namespace
 	linux-perf time		# make bench: the peer measured in the same run, /usr/bin/time
 	libprotobuf-c-dev protobuf-c-compiler	# pprof output (profile.proto)
 	golang-github-google-pprof-dev	# profile.proto, from the pprof project

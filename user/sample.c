@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sample.h"
+#include "debuginfo.h"
 #include "log.h"
 #include "perf_map.h"
 #include "symbolize.h"
@@ -49,6 +50,12 @@ struct sample_handler *sample_handler__new(struct proc_table *pt, const struct k
 	}
 	aggregate__set_symbolizer(agg, symbolize_locations, sh);
 	return sh;
+}
+
+void sample_handler__set_aggregate(struct sample_handler *sh, struct aggregate *agg)
+{
+	aggregate__set_symbolizer(agg, symbolize_locations, sh);
+	sh->agg = agg;
 }
 
 void sample_handler__free(struct sample_handler *sh)
@@ -102,9 +109,12 @@ static int64_t user_location(struct sample_handler *sh, struct proc *p,
 	int64_t name;
 
 	*module = mapping_name(m);
-	if (m && m->entry)
+	if (m && m->entry) {
+		/* Once per file: a debuginfod download starts now, in its own thread. */
+		debuginfo__request(m->entry);
 		return aggregate__location(sh->agg, FRAME_USER, m->entry, pc - m->bias,
 					   AGG_NO_NAME);
+	}
 	if (!m) {
 		name = aggregate__string(sh->agg, "[unknown]");
 	} else if (!m->path) {
@@ -126,30 +136,70 @@ static int64_t user_location(struct sample_handler *sh, struct proc *p,
 	return aggregate__location(sh->agg, FRAME_USER, NULL, 0, name);
 }
 
-/* Names of user locations in ELF files: the function symbol, else "module+0xADDR". */
-static int64_t elf_location_name(struct aggregate *agg, const struct agg_location *l)
+/* Source frames of a user location in an ELF file, innermost first: from DWARF (inline
+ * frames, files, lines), else the function symbol, else "module+0xADDR". Returns the count or a
+ * negative errno. */
+static int elf_location_lines(struct aggregate *agg, const struct agg_location *l,
+			      struct agg_line *lines, size_t cap)
 {
-	struct symtab *st = elf_entry__symtab(l->entry);
+	struct src_frame src[SYMBOLIZE_MAX_INLINE];
+	struct elf_entry *e = l->entry;
 	const char *name;
+	struct symtab *st;
+	int64_t id;
 	uint64_t off;
+	int n, i;
 
+	n = debuginfo__frames(e, l->addr, src, cap < SYMBOLIZE_MAX_INLINE ? cap :
+				  SYMBOLIZE_MAX_INLINE);
+	for (i = 0; i < n; i++) {
+		lines[i] = (struct agg_line){ .line = src[i].line };
+		id = aggregate__string(agg, src[i].function ? src[i].function : "[unknown]");
+		if (id < 0)
+			return id;
+		lines[i].function = id;
+		if (src[i].file) {
+			id = aggregate__string(agg, src[i].file);
+			if (id < 0)
+				return id;
+			lines[i].file = id;
+		}
+	}
+	if (n > 0)
+		return n;
+	if (debuginfo__symtab_stale(e)) {
+		/* A debuginfod download brought the .symtab of a stripped file. */
+		symtab__free(e->symtab);
+		e->symtab = NULL;
+		e->symtab_tried = false;
+	}
+	st = elf_entry__symtab(e);
 	name = st ? symtab__find(st, l->addr, &off) : NULL;
-	if (name)
-		return aggregate__string(agg, name);
-	return intern_fmt(agg, "%s+0x%" PRIx64, l->entry->name, l->addr);
+	lines[0] = (struct agg_line){};
+	id = name ? aggregate__string(agg, name) :
+		    intern_fmt(agg, "%s+0x%" PRIx64, e->name, l->addr);
+	if (id < 0)
+		return id;
+	lines[0].function = id;
+	return 1;
 }
 
 static int symbolize_locations(struct aggregate *agg, uint32_t from, uint32_t to, void *arg)
 {
 	struct sample_handler *sh = arg;
+	struct agg_line lines[SYMBOLIZE_MAX_INLINE];
 	const struct agg_location *l;
-	struct agg_line line = {};
 	const char *name;
-	uint64_t t0 = stage_timers_on ? now_ns() : 0, off;
+	uint64_t t0, off;
 	int64_t id;
 	uint32_t i;
-	int err;
+	int n, err;
 
+	/* Debug files still downloading: wait for them (bpfprof on the command line), or not at
+	 * all (the agent's sampling loop). */
+	if (debuginfo__wait(sh->opts.debuginfod_wait_ns))
+		pr_warn("debuginfod: downloads still running; their files stay unnamed");
+	t0 = stage_timers_on ? now_ns() : 0;
 	for (i = from; i < to; i++) {
 		l = aggregate__loc(agg, i);
 		if (l->lines_cnt)
@@ -158,15 +208,18 @@ static int symbolize_locations(struct aggregate *agg, uint32_t from, uint32_t to
 			name = sh->ks ? ksyms__find(sh->ks, l->addr, &off) : NULL;
 			id = name ? aggregate__string(agg, name) :
 				    intern_fmt(agg, "0x%" PRIx64, l->addr);
+			if (id < 0)
+				return id;
+			lines[0] = (struct agg_line){ .function = id };
+			n = 1;
 		} else if (l->entry) {
-			id = elf_location_name(agg, l);
+			n = elf_location_lines(agg, l, lines, SYMBOLIZE_MAX_INLINE);
+			if (n < 0)
+				return n;
 		} else {
 			continue;
 		}
-		if (id < 0)
-			return id;
-		line.function = id;
-		err = aggregate__set_lines(agg, i, &line, 1);
+		err = aggregate__set_lines(agg, i, lines, n);
 		if (err)
 			return err;
 		if (stage_timers_on) {

@@ -12,10 +12,14 @@
 
 struct unwind_stats;
 
+/* Inline frames kept per location, the real function included. */
+#define SYMBOLIZE_MAX_INLINE 16
+
 struct sample_handler_opts {
 	uint32_t stack_cap;	/* copy size of samples without SAMPLE_F_STACK_CAPPED (older
 				 * captures): a copy this long was cut, bytes */
 	struct stack_size_opts copy;	/* per-process copy sizes; zeroed: not learnt */
+	uint64_t debuginfod_wait_ns;	/* how long symbolization waits for downloads, ns */
 	uint32_t max_frames;	/* user frames kept per sample */
 	struct unwind_stats *stats; /* --stats counters (borrowed), or NULL */
 };
@@ -28,6 +32,10 @@ struct sample_handler *sample_handler__new(struct proc_table *pt, const struct k
 					   struct aggregate *agg,
 					   const struct sample_handler_opts *opts);
 void sample_handler__free(struct sample_handler *sh);
+
+/* Counts later samples into agg (borrowed; the agent's next interval), its symbolizer set.
+ * The old aggregate stays the caller's. */
+void sample_handler__set_aggregate(struct sample_handler *sh, struct aggregate *agg);
 
 /*
  * Unwinds and symbolizes s and adds its stack to the aggregate: "comm;user root..user leaf;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "debuginfo.h"
 #include "symbolize.h"
 #include "util.h"
 
@@ -60,6 +61,11 @@ static char debug_dir[PATH_MAX] = DEFAULT_DEBUG_DIR;
 void symbolize__set_demangle(int on)
 {
 	demangle_on = !!on;
+}
+
+int symbolize__demangle_on(void)
+{
+	return demangle_on;
 }
 
 int symbolize__set_debug_dir(const char *dir)
@@ -462,12 +468,23 @@ static bool elf_has_symtab(Elf *elf)
 	return find_symtab(elf, SHT_SYMTAB, &syms, &strs);
 }
 
+/* A .debug_info with contents (a stripped file or a debug file's NOBITS copy has none). */
+static bool elf_has_dwarf(Elf *elf)
+{
+	Elf_Scn *scn = find_section(elf, ".debug_info");
+	GElf_Shdr shdr;
+
+	if (!scn)
+		scn = find_section(elf, ".zdebug_info");
+	return scn && gelf_getshdr(scn, &shdr) && shdr.sh_type != SHT_NOBITS && shdr.sh_size;
+}
+
 /*
- * Opens path as the debug file of elf: same class and machine, a .symtab, and the same
- * build-id when both have one. Returns the Elf (and *fdp), or NULL.
+ * Opens path as the debug file of elf: same class and machine, what need asks for, and the
+ * same build-id when both have one. Returns the Elf (and *fdp), or NULL.
  */
 static Elf *debug_file__try(const char *path, Elf *elf, const uint8_t *id, size_t id_len,
-			    const struct stat *self, int *fdp)
+			    const struct stat *self, unsigned int need, int *fdp)
 {
 	GElf_Ehdr ehdr, dbg_ehdr;
 	const uint8_t *dbg_id;
@@ -494,7 +511,8 @@ static Elf *debug_file__try(const char *path, Elf *elf, const uint8_t *id, size_
 	dbg_id_len = elf_build_id(dbg, &dbg_id);
 	if (id_len && dbg_id_len && (id_len != dbg_id_len || memcmp(id, dbg_id, id_len)))
 		goto fail;
-	if (!elf_has_symtab(dbg))
+	if (((need & DEBUG_FILE_SYMTAB) && !elf_has_symtab(dbg)) ||
+	    ((need & DEBUG_FILE_DWARF) && !elf_has_dwarf(dbg)))
 		goto fail;
 	*fdp = fd;
 	return dbg;
@@ -505,39 +523,17 @@ fail:
 	return NULL;
 }
 
-/*
- * Finds the installed separate debug file of elf: by build-id first (it names exactly this
- * build), then by .gnu_debuglink next to path, in its .debug/, and under the debug dir.
- */
-static Elf *debug_file__open(Elf *elf, const char *path, int *fdp)
+/* The .gnu_debuglink candidates: next to path, in its .debug/, under the debug dir. */
+static Elf *debug_file__try_links(Elf *elf, const char *path, const char *link,
+				  const uint8_t *id, size_t id_len, const struct stat *self,
+				  unsigned int need, int *fdp)
 {
 	char buf[PATH_MAX];
-	const uint8_t *id = NULL;
-	const char *link, *slash;
-	struct stat self;
-	bool have_self;
-	size_t id_len, i;
+	const char *slash;
 	int dir_len, n;
+	size_t i;
 	Elf *dbg;
 
-	have_self = path && !stat(path, &self);
-	id_len = elf_build_id(elf, &id);
-	if (id_len >= 2) {
-		n = snprintf(buf, sizeof(buf), "%s/.build-id/%02x/", debug_dir, id[0]);
-		for (i = 1; i < id_len && n > 0 && (size_t)n < sizeof(buf); i++)
-			n += snprintf(buf + n, sizeof(buf) - n, "%02x", id[i]);
-		if (n > 0 && (size_t)n < sizeof(buf))
-			n += snprintf(buf + n, sizeof(buf) - n, ".debug");
-		if (n > 0 && (size_t)n < sizeof(buf)) {
-			dbg = debug_file__try(buf, elf, id, id_len, have_self ? &self : NULL, fdp);
-			if (dbg)
-				return dbg;
-		}
-	}
-
-	link = elf_debuglink(elf);
-	if (!path || !link)
-		return NULL;
 	slash = strrchr(path, '/');
 	if (slash) {
 		dir_len = slash - path;
@@ -555,10 +551,54 @@ static Elf *debug_file__open(Elf *elf, const char *path, int *fdp)
 				     path[0] == '/' ? "" : "/", dir_len, path, link);
 		if (n < 0 || (size_t)n >= sizeof(buf))
 			continue;
-		dbg = debug_file__try(buf, elf, id, id_len, have_self ? &self : NULL, fdp);
+		dbg = debug_file__try(buf, elf, id, id_len, self, need, fdp);
 		if (dbg)
 			return dbg;
 	}
+	return NULL;
+}
+
+/*
+ * By build-id first (it names exactly this build), then by .gnu_debuglink next to path, in its
+ * .debug/, and under the debug dir; last, what debuginfod fetched (the network is the slowest
+ * and least certain source: a local file wins).
+ */
+Elf *debug_file__open(Elf *elf, const char *path, unsigned int need, int *fdp)
+{
+	char buf[PATH_MAX];
+	const uint8_t *id = NULL;
+	const char *link;
+	struct stat self;
+	bool have_self;
+	size_t id_len, i;
+	Elf *dbg;
+	int n;
+
+	have_self = path && !stat(path, &self);
+	id_len = elf_build_id(elf, &id);
+	if (id_len >= 2) {
+		n = snprintf(buf, sizeof(buf), "%s/.build-id/%02x/", debug_dir, id[0]);
+		for (i = 1; i < id_len && n > 0 && (size_t)n < sizeof(buf); i++)
+			n += snprintf(buf + n, sizeof(buf) - n, "%02x", id[i]);
+		if (n > 0 && (size_t)n < sizeof(buf))
+			n += snprintf(buf + n, sizeof(buf) - n, ".debug");
+		if (n > 0 && (size_t)n < sizeof(buf)) {
+			dbg = debug_file__try(buf, elf, id, id_len, have_self ? &self : NULL, need,
+					      fdp);
+			if (dbg)
+				return dbg;
+		}
+	}
+
+	link = elf_debuglink(elf);
+	if (path && link) {
+		dbg = debug_file__try_links(elf, path, link, id, id_len,
+					    have_self ? &self : NULL, need, fdp);
+		if (dbg)
+			return dbg;
+	}
+	if (id_len && !debuginfo__fetched_path(id, id_len, buf, sizeof(buf)))
+		return debug_file__try(buf, elf, id, id_len, NULL, need, fdp);
 	return NULL;
 }
 
@@ -794,7 +834,7 @@ struct symtab *symtab__new(Elf *elf, const char *path)
 		err = n;
 		goto cleanup;
 	}
-	dbg = debug_file__open(elf, path, &dbg_fd);
+	dbg = debug_file__open(elf, path, DEBUG_FILE_SYMTAB, &dbg_fd);
 	if (dbg) {
 		b.elfs[1] = dbg;
 		n = builder__add_symtab(&b, 1, SHT_SYMTAB);

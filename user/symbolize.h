@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* symbolize.h: function names of one ELF file, and C++ demangling. */
+/* symbolize.h: function names of one ELF file, separate debug files, and demangling. */
 #ifndef BPFPROF_SYMBOLIZE_H
 #define BPFPROF_SYMBOLIZE_H
 
@@ -9,10 +9,10 @@
 
 /*
  * struct symtab: the function symbols (STT_FUNC, and STT_GNU_IFUNC) of one ELF file, sorted by
- * address for binary search: from .symtab, else .dynsym, merged with the .symtab of an
- * installed separate debug file (/usr/lib/debug/.build-id/xx/yyyy.debug, or .gnu_debuglink
- * next to the file or under /usr/lib/debug). Addresses are ELF virtual addresses (st_value
- * space), i.e. the process address minus the module's load bias.
+ * address for binary search: from .symtab, else .dynsym, merged with the .symtab of its
+ * separate debug file (debug_file__open(): installed, or fetched by debuginfod). Addresses are
+ * ELF virtual addresses (st_value space), i.e. the process address minus the module's load
+ * bias.
  * Aliases at one address: a GLOBAL symbol wins over WEAK over LOCAL, then a name without a
  * leading '_'. Symbols with st_size 0 extend to the next symbol (or the end of their section).
  * When no symbol covers the ELF entry point (e_entry), "_start" is synthesized over the FDE that
@@ -36,16 +36,37 @@ size_t symtab__cnt(const struct symtab *st);
  */
 const char *symtab__find(struct symtab *st, uint64_t addr, uint64_t *offset);
 
+/* What a separate debug file must hold for debug_file__open() to return it (bit mask). */
+enum debug_file_need {
+	DEBUG_FILE_SYMTAB = 1 << 0,	/* a .symtab: function names */
+	DEBUG_FILE_DWARF = 1 << 1,	/* a .debug_info: source lines and inline frames */
+};
+
 /*
- * Root of the installed separate debug files that symtab__new() searches (build-id and
+ * The separate debug file of elf that holds what need asks for: the one finder of symtab__new()
+ * and debuginfo.c. Candidates in GDB's order ("Debugging Information in Separate Files"):
+ * <debug dir>/.build-id/xx/yyyy.debug, then the .gnu_debuglink name next to path, in its
+ * .debug/ and under <debug dir>/<path's directory>/, then the file debuginfod fetched for
+ * elf's build-id (debuginfo__request(), once the fetch finished). A candidate must have elf's
+ * class and machine, and elf's build-id when both have one. path is the file's path as seen by
+ * bpfprof (NULL: no .gnu_debuglink search). Returns the debug file opened ELF_C_READ_MMAP with
+ * its descriptor in *fdp (the caller ends both: elf_end(), close()), or NULL when none is found.
+ */
+Elf *debug_file__open(Elf *elf, const char *path, unsigned int need, int *fdp);
+
+/*
+ * Root of the installed separate debug files that debug_file__open() searches (build-id and
  * <dir>/<debuglink> paths), default "/usr/lib/debug"; NULL restores the default. The string is
  * copied. Tests and non-standard layouts (a container's sysroot) need another root.
  * Returns 0 or -ENAMETOOLONG.
  */
 int symbolize__set_debug_dir(const char *dir);
 
-/* Global switch for symtab__find's demangling (--no-demangle). Default on. */
+/* Global switch for symtab__find's and debuginfo__frames()' demangling (--no-demangle).
+ * Default on. */
 void symbolize__set_demangle(int on);
+/* The switch's current state: 1 when names are demangled. */
+int symbolize__demangle_on(void);
 
 /*
  * Demangles a C++ (Itanium ABI, "_Z...") or Rust (legacy "_ZN...17h<hash>E", v0 "_R...") name
