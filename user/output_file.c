@@ -26,9 +26,23 @@ int output_file__open(struct output_file *of, const char *path)
 
 int output_file__open_mode(struct output_file *of, const char *path, mode_t mode)
 {
+	struct stat st;
 	int fd, err;
 
 	memset(of, 0, sizeof(*of));
+	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+		/* /dev/null, a FIFO, a terminal: write to it; a rename would replace it. */
+		fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0)
+			return -errno;
+		of->fp = fdopen(fd, "w");
+		if (!of->fp) {
+			err = -errno;
+			close(fd);
+			return err;
+		}
+		return 0;
+	}
 	of->path = strdup(path);
 	if (!of->path || asprintf(&of->tmp_path, "%s.tmp.XXXXXX", path) < 0) {
 		of->tmp_path = NULL;
@@ -75,6 +89,14 @@ int output_file__commit(struct output_file *of)
 	if (of->fp == stdout) {
 		if (fflush(stdout) || ferror(stdout))
 			err = -EIO;
+		memset(of, 0, sizeof(*of));
+		return err;
+	}
+	if (!of->tmp_path) {	/* not a regular file: written in place */
+		if (fflush(of->fp) || ferror(of->fp))
+			err = errno ? -errno : -EIO;
+		if (fclose(of->fp) && !err)
+			err = -errno;
 		memset(of, 0, sizeof(*of));
 		return err;
 	}

@@ -9,7 +9,8 @@
 struct output_file {
 	FILE *fp;		/* write here */
 	char *path;		/* final path; NULL for stdout */
-	char *tmp_path;		/* "<path>.tmp.XXXXXX" in the same directory */
+	char *tmp_path;		/* "<path>.tmp.XXXXXX" in the same directory; NULL when path
+				 * is not a regular file (/dev/null, a FIFO): written in place */
 };
 
 /*
