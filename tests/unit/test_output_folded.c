@@ -146,6 +146,20 @@ static void test_output_file_atomic(void **state)
 	assert_int_equal(rmdir(dir), 0);	/* fails if a temp file was left */
 }
 
+/* A path that is not a regular file is written in place: a rename would replace /dev/null. */
+static void test_output_file_dev_null(void **state)
+{
+	struct output_file of;
+	struct stat st;
+
+	assert_int_equal(output_file__open(&of, "/dev/null"), 0);
+	assert_null(of.tmp_path);
+	assert_true(fputs("x\n", of.fp) >= 0);
+	assert_int_equal(output_file__commit(&of), 0);
+	assert_int_equal(stat("/dev/null", &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -153,6 +167,7 @@ int main(void)
 		cmocka_unit_test(test_inline_lines),
 		cmocka_unit_test(test_control_chars),
 		cmocka_unit_test(test_output_file_atomic),
+		cmocka_unit_test(test_output_file_dev_null),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
