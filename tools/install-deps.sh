@@ -16,6 +16,7 @@ pkgs=(
 	rustc			# tests: a Rust program (legacy and v0 manglings)
 	libcmocka-dev		# unit tests
 	python3			# the demo's and tests' real-world target
+	openssl			# test_kube: the mock API server's TLS certificate, made at run time
 	procps util-linux	# tests: ps, setpriv
 	iproute2		# tests: loopback up in run-debuginfod.sh's network namespace
 	linux-perf time		# make bench: the peer measured in the same run, /usr/bin/time
@@ -29,6 +30,7 @@ pkgs=(
 	libmicrohttpd-dev	# agent: /metrics and /healthz
 	libxml2-utils		# tests: xmllint on the SVG flame graph
 	systemd			# tests: systemd-analyze verify of the agent's unit
+	nodejs			# tests: deploy manifests checked with npm kubernetes-models
 )
 
 missing=()
@@ -36,6 +38,8 @@ for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
 		missing+=("$p")
 done
+# npm: Debian's package on a fresh Debian 12; nodesource's nodejs bundles its own.
+command -v npm >/dev/null || missing+=(npm)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps: missing packages: ${missing[*]}; run as root" >&2

@@ -16,6 +16,10 @@ enum log_level {
 /* Messages at or below this level are printed (default LOG_INFO). */
 void log__set_level(enum log_level level);
 bool log__enabled(enum log_level level);
+/* JSON lines instead of text: {"time":"RFC 3339","level":"info","msg":"..."} (the agent's
+ * --log-format json). */
+void log__set_json(bool on);
+
 /* Prints "bpfprof: " + the formatted text + "\n" to stderr. */
 void log__print(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* libbpf print hook: libbpf's warnings with -v only (the caller reports failures itself). */

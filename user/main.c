@@ -15,9 +15,11 @@
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "agent.h"
 #include "aggregate.h"
 #include "capture.h"
 #include "consumer.h"
+#include "debuginfo.h"
 #include "file.h"
 #include "ksyms.h"
 #include "loader.h"
@@ -76,6 +78,9 @@ struct session {
 	struct capture_writer *capture;	/* --raw-capture */
 	bool capture_failed;
 	struct replay_maps *replay_maps;	/* bpfprof report: maps texts not read yet */
+	struct agent *agent;		/* bpfprof agent */
+	uint64_t next_cut_ns;		/* agent: CLOCK_MONOTONIC of the next interval's end */
+	int64_t cut_start_realtime_ns;	/* agent: start of the current interval */
 };
 
 /* utime + stime of a process (/proc/PID/stat fields 14, 15), ns; -1 when it is gone. */
@@ -328,6 +333,59 @@ static void check_lost_events(struct session *s)
 	}
 }
 
+/* The counters /metrics shows, from the BPF side, the consumer and the process table. */
+static void agent_counters(struct session *s)
+{
+	const struct consumer_stats *cs = consumer__stats(s->consumer);
+	struct proc_stats st = *proc_table__freed_stats(s->pt);
+	struct proc_table_counts counts;
+	struct agent_counters c = {};
+	struct sample_stats bpf = {};
+	struct proc *p;
+	int i;
+
+	loader__read_stats(s->loader, &bpf);
+	for (p = proc_table__first(s->pt); p; p = proc_table__next(p)) {
+		st.samples += p->stats.samples;
+		st.root += p->stats.root;
+		for (i = 0; i < UNWIND_STOP_CNT; i++)
+			st.stops[i] += p->stats.stops[i];
+	}
+	proc_table__counts(s->pt, &counts);
+	c.samples = cs->samples;
+	c.lost = bpf.lost;
+	c.events_lost = bpf.events_lost + bpf.mmap_lost;
+	c.user_stacks = st.samples - st.stops[UNWIND_STOP_NO_REGS];
+	c.root_stacks = st.root;
+	c.truncated_stacks = st.stops[UNWIND_STOP_TRUNCATED];
+	c.processes = counts.procs;
+	c.files = counts.files;
+	agent__set_counters(s->agent, &c);
+}
+
+/* Ends the agent's interval: its profiles out, a new aggregate in. 0 or a negative errno. */
+static int agent_cut(struct session *s)
+{
+	struct aggregate *fresh = aggregate__new();
+	int64_t end = realtime_ns();
+	int err;
+
+	if (!fresh)
+		return -ENOMEM;
+	err = agent__cut(s->agent, s->agg, s->cut_start_realtime_ns, end);
+	sample_handler__set_aggregate(s->sh, fresh);
+	aggregate__free(s->agg);
+	s->agg = fresh;
+	s->cut_start_realtime_ns = end;
+	s->next_cut_ns = now_ns() + s->opts->ag.interval_ns;
+	/* Files no process maps any more can go now that no profile refers to them. */
+	return err < 0 ? err : 0;
+}
+
+/* How long the agent tries to deliver queued profiles at exit (SIGTERM: Kubernetes gives
+ * 30 s by default before SIGKILL). */
+#define AGENT_STOP_FLUSH_MS 8000
+
 static int run_loop(struct session *s)
 {
 	struct bpfprof_opts *o = s->opts;
@@ -357,9 +415,13 @@ static int run_loop(struct session *s)
 			if (swept)
 				pr_debug("%u vanished processes swept", swept);
 		}
+		if (s->agent && now >= s->next_cut_ns)
+			agent_cut(s);
 		if (now >= next_check) {
 			next_check = now + 200000000ull;
 			check_lost_events(s);
+			if (s->agent)
+				agent_counters(s);
 			if (o->pids_cnt && !pids_alive(s)) {
 				pr_info("all target processes exited");
 				break;
@@ -633,6 +695,9 @@ static int setup_pipeline(struct session *s, int ringbuf_fd, uint32_t stack_cap)
 		.stack_cap = stack_cap,
 		.max_frames = o->max_frames,
 		.copy = { .init_sz = o->stack_sz, .max_sz = o->max_stack_sz },
+		/* The agent never stalls its sampling loop for a download; a profile written at
+		 * the end of a run may wait a while. */
+		.debuginfod_wait_ns = o->agent ? 0 : 120 * 1000000000ull,
 	};
 
 	if (s->loader) {
@@ -832,6 +897,167 @@ static int child_exit_code(const struct session *s)
 	return BPFPROF_EXIT_ERROR;
 }
 
+/* bpfprof agent: -a until SIGTERM or SIGINT, a profile per group per interval. */
+static int run_agent(struct session *s)
+{
+	const struct bpfprof_opts *o = s->opts;
+	int err;
+
+	s->agent = agent__new(o);
+	if (!s->agent)
+		return BPFPROF_EXIT_ERROR;
+	err = setup(s);
+	if (err) {
+		agent__free(s->agent, 0);
+		s->agent = NULL;
+		return err;
+	}
+	s->start_ns = now_ns();
+	s->start_realtime_ns = s->cut_start_realtime_ns = realtime_ns();
+	s->next_cut_ns = s->start_ns + o->ag.interval_ns;
+	s->busy_start_ns = machine_busy_ns();
+	pr_info("agent: profiling every process at %" PRIu64 " Hz, a profile per %s every %.0f s%s%s%s%s",
+		o->freq_hz, o->ag.group_by_pid ? "process" : "executable and container",
+		o->ag.interval_ns / 1e9, o->ag.pyroscope_url ? " to " : "",
+		o->ag.pyroscope_url ? o->ag.pyroscope_url : "", o->ag.output_dir ? " into " : "",
+		o->ag.output_dir ? o->ag.output_dir : "");
+	err = run_loop(s);
+	s->end_ns = now_ns();
+	final_drain(s);
+	/* The interval under way is flushed too: a stop loses no samples. */
+	agent_counters(s);
+	agent_cut(s);
+	pr_info("agent: stopping%s%s", s->stop_signal ? " on " : "",
+		s->stop_signal ? strsignal(s->stop_signal) : "");
+	agent__free(s->agent, AGENT_STOP_FLUSH_MS);
+	s->agent = NULL;
+	return err ? BPFPROF_EXIT_ERROR : BPFPROF_EXIT_OK;
+}
+
+/* How long CMD waits for the detached profiler of --exec to be ready before it runs anyway. */
+#define EXEC_READY_TIMEOUT_MS 15000
+
+/*
+ * The detached profiler of --exec (a grandchild, so not CMD's parent): loads BPF, arms target
+ * (the original process) for its exec of CMD, says so on ready_fd, then profiles it and its
+ * descendants until it exits: -o files at the end, or profiles per interval to the exporters.
+ * Returns the exit status of the profiler.
+ */
+static int exec_profiler(struct session *s, pid_t target, int ready_fd)
+{
+	struct bpfprof_opts *o = s->opts;
+	bool exporting = o->ag.pyroscope_url || o->ag.output_dir;
+	int err, fd;
+
+	setsid();
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		dup2(fd, STDIN_FILENO);
+		close(fd);
+	}
+	if (exporting) {
+		s->agent = agent__new(o);
+		if (!s->agent)
+			return BPFPROF_EXIT_ERROR;
+	}
+	err = setup(s);
+	if (!err) {
+		o->pids = calloc(1, sizeof(*o->pids));
+		s->cpu_start_ns = calloc(1, sizeof(*s->cpu_start_ns));
+		s->cpu_last_ns = calloc(1, sizeof(*s->cpu_last_ns));
+		if (!o->pids || !s->cpu_start_ns || !s->cpu_last_ns)
+			err = -ENOMEM;
+	}
+	if (!err) {
+		o->pids[0] = target;
+		o->pids_cnt = 1;
+		/* Sampling starts at its exec of CMD: bpfprof's own code is never profiled. */
+		err = loader__add_target(s->loader, target,
+					 TARGET_PENDING_EXEC | TARGET_F_FOLLOW_FORK);
+	}
+	if (err) {
+		if (err < 0)
+			pr_warn("--exec: set up profiling: %s", strerror(-err));
+		close(ready_fd);	/* CMD runs unprofiled (or not at all with --strict) */
+		return BPFPROF_EXIT_ERROR;
+	}
+	if (write(ready_fd, "r", 1) != 1) {
+		close(ready_fd);
+		return BPFPROF_EXIT_ERROR;
+	}
+	close(ready_fd);
+	s->start_ns = now_ns();
+	s->start_realtime_ns = s->cut_start_realtime_ns = realtime_ns();
+	if (s->agent)
+		s->next_cut_ns = s->start_ns + o->ag.interval_ns;
+	err = run_loop(s);
+	s->end_ns = now_ns();
+	pids_alive(s);
+	final_drain(s);
+	if (s->agent) {
+		agent_counters(s);
+		agent_cut(s);
+		agent__free(s->agent, AGENT_STOP_FLUSH_MS);
+		s->agent = NULL;
+	} else {
+		err = write_output(s) ? BPFPROF_EXIT_ERROR : err;
+		print_summary(s);
+	}
+	return err ? BPFPROF_EXIT_ERROR : BPFPROF_EXIT_OK;
+}
+
+/*
+ * bpfprof --exec -- CMD: CMD replaces this process (same PID, its own exit status), after a
+ * detached grandchild has set up profiling, or without it when that fails (unless --strict).
+ * Returns only on failure.
+ */
+static int run_exec(struct session *s)
+{
+	struct bpfprof_opts *o = s->opts;
+	struct pollfd pfd;
+	pid_t target = getpid(), mid;
+	int ready[2], status;
+	char r = 0;
+
+	if (pipe2(ready, O_CLOEXEC)) {
+		pr_warn("--exec: pipe: %s", strerror(errno));
+		return BPFPROF_EXIT_ERROR;
+	}
+	fflush(NULL);
+	mid = fork();
+	if (mid == 0) {
+		close(ready[0]);
+		/* Fork again and leave: the profiler is nobody's child that CMD would see. */
+		mid = fork();
+		if (mid)
+			_exit(mid < 0 ? 1 : 0);
+		_exit(exec_profiler(s, target, ready[1]));
+	}
+	close(ready[1]);
+	if (mid > 0)
+		waitpid(mid, &status, 0);
+	pfd = (struct pollfd){ .fd = ready[0], .events = POLLIN };
+	if (mid > 0 && poll(&pfd, 1, EXEC_READY_TIMEOUT_MS) == 1 && read(ready[0], &r, 1) != 1)
+		r = 0;
+	close(ready[0]);
+	if (r != 'r') {
+		if (o->strict) {
+			pr_warn("--exec --strict: profiling could not start; not running %s",
+				o->cmd[0]);
+			return BPFPROF_EXIT_ERROR;
+		}
+		pr_warn("--exec: profiling could not start; running %s unprofiled", o->cmd[0]);
+	}
+	/* CMD inherits nothing of bpfprof's: signal mask and dispositions back. */
+	close(s->sigfd);
+	s->sigfd = -1;
+	signal(SIGPIPE, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
+	execvp(o->cmd[0], o->cmd);
+	fprintf(stderr, "bpfprof: run %s: %s\n", o->cmd[0], strerror(errno));
+	return errno == ENOENT ? 127 : 126;
+}
+
 /* "bpfprof ARGS..." as one malloc'd string (NULL on ENOMEM: then there is no comment). */
 static char *join_args(int argc, char **argv)
 {
@@ -887,7 +1113,12 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (o.agent) {
-		pr_warn("agent: not built yet");
+		log__set_json(o.ag.log_json);
+		ret = run_agent(&s);
+		goto out;
+	}
+	if (o.exec) {
+		ret = run_exec(&s);
 		goto out;
 	}
 	if (o.pids_cnt && check_pids(&o))
@@ -956,6 +1187,7 @@ int main(int argc, char **argv)
 		ret = err;
 out:
 	teardown(&s);
+	debuginfo__shutdown();
 	free(s.cmdline);
 	opts__free(&o);
 	return ret;

@@ -38,8 +38,8 @@ static const char doc[] =
 "it could not be started); else 0 on success, 1 on errors (privileges,\n"
 "unknown PID, unsupported event), 64 on usage errors.\n"
 "\n"
-"REQUIRES: root, or CAP_BPF and CAP_PERFMON (CAP_SYS_ADMIN too for deleted\n"
-"binaries), and a kernel with BTF (/sys/kernel/btf/vmlinux).\n"
+"REQUIRES: root, or CAP_BPF and CAP_PERFMON (CAP_CHECKPOINT_RESTORE too for\n"
+"deleted binaries), and a kernel with BTF (/sys/kernel/btf/vmlinux).\n"
 "\n"
 "OPTIONS:";
 
@@ -73,6 +73,8 @@ enum {
 	OPT_METRICS_ADDR,
 	OPT_LOG_FORMAT,
 	OPT_CONFIG,
+	OPT_EXEC,
+	OPT_STRICT,
 };
 
 static const struct argp_option options[] = {
@@ -94,6 +96,11 @@ static const struct argp_option options[] = {
 	{ "ringbuf-size", OPT_RINGBUF_SIZE, "BYTES", 0, "BPF ringbuf size (default 16M; power "
 	  "of 2; K/M suffix allowed)", 2 },
 	{ "drain-interval", OPT_DRAIN_MS, "MS", 0, "Ringbuf drain period (default 10)", 2 },
+	{ "exec", OPT_EXEC, NULL, 0, "With -- CMD: CMD runs in bpfprof's own process (its PID "
+	  "stays the one the caller started, its exit status is its own); a detached process "
+	  "profiles it and writes -o or exports as the agent does (--pyroscope-url, "
+	  "--output-dir). CMD runs unprofiled if profiling cannot start", 1 },
+	{ "strict", OPT_STRICT, NULL, 0, "With --exec: exit 1 instead of running CMD unprofiled", 1 },
 	{ "realtime", OPT_REALTIME, "PRIO", 0, "Run bpfprof with SCHED_FIFO priority PRIO (1-99), "
 	  "as perf record -r: keeps up with the ringbuf when targets saturate every CPU", 2 },
 	{ NULL, 0, NULL, 0, "Output:", 3 },
@@ -409,6 +416,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->ag.log_json = !strcmp(arg, "json");
 		agent_opt = true;
 		break;
+	case OPT_EXEC:
+		o->exec = true;
+		break;
+	case OPT_STRICT:
+		o->strict = true;
+		break;
 	case OPT_CONFIG:
 		o->ag.config = arg;	/* read before parsing (opts__parse) */
 		agent_opt = true;
@@ -425,8 +438,20 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		for (size_t i = 0; i < o->outputs_cnt; i++)
 			o->formats[i] = format_set ? o->format : format_from_name(o->outputs[i]);
-		if (agent_opt && !o->agent)
-			argp_error(state, "agent options need 'bpfprof agent'");
+		if (agent_opt && !o->agent && !o->exec)
+			argp_error(state, "agent options need 'bpfprof agent' or --exec");
+		if (o->exec && !o->cmd)
+			argp_error(state, "--exec needs -- CMD");
+		if (o->strict && !o->exec)
+			argp_error(state, "--strict goes with --exec");
+		if (o->exec && (o->ag.pyroscope_url || o->ag.output_dir) && !o->ag.interval_ns)
+			o->ag.interval_ns = 60 * 1000000000ull;
+		if (o->exec && !o->ag.service_name_from)
+			o->ag.service_name_from = "container,unit,comm";
+		if (o->exec && !o->ag.queue_size)
+			o->ag.queue_size = 64;
+		if (o->exec && !o->ag.output_dir_max)
+			o->ag.output_dir_max = 1ull << 30;
 		if (o->agent) {
 			if (o->pids_cnt || o->cmd || o->raw_capture || o->outputs_cnt)
 				argp_error(state, "agent profiles every process and exports: no -p, "

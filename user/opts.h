@@ -74,6 +74,8 @@ struct bpfprof_opts {
 	const char *report;		/* bpfprof report FILE: replay a raw capture */
 	int realtime_prio;		/* --realtime: SCHED_FIFO priority of bpfprof, 0 = off */
 	bool agent;			/* bpfprof agent */
+	bool exec;			/* --exec: CMD keeps bpfprof's PID, a detached process profiles */
+	bool strict;			/* --strict: with --exec, no profiling means no CMD (exit 1) */
 	struct agent_opts ag;
 	char **argv_built;		/* agent: config file + environment + command line */
 };

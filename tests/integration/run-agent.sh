@@ -1,0 +1,159 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# run-agent.sh: bpfprof agent against a loopback mock of Pyroscope's /ingest (tests/mock/
+# pyroscope.py): within three 5 s intervals it delivers profiles of two test programs, each
+# under its own service_name, each body a pprof that go tool pprof opens and that holds the
+# program's chain; 503s are retried (visible in /metrics) and nothing is lost; SIGTERM flushes
+# and exits within 10 s. With the backend gone for longer than the queue holds, drops are
+# counted, sampling goes on and memory stays bounded.
+# The agent takes no --raw-capture: no differential replay of its runs (lib.sh).
+BPFPROF_DIFF=0
+. "$(dirname "$0")/../lib.sh"
+require_bpf
+
+here=$(cd "$(dirname "$0")" && pwd)
+MOCK=$here/../mock/pyroscope.py
+INTERVAL_S=5
+export HOME=${HOME:-$TEST_TMP} GOCACHE=$TEST_TMP/gocache
+
+# start_mock DIR: the mock on a free loopback port; sets MOCK_PID, MOCK_URL.
+start_mock() {
+	local dir=$1 i
+
+	mkdir -p "$dir"
+	python3 "$MOCK" --dir "$dir" --port-file "$dir/port" >"$dir/mock.out" 2>"$dir/mock.err" &
+	MOCK_PID=$!
+	BG_PIDS+=("$MOCK_PID")
+	for ((i = 0; i < 100; i++)); do
+		[ -s "$dir/port" ] && break
+		sleep 0.05
+	done
+	MOCK_URL=http://127.0.0.1:$(cat "$dir/port" 2>/dev/null)
+}
+
+# metric FILE NAME: the value of the first sample of NAME in a /metrics scrape (0 if none).
+metric() {
+	awk -v n="$2" '$1 == n || index($1, n "{") == 1 { print $2; f = 1; exit } END { if (!f) print 0 }' "$1"
+}
+
+# metrics_port ERRFILE: the port the agent says it serves /metrics on.
+metrics_port() {
+	sed -n 's/.*on 127.0.0.1:0 (port \([0-9]*\)).*/\1/p' "$1" | head -1
+}
+
+# services DIR: "SERVICE SEQ" per delivered profile (name=SERVICE{labels} in the query).
+services() {
+	python3 - "$1" <<'PY'
+import glob, os, sys, urllib.parse
+for q in sorted(glob.glob(os.path.join(sys.argv[1], '*.query'))):
+    seq = os.path.basename(q)[:-6]
+    if not os.path.exists(os.path.join(sys.argv[1], seq + '.body')):
+        continue
+    qs = urllib.parse.parse_qs(open(q).read())
+    name = qs.get('name', ['?'])[0]
+    print(name.split('{')[0], seq, qs.get('format', ['?'])[0], name)
+PY
+}
+
+# --- delivery, labels, content -------------------------------------------------------------
+m=$TEST_TMP/mock
+start_mock "$m"
+assert_true agent_mock_started "mock Pyroscope on $MOCK_URL" test -s "$m/port"
+cd "$TEST_TMP" || exit 1
+"$TARGETS/chain" 60 >/dev/null &
+CHAIN_PID=$!
+BG_PIDS+=("$CHAIN_PID")
+"$TARGETS/sysread" 60 >/dev/null &
+SYSREAD_PID=$!
+BG_PIDS+=("$SYSREAD_PID")
+cd - >/dev/null || exit 1
+
+p=$TEST_TMP/agent
+start_bpfprof_bg 90 "$p" agent -F 49 --interval "$INTERVAL_S" --pyroscope-url "$MOCK_URL" \
+	--metrics-addr 127.0.0.1:0 --queue-size 512
+# Three intervals, plus start-up.
+sleep $((3 * INTERVAL_S + 3))
+services "$m" >"$p.services"
+sed 's/^/  delivered: /' "$p.services" | head -20
+for svc in chain sysread; do
+	seq=$(awk -v s="$svc" '$1 == s { print $2; exit }' "$p.services")
+	if [ -z "$seq" ]; then
+		fail "agent_${svc}_delivered" "no profile with service_name $svc"
+		continue
+	fi
+	pass "agent_${svc}_delivered" "profile $seq"
+	assert_grep "agent_${svc}_format" "$m/$seq.query" 'format=pprof'
+	assert_grep "agent_${svc}_hostname_label" "$p.services" "^$svc $seq pprof $svc\\{.*hostname="
+	assert_grep "agent_${svc}_exe_label" "$p.services" "^$svc $seq pprof $svc\\{.*exe=[^,}]*/$svc"
+	go tool pprof -raw "$m/$seq.body" >"$p.$svc.raw" 2>"$p.$svc.raw.err"
+	assert_eq "agent_${svc}_pprof_opens" "$?" 0
+	go tool pprof -traces "$m/$seq.body" >"$p.$svc.traces" 2>/dev/null
+	if [ "$svc" = chain ]; then
+		assert_grep agent_chain_holds_chain "$p.$svc.traces" 'chain_leaf'
+		assert_grep agent_chain_holds_lib "$p.$svc.traces" 'lib_f08'
+	else
+		assert_grep agent_sysread_holds_chain "$p.$svc.traces" 'sys_leaf'
+	fi
+	# One group per profile: no other program's frames.
+	other=$([ "$svc" = chain ] && echo sys_leaf || echo chain_leaf)
+	if grep -q "$other" "$p.$svc.traces"; then
+		fail "agent_${svc}_only_its_own" "holds $other"
+	else
+		pass "agent_${svc}_only_its_own" "no $other"
+	fi
+done
+
+# --- a backend answering 503 for a while: retried, nothing lost -----------------------------
+port=$(metrics_port "$p.err")
+assert_true agent_metrics_port "port ${port:-none}" test -n "$port"
+before=$(grep -c ' 200 ' "$m/requests.log")
+curl -s -X POST "$MOCK_URL/control?mode=503&count=4" >/dev/null
+sleep $((2 * INTERVAL_S + 2))
+curl -s "http://127.0.0.1:$port/metrics" >"$p.metrics"
+retries=$(metric "$p.metrics" bpfprof_export_retries_total)
+dropped=$(metric "$p.metrics" bpfprof_export_profiles_dropped_total)
+n503=$(grep -c ' 503 ' "$m/requests.log")
+echo "  503 answers: $n503, retries: $retries, dropped: $dropped, 200s before: $before, after: $(grep -c ' 200 ' "$m/requests.log")"
+assert_ge agent_503_seen "$n503" 4
+assert_ge agent_retries_in_metrics "$retries" 4
+assert_eq agent_nothing_dropped "$dropped" 0
+assert_ge agent_delivers_after_503 "$(grep -c ' 200 ' "$m/requests.log")" $((before + 2))
+assert_ge agent_samples_metric "$(metric "$p.metrics" bpfprof_samples_total)" 100
+curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/healthz" >"$p.health"
+assert_grep agent_healthz "$p.health" '^200$'
+
+# --- SIGTERM: the interval under way is flushed, exit 0 within 10 s -------------------------
+before=$(grep -c ' 200 ' "$m/requests.log")
+t0=$(date +%s.%N)
+kill -TERM "$BP_PID"
+wait_bpfprof_bg "$p"
+took=$(awk -v s="$t0" -v e="$(date +%s.%N)" 'BEGIN { printf "%d", e - s }')
+assert_eq agent_sigterm_exit "$BP_RC" 0
+assert_le agent_sigterm_seconds "$took" 10 s
+assert_ge agent_sigterm_flushed "$(grep -c ' 200 ' "$m/requests.log")" $((before + 2))
+
+# --- backend gone longer than the queue holds ------------------------------------------------
+kill "$MOCK_PID" 2>/dev/null
+wait "$MOCK_PID" 2>/dev/null
+p=$TEST_TMP/agent-down
+start_bpfprof_bg 90 "$p" agent -F 49 --interval 2 --pyroscope-url "$MOCK_URL" \
+	--metrics-addr 127.0.0.1:0 --queue-size 2
+sleep 5
+port=$(metrics_port "$p.err")
+curl -s "http://127.0.0.1:$port/metrics" >"$p.m1"
+sleep 8
+curl -s "http://127.0.0.1:$port/metrics" >"$p.m2"
+s1=$(metric "$p.m1" bpfprof_samples_total)
+s2=$(metric "$p.m2" bpfprof_samples_total)
+rss1=$(metric "$p.m1" process_resident_memory_bytes)
+rss2=$(metric "$p.m2" process_resident_memory_bytes)
+dropped=$(metric "$p.m2" bpfprof_export_profiles_dropped_total)
+depth=$(metric "$p.m2" bpfprof_export_queue_depth)
+echo "  backend down: samples $s1 -> $s2, dropped $dropped, queue depth $depth, RSS $rss1 -> $rss2"
+assert_ge agent_down_dropped "${dropped%.*}" 1
+assert_le agent_down_queue_bounded "${depth%.*}" 2
+assert_ge agent_down_sampling_goes_on "${s2%.*}" $(( ${s1%.*} + 100 ))
+assert_le agent_down_rss_mib "$(( ${rss2%.*} / 1048576 ))" 150 MiB
+kill -TERM "$BP_PID"
+wait_bpfprof_bg "$p"
+assert_eq agent_down_exit "$BP_RC" 0
