@@ -59,6 +59,7 @@ BIN := $(OUTPUT)/bpfprof
 
 .DELETE_ON_ERROR:
 .PHONY: all clean test unit integration deps demo bench install
+PREFIX ?= /usr/local
 
 all: $(BIN)
 
@@ -104,6 +105,11 @@ $(OUTPUT)/user/loader.o: $(SKEL)
 $(BIN): $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# The binary only: the BPF object is inside it (skeleton).
+install: $(BIN)
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX)/bin/bpfprof)
+	$(Q)install -D -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/bpfprof
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))
