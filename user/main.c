@@ -81,6 +81,9 @@ struct session {
 	struct agent *agent;		/* bpfprof agent */
 	uint64_t next_cut_ns;		/* agent: CLOCK_MONOTONIC of the next interval's end */
 	int64_t cut_start_realtime_ns;	/* agent: start of the current interval */
+	bool reload;			/* agent: SIGHUP, reread the configuration */
+	int argc;			/* the command line, to parse again on SIGHUP */
+	char **argv;
 };
 
 /* utime + stime of a process (/proc/PID/stat fields 14, 15), ns; -1 when it is gone. */
@@ -309,8 +312,10 @@ static bool handle_signals(struct session *s, uint64_t *stop_at)
 			*stop_at = now_ns() + STOP_GRACE_NS;
 			continue;
 		}
-		if (si.ssi_signo == SIGHUP)
+		if (si.ssi_signo == SIGHUP) {
+			s->reload = s->agent != NULL;
 			continue;
+		}
 		s->stop_signal = si.ssi_signo;
 		return true;
 	}
@@ -386,6 +391,57 @@ static int agent_cut(struct session *s)
  * 30 s by default before SIGKILL). */
 #define AGENT_STOP_FLUSH_MS 8000
 
+/*
+ * SIGHUP in the agent: the command line, environment and --config file again. A child process
+ * parses first (the parser exits on an error), so a broken file keeps the running
+ * configuration. The interval so far goes out under the old one. Sampling options (-F, -e)
+ * keep their values until a restart.
+ */
+static void agent_reload(struct session *s)
+{
+	struct bpfprof_opts *n;
+	char **old_argv;
+	pid_t pid;
+	int status;
+
+	s->reload = false;
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		struct bpfprof_opts t;
+
+		opts__parse(s->argc, s->argv, &t);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status)) {
+		pr_warn("agent: SIGHUP: the configuration has errors (above); keeping the running one");
+		return;
+	}
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return;
+	opts__parse(s->argc, s->argv, n);
+	agent_cut(s);
+	agent__free(s->agent, 2000);
+	old_argv = s->opts->argv_built;
+	s->opts->ag = n->ag;
+	s->opts->argv_built = n->argv_built;
+	n->argv_built = old_argv;
+	opts__free(n);
+	free(n);
+	log__set_json(s->opts->ag.log_json);
+	s->next_cut_ns = now_ns() + s->opts->ag.interval_ns;
+	s->agent = agent__new(s->opts);
+	if (!s->agent) {
+		pr_warn("agent: SIGHUP: cannot start with the new configuration; stopping");
+		s->stop_signal = SIGHUP;
+		return;
+	}
+	pr_info("agent: SIGHUP: configuration reread%s%s", s->opts->ag.config ? " from " : "",
+		s->opts->ag.config ? s->opts->ag.config : "");
+}
+
 static int run_loop(struct session *s)
 {
 	struct bpfprof_opts *o = s->opts;
@@ -415,6 +471,10 @@ static int run_loop(struct session *s)
 			if (swept)
 				pr_debug("%u vanished processes swept", swept);
 		}
+		if (s->agent && s->reload)
+			agent_reload(s);
+		if (s->stop_signal == SIGHUP)
+			break;
 		if (s->agent && now >= s->next_cut_ns)
 			agent_cut(s);
 		if (now >= next_check) {
@@ -925,8 +985,10 @@ static int run_agent(struct session *s)
 	s->end_ns = now_ns();
 	final_drain(s);
 	/* The interval under way is flushed too: a stop loses no samples. */
-	agent_counters(s);
-	agent_cut(s);
+	if (s->agent) {
+		agent_counters(s);
+		agent_cut(s);
+	}
 	pr_info("agent: stopping%s%s", s->stop_signal ? " on " : "",
 		s->stop_signal ? strsignal(s->stop_signal) : "");
 	agent__free(s->agent, AGENT_STOP_FLUSH_MS);
@@ -1090,6 +1152,8 @@ int main(int argc, char **argv)
 	if (o.unwinder_set)
 		unwind__set_mode(o.unwinder);
 	s.cmdline = join_args(argc, argv);
+	s.argc = argc;
+	s.argv = argv;
 	log__set_level(o.quiet ? LOG_WARN : o.verbose ? LOG_DEBUG : LOG_INFO);
 	libbpf_set_print(o.verbose > 1 ? log__libbpf_print : NULL);
 

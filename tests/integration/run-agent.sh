@@ -5,7 +5,7 @@
 # under its own service_name, each body a pprof that go tool pprof opens and that holds the
 # program's chain; 503s are retried (visible in /metrics) and nothing is lost; SIGTERM flushes
 # and exits within 10 s. With the backend gone for longer than the queue holds, drops are
-# counted, sampling goes on and memory stays bounded.
+# counted, sampling goes on and memory stays bounded. SIGHUP rereads the --config file.
 # The agent takes no --raw-capture: no differential replay of its runs (lib.sh).
 BPFPROF_DIFF=0
 . "$(dirname "$0")/../lib.sh"
@@ -76,7 +76,9 @@ sleep $((3 * INTERVAL_S + 3))
 services "$m" >"$p.services"
 sed 's/^/  delivered: /' "$p.services" | head -20
 for svc in chain sysread; do
-	seq=$(awk -v s="$svc" '$1 == s { print $2; exit }' "$p.services")
+	# Ours: other programs of that name may run on the machine.
+	seq=$(awk -v s="$svc" -v e="exe=$TARGETS/$svc" '$1 == s && index($0, e) { print $2; exit }' \
+		"$p.services")
 	if [ -z "$seq" ]; then
 		fail "agent_${svc}_delivered" "no profile with service_name $svc"
 		continue
@@ -84,7 +86,7 @@ for svc in chain sysread; do
 	pass "agent_${svc}_delivered" "profile $seq"
 	assert_grep "agent_${svc}_format" "$m/$seq.query" 'format=pprof'
 	assert_grep "agent_${svc}_hostname_label" "$p.services" "^$svc $seq pprof $svc\\{.*hostname="
-	assert_grep "agent_${svc}_exe_label" "$p.services" "^$svc $seq pprof $svc\\{.*exe=[^,}]*/$svc"
+	assert_grep "agent_${svc}_build_id_label" "$p.services" "^$svc $seq pprof $svc\\{.*build_id=[0-9a-f]{40}"
 	go tool pprof -raw "$m/$seq.body" >"$p.$svc.raw" 2>"$p.$svc.raw.err"
 	assert_eq "agent_${svc}_pprof_opens" "$?" 0
 	go tool pprof -traces "$m/$seq.body" >"$p.$svc.traces" 2>/dev/null
@@ -108,8 +110,13 @@ port=$(metrics_port "$p.err")
 assert_true agent_metrics_port "port ${port:-none}" test -n "$port"
 before=$(grep -c ' 200 ' "$m/requests.log")
 curl -s -X POST "$MOCK_URL/control?mode=503&count=4" >/dev/null
-sleep $((2 * INTERVAL_S + 2))
-curl -s "http://127.0.0.1:$port/metrics" >"$p.metrics"
+# Backoff doubles from 1 s with full jitter: the fourth retry can take ~15 s to come.
+for ((i = 0; i < 45; i++)); do
+	sleep 1
+	curl -s "http://127.0.0.1:$port/metrics" >"$p.metrics"
+	[ "$(metric "$p.metrics" bpfprof_export_retries_total)" -ge 4 ] 2>/dev/null &&
+		[ "$(grep -c ' 200 ' "$m/requests.log")" -ge $((before + 2)) ] && break
+done
 retries=$(metric "$p.metrics" bpfprof_export_retries_total)
 dropped=$(metric "$p.metrics" bpfprof_export_profiles_dropped_total)
 n503=$(grep -c ' 503 ' "$m/requests.log")
@@ -157,3 +164,26 @@ assert_le agent_down_rss_mib "$(( ${rss2%.*} / 1048576 ))" 150 MiB
 kill -TERM "$BP_PID"
 wait_bpfprof_bg "$p"
 assert_eq agent_down_exit "$BP_RC" 0
+
+# --- SIGHUP rereads --config; a broken file keeps the running configuration -----------------
+h=$TEST_TMP/hup
+mkdir -p "$h/a" "$h/b"
+printf 'output-dir = %s\ninterval = 2\nmetrics-addr = off\n' "$h/a" >"$h/conf"
+start_bpfprof_bg 60 "$h/agent" agent -F 49 --config "$h/conf"
+sleep 4
+printf 'output-dir = %s\ninterval = 2\nmetrics-addr = off\n' "$h/b" >"$h/conf"
+kill -HUP "$BP_PID"
+sleep 3
+echo 'no-such-option = 1' >"$h/conf"
+kill -HUP "$BP_PID"
+sleep 3
+kill -TERM "$BP_PID"
+wait_bpfprof_bg "$h/agent"
+assert_eq agent_hup_exit "$BP_RC" 0
+assert_ge agent_hup_old_dir "$(ls "$h/a" | wc -l)" 1
+assert_ge agent_hup_new_dir "$(ls "$h/b" | wc -l)" 1
+assert_grep agent_hup_reread "$h/agent.err" 'SIGHUP: configuration reread'
+assert_grep agent_hup_bad_kept "$h/agent.err" 'keeping the running one'
+n=$(ls "$h/b" | wc -l)
+sleep 0.1
+assert_ge agent_hup_bad_still_writes "$n" 2
