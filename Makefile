@@ -124,6 +124,7 @@ bench: deps
 	$(Q)$(MAKE) all
 	$(Q)$(MAKE) $(TARGETS_DIR)/chain
 	$(Q)tools/bench.sh $(BIN) $(TARGETS_DIR) $(OUTPUT)/bench
+	$(Q)tools/bench-agent.sh $(BIN) $(OUTPUT)/bench $${BENCH_AGENT_S:-600}
 
 # Installs what the build and the tests need on Debian 12 (root): apt-get, once.
 deps:
