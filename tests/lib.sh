@@ -180,13 +180,84 @@ require_bpf() {
 
 # --- running bpfprof and targets -----------------------------------------------------------
 
+# Differential unwinding (BPFPROF_DIFF=1, the default; 0 turns it off): every live bpfprof run
+# of run_bpfprof and start_bpfprof_bg also writes a raw capture, replayed right after the run
+# with --unwinder=diff (libdwfl and the CFI tables on every sample, compared). Each replay is
+# a named assertion "unwind_diff_PREFIX": no sample may unwind differently.
+: "${BPFPROF_DIFF:=1}"
+DIFF_SEQ=0
+
+# diff_setup ARGS...: for a bpfprof run with ARGS, sets DIFF_ARGS (to put before ARGS),
+# DIFF_CAP (the capture to replay after the run, or empty) and DIFF_OWN (1: ours, deleted
+# after the replay). Not for report runs (bpfprof report FILE must stay argv[1]) nor --help;
+# a run with its own --raw-capture has that one replayed, and kept.
+diff_setup() {
+	local a prev=
+
+	DIFF_ARGS=()
+	DIFF_CAP=
+	DIFF_OWN=0
+	[ "$BPFPROF_DIFF" = 1 ] && [ "${1:-}" != report ] || return 0
+	for a in "$@"; do
+		[ "$a" = -- ] && break
+		case $a in
+		--help|--usage|--version|-V|-\?) return 0 ;;
+		--raw-capture=*) DIFF_CAP=${a#--raw-capture=}; return 0 ;;
+		esac
+		if [ "$prev" = --raw-capture ]; then
+			DIFF_CAP=$a
+			return 0
+		fi
+		prev=$a
+	done
+	DIFF_SEQ=$((DIFF_SEQ + 1))
+	DIFF_CAP=$TEST_TMP/diff-$DIFF_SEQ.cap
+	DIFF_OWN=1
+	DIFF_ARGS=(--raw-capture "$DIFF_CAP")
+}
+
+# diff_replay PREFIX: replays DIFF_CAP (if the run wrote one) with --unwinder=diff and records
+# unwind_diff_<PREFIX's basename>: the divergent samples' count and the first diverging frame.
+# Leaves BP_RC and BP_SECONDS as the run set them.
+diff_replay() {
+	local prefix=$1 name line first rc n m
+
+	[ -n "$DIFF_CAP" ] || return 0
+	name=unwind_diff_$(basename "$prefix")
+	if [ ! -s "$DIFF_CAP" ]; then
+		# No capture: bpfprof failed before it could write one (the test checks that).
+		[ "$BP_RC" = 0 ] && fail "$name" "the run exited 0 without writing $DIFF_CAP"
+		return 0
+	fi
+	timeout -k 5 300 "$BPFPROF" report "$DIFF_CAP" --unwinder=diff -o "$prefix.diff.folded" \
+		>"$prefix.diff.out" 2>"$prefix.diff.err"
+	rc=$?
+	line=$(grep -m1 -E '^bpfprof: unwinder diff: [0-9]+ samples' "$prefix.diff.err")
+	first=$(grep -m1 '^bpfprof: unwinder diff: sample' "$prefix.diff.err")
+	read -r n m <<<"$(sed -E 's/.* ([0-9]+) samples .* ([0-9]+) divergent.*/\1 \2/' <<<"$line")"
+	if [ -z "$line" ] || ! is_number "${m:-x}"; then
+		line="replay of $(basename "$DIFF_CAP") exited $rc without its unwinder diff line"
+		fail "$name" "$line: $(head -c 400 "$prefix.diff.err" | tr '\n' '|')"
+	elif [ "$m" -eq 0 ]; then
+		pass "$name" "$n samples unwound both ways, 0 divergent"
+	else
+		fail "$name" "$m of $n samples divergent; first: ${first#bpfprof: unwinder diff: }"
+	fi
+	rm -f "$prefix.diff.folded"
+	[ "$DIFF_OWN" = 1 ] && rm -f "$DIFF_CAP"
+	DIFF_CAP=
+}
+
 # run_bpfprof LIMIT_S PREFIX ARGS...: runs bpfprof ARGS under a time limit, stdout to
 # PREFIX.out and stderr to PREFIX.err. Sets BP_RC (124 or 137: timed out) and BP_SECONDS.
+# A live run is then replayed with the unwinders compared (BPFPROF_DIFF above).
 run_bpfprof() {
 	local limit=$1 prefix=$2
 
 	shift 2
-	run_limited "$limit" "$prefix" "$BPFPROF" "$@"
+	diff_setup "$@"
+	run_limited "$limit" "$prefix" "$BPFPROF" "${DIFF_ARGS[@]}" "$@"
+	diff_replay "$prefix"
 }
 
 # run_limited LIMIT_S PREFIX CMD...: the same for any command line (e.g. setpriv ... bpfprof).
@@ -223,7 +294,10 @@ start_bpfprof_bg() {
 	BP_START=$(date +%s.%N)
 	# timeout catches SIGINT itself, so bpfprof starts with SIGINT at its default, not
 	# ignored as bash leaves it for background jobs.
-	timeout -k 5 "$limit" "$BPFPROF" "$@" >"$prefix.out" 2>"$prefix.err" &
+	diff_setup "$@"
+	BG_DIFF_CAP=$DIFF_CAP
+	BG_DIFF_OWN=$DIFF_OWN
+	timeout -k 5 "$limit" "$BPFPROF" "${DIFF_ARGS[@]}" "$@" >"$prefix.out" 2>"$prefix.err" &
 	BP_TIMEOUT_PID=$!
 	BG_PIDS+=("$BP_TIMEOUT_PID")
 	BP_PID=
@@ -245,6 +319,9 @@ wait_bpfprof_bg() {
 	forget_pid "$BP_PID"
 	BP_SECONDS=$(awk -v s="$BP_START" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
 	report_run "$prefix"
+	DIFF_CAP=$BG_DIFF_CAP
+	DIFF_OWN=$BG_DIFF_OWN
+	diff_replay "$prefix"
 }
 
 # start_target VAR CMD...: starts a test program in the background, its pid in VAR; it is

@@ -1174,6 +1174,10 @@ int main(int argc, char **argv)
 	}
 	if (o.report) {
 		ret = run_report(&s);
+		/* --unwinder=diff: the two unwinders must agree on every sample. */
+		if (!ret && o.unwinder_set && o.unwinder == UNWIND_MODE_DIFF &&
+		    unwind__diff_divergent())
+			ret = BPFPROF_EXIT_ERROR;
 		goto out;
 	}
 	if (o.agent) {

@@ -40,7 +40,10 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
 	if (!e)
 		return -1;
 	/* Same descriptor, libelf reference count raised; libdwfl's elf_end() drops it. */
-	*elfp = elf_begin(-1, ELF_C_READ_MMAP_PRIVATE, e->elf);
+	/* libelf wants the command the Elf was made with: the vdso's is an elf_memory() image
+	 * (ELF_C_READ_MMAP); for it, ELF_C_READ_MMAP_PRIVATE fails ("invalid command"). */
+	*elfp = elf_begin(-1, strcmp(e->path, "[vdso]") ? ELF_C_READ_MMAP_PRIVATE : ELF_C_READ_MMAP,
+			  e->elf);
 	if (e->path[0] == '/')
 		*file_name = strdup(e->path);
 	return -1;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* unwind.h: DWARF CFI unwinding of one sample (registers + stack slice) with libdwfl. */
+/* unwind.h: DWARF CFI unwinding of one sample (registers + stack slice): per-file CFI row
+ * tables (cfi_table.h) on the fast path, libdwfl for everything they cannot express. */
 #ifndef BPFPROF_UNWIND_H
 #define BPFPROF_UNWIND_H
 
@@ -31,8 +32,18 @@ enum unwind_mode {
 	UNWIND_MODE_DIFF,	/* both, frames compared (differential test); result of DWFL */
 };
 
-/* Sets the unwinder for every later unwind__sample() call. */
+/*
+ * Sets the unwinder for every later unwind__sample() call. Without a call, the environment
+ * variable BPFPROF_UNWINDER (dwfl, fast or diff) picks it, else it is UNWIND_MODE_FAST. In
+ * UNWIND_MODE_DIFF, the first divergent samples are printed (pr_warn) and, at exit, the counts
+ * below.
+ */
 void unwind__set_mode(enum unwind_mode mode);
+
+/* UNWIND_MODE_DIFF: samples unwound both ways, and those whose frames (pc, is_activation) or
+ * stop reason differ. */
+uint64_t unwind__diff_samples(void);
+uint64_t unwind__diff_divergent(void);
 
 /* Names for the summary, indexed by enum unwind_stop. */
 extern const char *const unwind_stop_names[UNWIND_STOP_CNT];
@@ -53,6 +64,7 @@ struct unwind_ctx {
 	pid_t tid;
 	uint64_t regs[REGS_DWARF_MAX];	/* DWARF order */
 	size_t regs_cnt;
+	uint32_t regs_mask;		/* bit n: regs[n] is known (the rest are undefined) */
 	const uint8_t *stack;		/* the sample's copy of user memory */
 	uint64_t stack_addr;		/* its user address */
 	uint32_t stack_sz;		/* its valid bytes */
@@ -64,6 +76,13 @@ struct unwind_ctx {
 	uint64_t last_sp;
 	bool no_mapping;
 	size_t stop_frame;		/* the frame where unwinding ended (--stats) */
+	/* Fast path (UNWIND_MODE_FAST) handing the rest of the stack to libdwfl at a frame that
+	 * is not the sampled one: libdwfl starts there as at a sampled frame from pc - 1 (the
+	 * call, where the caller's CFI row is looked up), and the frame is reported as it is. */
+	size_t dwfl_from;		/* the first frame libdwfl unwound */
+	bool handover;			/* the next frame libdwfl reports is that frame: */
+	bool handover_signal;		/* its CFI is a signal frame's ('S') */
+	uint64_t handover_pc;		/* its pc (a return address) */
 };
 
 /*
@@ -74,7 +93,9 @@ struct unwind_ctx {
 int unwind__attach(Dwfl *dwfl, Elf *ref_elf, pid_t tgid, struct unwind_ctx *ctx);
 
 /*
- * Unwinds sample s of process p into frames[0..*cnt), innermost first, at most cap frames.
+ * Unwinds sample s of process p into frames[0..*cnt), innermost first, at most cap frames,
+ * with the unwinder unwind__set_mode() chose (all give the same frames and stop reasons; the
+ * fast one builds each file's CFI table at the first pc inside it).
  * stack_cap is the stack copy size the BPF side was given (to tell a truncated copy).
  * Modules are reported to p's Dwfl on the first pc inside them. Partial stacks are kept: the
  * return value is the number of frames (>= 0), *stop says why it ended and p->ctx.stop_frame
