@@ -10,6 +10,11 @@ import re
 import sys
 
 
+def pprof_frame(text):
+    # -traces marks inlined functions "name (inline)"; folded marks them "name_[i]" (dropped).
+    return re.sub(r' \(inline\)$', '', text.strip()).replace(';', ':')
+
+
 def pprof_stacks(path):
     stacks = collections.Counter()
     comm, frames, count = None, [], None
@@ -34,10 +39,10 @@ def pprof_stacks(path):
         m = re.match(r'^\s*(\d+)\s{3}(\S.*)$', line)
         if m and count is None:
             count = int(m.group(1))
-            frames.append(m.group(2).strip().replace(';', ':'))
+            frames.append(pprof_frame(m.group(2)))
             continue
         if count is not None and line.strip():
-            frames.append(line.strip().replace(';', ':'))
+            frames.append(pprof_frame(line))
     flush()
     return stacks
 
