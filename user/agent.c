@@ -16,6 +16,7 @@
 #include "metrics.h"
 #include "module_cache.h"
 #include "output_pprof.h"
+#include "util.h"
 
 #define AGENT_MAX_LABELS 16
 
@@ -280,18 +281,6 @@ struct cut_ctx {
 	int err;
 };
 
-static void hex(char *out, const uint8_t *b, size_t n)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = digits[b[i] >> 4];
-		out[2 * i + 1] = digits[b[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
 /* Pass 1: every sample key's process gets its group; each group its executable's build-id,
  * from the ELF file the samples were unwound through. */
 static int assign_group(const struct agg_stack *st, void *arg)
@@ -318,7 +307,7 @@ static int assign_group(const struct agg_stack *st, void *arg)
 	for (i = 0; i < st->n; i++) {
 		l = aggregate__loc(c->agg, st->locs[i]);
 		if (l->entry && l->entry->build_id_sz && !strcmp(l->entry->path, g->exe)) {
-			hex(g->build_id, l->entry->build_id, l->entry->build_id_sz);
+			hex_encode(g->build_id, l->entry->build_id, l->entry->build_id_sz);
 			break;
 		}
 	}

@@ -109,18 +109,6 @@ static struct {
 /* Bumped at each finished fetch: files without DWARF look again (read without the lock). */
 static unsigned int fetch_gen;
 
-static void hex(const uint8_t *id, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = digits[id[i] >> 4];
-		out[2 * i + 1] = digits[id[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
 static int cond_init(void)
 {
 	pthread_condattr_t attr;
@@ -272,7 +260,7 @@ static int fetch_queue(const uint8_t *id, size_t id_sz, const char *file)
 	}
 	memcpy(f->id, id, id_sz);
 	f->id_sz = id_sz;
-	hex(id, id_sz, f->id_hex);
+	hex_encode(f->id_hex, id, id_sz);
 	f->state = FETCH_QUEUED;
 	HASH_ADD(hh, fetcher.all, id, id_sz, f);
 	if (fetcher.tail)

@@ -8,6 +8,7 @@
 #include <zlib.h>
 #include "module_cache.h"
 #include "output_pprof.h"
+#include "util.h"
 #include "profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile Profile;
@@ -84,41 +85,13 @@ static int64_t str(struct encoder *enc, const char *s)
 	return id < 0 ? 0 : id;
 }
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	void *tmp;
-	size_t n = *cap ? *cap : 16;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	tmp = realloc(*arr, n * elem);
-	if (!tmp)
-		return -ENOMEM;
-	*arr = tmp;
-	*cap = n;
-	return 0;
-}
-
-static void hex(char *out, const uint8_t *b, size_t n)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = digits[b[i] >> 4];
-		out[2 * i + 1] = digits[b[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
 /* The index of a new mapping; the Mapping array may move, so pointers are set at the end. */
 static ssize_t new_mapping(struct encoder *enc)
 {
 	Mapping *m;
 
-	if (grow((void **)&enc->maps, &enc->maps_cap, enc->maps_cnt + 1, sizeof(*enc->maps)))
+	if (array_grow((void **)&enc->maps, &enc->maps_cap, enc->maps_cnt + 1,
+		       sizeof(*enc->maps), 16))
 		return -ENOMEM;
 	m = &enc->maps[enc->maps_cnt];
 	perftools__profiles__mapping__init(m);
@@ -168,7 +141,7 @@ static ssize_t elf_mapping(struct encoder *enc, const struct elf_entry *e)
 	}
 	m->filename = str(enc, e->path);
 	if (e->build_id_sz) {
-		hex(build_id, e->build_id, e->build_id_sz);
+		hex_encode(build_id, e->build_id, e->build_id_sz);
 		m->build_id = str(enc, build_id);
 	}
 	m->has_functions = true;
@@ -201,7 +174,8 @@ static ssize_t function(struct encoder *enc, uint32_t name, uint32_t file)
 	HASH_FIND(hh, enc->func_hash, &key, sizeof(key), r);
 	if (r)
 		return r->idx;
-	if (grow((void **)&enc->funcs, &enc->funcs_cap, enc->funcs_cnt + 1, sizeof(*enc->funcs)))
+	if (array_grow((void **)&enc->funcs, &enc->funcs_cap, enc->funcs_cnt + 1,
+		       sizeof(*enc->funcs), 16))
 		return -ENOMEM;
 	r = malloc(sizeof(*r));
 	if (!r)

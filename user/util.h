@@ -65,4 +65,17 @@ static inline int array_grow(void **arr, size_t *cap, size_t need, size_t elem, 
 	return 0;
 }
 
+/* Writes n bytes as 2n lowercase hex digits and a NUL to out (2n + 1 bytes): build-ids. */
+static inline void hex_encode(char *out, const uint8_t *b, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[b[i] >> 4];
+		out[2 * i + 1] = digits[b[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
 #endif /* BPFPROF_UTIL_H */
