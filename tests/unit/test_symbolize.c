@@ -211,62 +211,6 @@ static size_t build_id_of(const char *path, uint8_t *id, size_t size)
 	return len;
 }
 
-static int read_file(const char *path, unsigned char **buf, size_t *size)
-{
-	struct stat st;
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY);
-	if (fd < 0 || fstat(fd, &st))
-		return -1;
-	*size = st.st_size;
-	*buf = malloc(*size);
-	n = read(fd, *buf, *size);
-	close(fd);
-	return n == (ssize_t)*size ? 0 : -1;
-}
-
-static void mkdir_p(const char *path)
-{
-	char buf[PATH_MAX], *p;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		mkdir(buf, 0755);
-		*p = '/';
-	}
-	mkdir(buf, 0755);
-}
-
-/* Writes buf to dst, creating its directories. */
-static void write_file(const char *dst, const void *buf, size_t size)
-{
-	char dir[PATH_MAX];
-	int fd;
-
-	snprintf(dir, sizeof(dir), "%s", dst);
-	*strrchr(dir, '/') = '\0';
-	mkdir_p(dir);
-	fd = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, buf, size), (ssize_t)size);
-	close(fd);
-}
-
-static void copy_file(const char *src, const char *dst)
-{
-	unsigned char *buf;
-	size_t size;
-
-	assert_int_equal(read_file(src, &buf, &size), 0);
-	write_file(dst, buf, size);
-	free(buf);
-}
-
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	return remove(path);

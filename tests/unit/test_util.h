@@ -3,7 +3,11 @@
 #ifndef BPFPROF_TEST_UTIL_H
 #define BPFPROF_TEST_UTIL_H
 
+#include <fcntl.h>
 #include <limits.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +39,65 @@ static inline void assert_symbol(uint64_t addr, const char *got, uint64_t got_of
 	if (!got)
 		fail_msg("%#llx: want %s+%#llx, got none", (unsigned long long)addr, name,
 			 (unsigned long long)off);
+}
+
+/* Files for fixtures laid out at run time (debug roots, copies). */
+static inline int read_file(const char *path, unsigned char **buf, size_t *size)
+{
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	*buf = NULL;
+	*size = 0;
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st))
+		return -1;
+	*size = st.st_size;
+	*buf = malloc(*size);
+	n = read(fd, *buf, *size);
+	close(fd);
+	return n == (ssize_t)*size ? 0 : -1;
+}
+
+static inline void mkdir_p(const char *path)
+{
+	char buf[PATH_MAX], *p;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		mkdir(buf, 0755);
+		*p = '/';
+	}
+	mkdir(buf, 0755);
+}
+
+/* Writes buf to dst, creating its directories. */
+static inline void write_file(const char *dst, const void *buf, size_t size)
+{
+	char dir[PATH_MAX];
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s", dst);
+	*strrchr(dir, '/') = '\0';
+	mkdir_p(dir);
+	fd = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, buf, size), (ssize_t)size);
+	close(fd);
+}
+
+static inline void copy_file(const char *src, const char *dst)
+{
+	unsigned char *buf = NULL;
+	size_t size = 0;
+
+	assert_int_equal(read_file(src, &buf, &size), 0);
+	write_file(dst, buf, size);
+	free(buf);
 }
 
 #endif /* BPFPROF_TEST_UTIL_H */
