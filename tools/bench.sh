@@ -1,141 +1,482 @@
 #!/bin/bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# make bench: bpfprof against perf, measured in the same run on the same machine.
-#  1. Unwinding throughput: the same workload captured by bpfprof (--raw-capture) and by
-#     perf record --call-graph dwarf; then N runs each of "bpfprof report" and "perf script"
-#     (both unwind every sample with DWARF CFI offline). ns per sample and per frame.
-#  3. End-to-end CPU per sample: bpfprof's own CPU and its BPF programs' run time against
-#     perf record's own CPU plus perf script's, for the same fixed work at 999 Hz.
-#  2. Overhead on the profiled program: its own CPU time (its own getrusage) for a fixed
-#     amount of work, alone, under bpfprof and under perf record --call-graph dwarf, at 99 and
-#     999 Hz.
-# Distributions are p25/p50/p75 over N runs; ratios compare medians. Writes JSON.
+# make bench: bpfprof against perf and against itself, measured in the same run on the same
+# machine. Usage: tools/bench.sh [BPFPROF [TARGETS_DIR [OUT_DIR]]] (root; perf, /usr/bin/time).
+#  1. Offline unwinding throughput per unwinder: a short and a long capture of each workload
+#     (chain: 31 frames without frame pointers; python3 running a pure-Python loop) by bpfprof
+#     --raw-capture and by perf record --call-graph dwarf, replayed N times each by "bpfprof
+#     report --unwinder=fast", "--unwinder=dwfl" and "perf script". Unwind time from --stats
+#     (stage "unwind"), whole-process wall time, frames from --stats' per-module frame counts;
+#     per frame of the long capture, and marginal (long - short: no start-up, no one-time work).
+#  2. Overhead on the profiled program: its own CPU time (its getrusage) for fixed work, alone,
+#     under bpfprof and under perf record --call-graph dwarf, at 99 and 999 Hz, and under perf
+#     record without call graphs at 999 Hz (the sampling interrupt's own cost).
+#  3. End-to-end CPU per sample at 999 Hz: bpfprof's own CPU plus its BPF programs' run time
+#     (kernel.bpf_stats_enabled) against perf record's own CPU plus perf script's; whole runs,
+#     and marginal (a long run less a short one: no start-up or one-time work).
+#  4. bpfprof's own CPU per second of profiling, both CPUs busy (one chain per CPU, -p), at 99
+#     and 999 Hz, and with no samples (two sleeping processes): user space in a steady window
+#     (/proc/PID/task/*/schedstat: on-CPU ns) plus BPF run time, as % of one core; and over the
+#     whole run, start-up included.
+#  5. Memory: bpfprof's max RSS and open file descriptors with 1, 50 and 200 processes of
+#     chain started together by crowd (--realtime 1, as tests/integration/run-crowd.sh).
+#  6. Start-up: "bpfprof -- true" against "perf record -- true" (with and without DWARF
+#     call graphs), and perf script on that file: wall and CPU time.
+# The sections run in the order unwind, overhead, start-up, memory (BPF statistics off), then
+# CPU per sample and own CPU (kernel.bpf_stats_enabled=1, restored at exit).
+# Runs of different modes are interleaved (run i of every mode, then run i + 1), so slow drift
+# of a noisy machine reaches them all alike. Every measured value is appended to OUT/raw.txt
+# ("KEY VALUE"); tools/bench/summarize.py turns it into quartiles (p25/p50/p75, n stated),
+# ratios of medians and the targets' verdicts: OUT/bench.txt (printed) and OUT/bench.json
+# (fields: docs/performance.md).
+# Environment: BENCH_RUNS (N of the expensive figures, default 9), BENCH_RUNS_CHEAP (default 11),
+# BENCH_RUNS_LONG (own CPU and memory, default 5), BENCH_SECTIONS (some of "unwind overhead
+# startup memory cps own"; default all). About 10 minutes on 2 vCPUs with defaults.
 set -eu
 BIN=$(realpath "${1:-build/bpfprof}")
 TARGETS=$(realpath "${2:-build/tests/targets}")
 OUT=$(realpath -m "${3:-build/bench}")
+HERE=$(dirname "$(realpath "$0")")
 N=${BENCH_RUNS:-9}
+N_CHEAP=${BENCH_RUNS_CHEAP:-11}
+N_LONG=${BENCH_RUNS_LONG:-5}
+# Sections to run, in this order (start-up needs no BPF statistics; cps and own turn them on).
+SECTIONS=${BENCH_SECTIONS:-unwind overhead startup memory cps own}
+# Debian's interpreter, not one a user put first in PATH (pyenv): the workload is a real
+# Debian program and the summarizer needs nothing beyond the standard library.
+PY=/usr/bin/python3
+# Own CPU: profile this long (s), measure user space in a window from OWN_SKIP_S on.
+OWN_D=10
+OWN_SKIP_S=2
+OWN_WINDOW_S=7
+CROWD_SIZES="1 50 200"
+
+die() {
+	echo "bench: $*" >&2
+	exit 1
+}
+
+[ "$(id -u)" -eq 0 ] || die "run as root (BPF, perf_event_open, kernel.bpf_stats_enabled)"
+command -v perf >/dev/null || die "perf is missing (apt-get install linux-perf)"
+[ -x /usr/bin/time ] || die "/usr/bin/time is missing (apt-get install time)"
+[ -x "$PY" ] || die "$PY is missing (apt-get install python3)"
+for t in chain crowd libchain.so libchain_dl.so; do
+	[ -x "$TARGETS/$t" ] || die "$TARGETS/$t is missing (make $TARGETS/$t)"
+done
+[ -r /proc/self/schedstat ] || die "/proc/PID/schedstat is missing (CONFIG_SCHED_INFO)"
+
 mkdir -p "$OUT"
+RAW=$OUT/raw.txt
+: >"$RAW"
+OLD_BPF_STATS=$(sysctl -n kernel.bpf_stats_enabled)
+BG=()
 TMP=$(mktemp -d /tmp/bpfprof-bench.XXXXXX)
-trap 'rm -rf "$TMP"' EXIT
 
-command -v perf >/dev/null || { echo "bench: perf is missing (apt-get install linux-perf)" >&2; exit 1; }
+cleanup() {
+	local pid
 
-# quartiles: reads numbers on stdin, prints "p25 p50 p75".
-quartiles() {
-	sort -g | awk '{ v[NR] = $1 } END {
-		q(0.25); q(0.5); q(0.75); printf "\n" }
-		function q(p,   i) { i = int(p * (NR - 1) + 1.5); printf "%s ", v[i] }'
-}
-
-# seconds CMD...: wall seconds of CMD (output discarded).
-seconds() {
-	local s e
-	s=$(date +%s.%N)
-	"$@" >/dev/null 2>&1
-	e=$(date +%s.%N)
-	awk -v s="$s" -v e="$e" 'BEGIN { printf "%.6f\n", e - s }'
-}
-
-json="{\"runs\": $N, \"unwind\": ["
-sep=""
-printf '%-10s %-14s %8s %26s %26s\n' workload tool samples "ns/sample p25 p50 p75" "ns/frame p25 p50 p75"
-for w in chain python; do
-	case $w in
-	chain) cmd=("$TARGETS/chain" 3) ;;
-	python) cmd=(/usr/bin/python3 -c 'import json, re
-for i in range(600000):
-    json.loads(json.dumps({"k": re.findall("[a-z]+", "word %d of the bench" % i)}))') ;;
-	esac
-	"$BIN" -q -F 999 --raw-capture "$TMP/$w.raw" -o "$TMP/$w.folded" -- "${cmd[@]}" 2>/dev/null
-	perf record -q -e cpu-clock -F 999 --call-graph dwarf,16384 -o "$TMP/$w.perf" -- \
-		"${cmd[@]}" >/dev/null 2>&1
-	bp_samples=$(awk '{ n += $NF } END { print n }' "$TMP/$w.folded")
-	bp_frames=$(awk '{ n += $NF * (split($1, f, ";") - 1) } END { print n }' "$TMP/$w.folded")
-	perf script -i "$TMP/$w.perf" >"$TMP/$w.script" 2>/dev/null
-	pf_samples=$(awk 'BEGIN { RS = "" } NF { n++ } END { print n }' "$TMP/$w.script")
-	pf_frames=$(awk 'BEGIN { RS = "" } { n += split($0, l, "\n") - 1 } END { print n }' "$TMP/$w.script")
-	for tool in bpfprof perf; do
-		for ((i = 0; i < N; i++)); do
-			if [ $tool = bpfprof ]; then
-				seconds "$BIN" report "$TMP/$w.raw" -q -o /dev/null
-			else
-				seconds perf script -i "$TMP/$w.perf"
-			fi
-		done >"$TMP/$w.$tool.t"
-		if [ $tool = bpfprof ]; then s=$bp_samples f=$bp_frames; else s=$pf_samples f=$pf_frames; fi
-		read -r a b c <<<"$(awk -v n="$s" '{ print $1 * 1e9 / n }' "$TMP/$w.$tool.t" | quartiles)"
-		read -r d e g <<<"$(awk -v n="$f" '{ print $1 * 1e9 / n }' "$TMP/$w.$tool.t" | quartiles)"
-		printf '%-10s %-14s %8s %8.0f %8.0f %8.0f %8.1f %8.1f %8.1f\n' "$w" "$tool" "$s" "$a" "$b" "$c" "$d" "$e" "$g"
-		json+="$sep{\"workload\": \"$w\", \"tool\": \"$tool\", \"samples\": $s, \"frames\": $f, \"ns_per_sample\": [$a, $b, $c], \"ns_per_frame\": [$d, $e, $g]}"
-		sep=", "
-		eval "med_${w}_${tool}=$b"
+	for pid in "${BG[@]}"; do
+		kill "$pid" 2>/dev/null || true
 	done
-	awk -v p="$(eval echo \$med_${w}_perf)" -v b="$(eval echo \$med_${w}_bpfprof)" -v w="$w" \
-		'BEGIN { printf "%-10s perf script / bpfprof report, per sample (medians): %.1fx\n", w, p / b }'
-done
-json+="], \"overhead\": ["
+	wait 2>/dev/null || true
+	sysctl -q -w kernel.bpf_stats_enabled="$OLD_BPF_STATS" || true
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
-# Overhead: the profiled program's own CPU time (its getrusage, printed on its stdout) for a
-# fixed amount of work, so the profiler's start, stop and own CPU are not counted.
-WORK=(/usr/bin/python3 -c 'import resource
-sum(i * i for i in range(30000000))
+# Private copies: a rebuild during the bench (make in the same tree) cannot swap or remove the
+# binaries measured, and every run measures the same ones. chain finds libchain.so next to
+# itself ($ORIGIN).
+mkdir "$TMP/targets"
+cp "$BIN" "$TMP/bpfprof"
+cp "$TARGETS"/{chain,crowd,libchain.so,libchain_dl.so} "$TMP/targets/"
+BIN=$TMP/bpfprof
+TARGETS=$TMP/targets
+
+# put KEY VALUE: one measured value.
+put() {
+	echo "$1 $2" >>"$RAW"
+}
+
+now_ns() {
+	date +%s%N
+}
+
+# timed STDOUT STDERR CMD...: runs CMD, prints its wall time in seconds.
+timed() {
+	local out=$1 err=$2 s e
+
+	shift 2
+	s=$(now_ns)
+	"$@" >"$out" 2>"$err" || die "failed ($?): $* (stderr: $(tail -n 3 "$err"))"
+	e=$(now_ns)
+	awk -v s="$s" -v e="$e" 'BEGIN { printf "%.6f\n", (e - s) / 1e9 }'
+}
+
+# stat_value FILE REGEX FIELD: FIELD (awk number) of the first line of --stats output matching.
+stat_value() {
+	awk -v re="$2" -v f="$3" '$0 ~ re { print $f; exit }' "$1"
+}
+
+# stage_ms FILE NAME: total ms of --stats' line "stage NAME: N items, ..., total X ms".
+stage_ms() {
+	awk -v n="stage $2:" 'index($0, n) {
+		for (i = 1; i <= NF; i++) if ($i == "total") print $(i + 1)
+	}' "$1"
+}
+
+# schedstat_ns PID: on-CPU ns of every thread of PID (first field of schedstat).
+schedstat_ns() {
+	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ n += $1 } END { printf "%d\n", n }'
+}
+
+machine() {
+	put meta/kernel "$(uname -r)"
+	put meta/cpus "$(nproc)"
+	put meta/cpu_model "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo | tr ' ' _)"
+	put meta/perf_version "$(perf --version | awk '{ print $3 }')"
+	put meta/bpfprof_commit "$(git -C "$HERE/.." rev-parse --short HEAD 2>/dev/null || echo unknown)"
+	put meta/date "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	put meta/runs "$N"
+	put meta/runs_cheap "$N_CHEAP"
+	put meta/runs_long "$N_LONG"
+}
+
+# --- 1. offline unwinding -------------------------------------------------------------------
+
+# Seconds of the short and the long capture of each workload: the difference between their
+# replays is the cost of the extra samples alone (marginal), without start-up or one-time
+# per-binary work (CFI tables, symbol tables, module reporting).
+UNWIND_SHORT_S=1
+UNWIND_LONG_S=6
+
+# py_loop SECONDS: a pure-Python loop for SECONDS (wall).
+py_loop() {
+	echo "import time
+def inner(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+def outer(deadline):
+    while time.monotonic() < deadline:
+        inner(1000)
+outer(time.monotonic() + $1)"
+}
+
+# perf_counts SCRIPT: "samples frames" of perf script output: user frames only (no kernel
+# frames, no inline frames), as bpfprof's --stats counts them.
+perf_counts() {
+	awk 'BEGIN { RS = "" } NF {
+		s++; m = split($0, l, "\n")
+		for (i = 2; i <= m; i++)
+			if (l[i] !~ /\[kernel\.kallsyms\]\)$/ && l[i] !~ /\(inlined\)$/ && l[i] ~ /[^ \t]/)
+				f++
+	} END { print s + 0, f + 0 }' "$1"
+}
+
+# capture WORKLOAD LEN SECONDS: bpfprof and perf captures of WORKLOAD (chain, python) running
+# SECONDS, in $TMP/WORKLOAD-LEN.raw and .perf; perf's sample and frame counts recorded.
+capture() {
+	local w=$1 len=$2 sec=$3 cmd f=$TMP/$1-$2 s fr
+
+	case $w in
+	chain) cmd=("$TARGETS/chain" "$sec") ;;
+	python) cmd=("$PY" -c "$(py_loop "$sec")") ;;
+	esac
+	"$BIN" -q -F 999 --raw-capture "$f.raw" -o /dev/null -- "${cmd[@]}" 2>"$TMP/cap.err" ||
+		die "bpfprof capture of $w failed: $(tail -n 3 "$TMP/cap.err")"
+	perf record -q -e cpu-clock -F 999 --call-graph dwarf,16384 -o "$f.perf" -- "${cmd[@]}" \
+		>/dev/null 2>"$TMP/cap.err" || die "perf record of $w failed: $(tail -n 3 "$TMP/cap.err")"
+	perf script -i "$f.perf" >"$TMP/cap.script" 2>/dev/null
+	read -r s fr <<<"$(perf_counts "$TMP/cap.script")"
+	put "unwind/$w/perf/$len/samples" "$s"
+	put "unwind/$w/perf/$len/frames" "$fr"
+}
+
+# replay_bpfprof WORKLOAD LEN UNWINDER: one bpfprof report of a capture: wall time, unwind
+# stage time (--stats), samples and frames unwound (the per-module frame counts).
+replay_bpfprof() {
+	local k=unwind/$1/$3/$2 t
+
+	t=$(timed /dev/null "$TMP/rep.err" "$BIN" report "$TMP/$1-$2.raw" --unwinder="$3" --stats \
+		-o /dev/null)
+	put "$k/wall_s" "$t"
+	put "$k/unwind_ms" "$(stage_ms "$TMP/rep.err" unwind)"
+	put "$k/samples" "$(awk '/^bpfprof: stage unwind:/ { print $4 }' "$TMP/rep.err")"
+	put "$k/frames" "$(awk '/^bpfprof:   module .*: [0-9]+ frames/ {
+		for (i = 1; i <= NF; i++) if ($i ~ /^frames,?$/) n += $(i - 1)
+	} END { print n + 0 }' "$TMP/rep.err")"
+}
+
+bench_unwind() {
+	local w i u len t
+
+	for w in chain python; do
+		echo "bench: unwind: capturing $w for $UNWIND_SHORT_S and $UNWIND_LONG_S s" \
+			"(bpfprof --raw-capture, perf record --call-graph dwarf)"
+		capture "$w" short "$UNWIND_SHORT_S"
+		capture "$w" long "$UNWIND_LONG_S"
+		echo "bench: unwind: $N replays of each by bpfprof report (fast, dwfl) and perf script"
+		for ((i = 0; i < N; i++)); do
+			for len in short long; do
+				for u in fast dwfl; do
+					replay_bpfprof "$w" "$len" "$u"
+				done
+				t=$(timed /dev/null /dev/null perf script -i "$TMP/$w-$len.perf")
+				put "unwind/$w/perf/$len/wall_s" "$t"
+			done
+		done
+	done
+}
+
+# --- 2. overhead on the profiled program ----------------------------------------------------
+
+# work_cmd ITERATIONS: sets WORK to fixed work that prints its own CPU time (its getrusage):
+# the profiler's start, stop and own CPU are not counted, only what sampling costs the program.
+work_cmd() {
+	WORK=("$PY" -c "import resource
+sum(i * i for i in range($1))
 r = resource.getrusage(resource.RUSAGE_SELF)
-print("%.4f" % (r.ru_utime + r.ru_stime))')
-printf '\n%-26s %24s %10s\n' "overhead (fixed work)" "own CPU s p25 p50 p75" "vs none"
-sep=""
-for mode in none bpfprof-99 perf-99 bpfprof-999 perf-999; do
-	for ((i = 0; i < N; i++)); do
-		case $mode in
-		none) "${WORK[@]}" ;;
-		bpfprof-*) "$BIN" -q -F "${mode#*-}" -o /dev/null -- "${WORK[@]}" 2>/dev/null ;;
-		perf-*) perf record -q -e cpu-clock -F "${mode#*-}" --call-graph dwarf,16384 \
-			-o "$TMP/o.perf" -- "${WORK[@]}" 2>/dev/null ;;
-		esac | tail -n 1
-	done >"$TMP/$mode.t"
-	read -r a b c <<<"$(quartiles <"$TMP/$mode.t")"
-	[ $mode = none ] && base=$b
-	printf '%-26s %8.3f %7.3f %7.3f %9.1f%%\n' "$mode" "$a" "$b" "$c" \
-		"$(awk -v b="$b" -v base="$base" 'BEGIN { print (b / base - 1) * 100 }')"
-	json+="$sep{\"mode\": \"$mode\", \"own_cpu_s\": [$a, $b, $c]}"
-	sep=", "
-done
-json+="], \"cpu_per_sample\": ["
+print('%.4f' % (r.ru_utime + r.ru_stime))")
+}
+# About 1.5 s of CPU here. Section 3 runs 1.75 times as much and a quarter as much: the
+# difference, ~2.3 s at 999 Hz, is thousands of samples, above the noise of start-up.
+WORK_ITERATIONS=40000000
+CPS_ITERATIONS=70000000
+CPS_SHORT_ITERATIONS=10000000
 
-# End-to-end CPU per sample, fixed work at 999 Hz: bpfprof's own CPU plus its BPF programs' run
-# time (kernel.bpf_stats_enabled), against perf record's own CPU (less the program's) plus
-# perf script's. perf's in-kernel stack copies are charged to the program (see overhead).
-old_stats=$(sysctl -n kernel.bpf_stats_enabled)
-sysctl -q -w kernel.bpf_stats_enabled=1
-printf '\n%-26s %24s\n' "CPU per sample (999 Hz)" "us p25 p50 p75"
-for ((i = 0; i < N; i++)); do
-	"$BIN" --stats -F 999 -o /dev/null -- "${WORK[@]}" 2>"$TMP/bp.err" >/dev/null
-	awk '/samples received/ { for (i = 1; i <= NF; i++) if ($i == "samples") n = $(i - 1) }
-	     /own CPU/ { own = $4; for (i = 1; i <= NF; i++) if ($i == "programs") bpf = $(i + 1) }
-	     END { printf "%.3f\n", (own + bpf) * 1e6 / n }' "$TMP/bp.err"
-done >"$TMP/cps.bpfprof"
-sysctl -q -w kernel.bpf_stats_enabled="$old_stats"
-for ((i = 0; i < N; i++)); do
+bench_overhead() {
+	local i mode v
+
+	work_cmd $WORK_ITERATIONS
+	echo "bench: overhead: $N runs of fixed work alone, under bpfprof and perf at 99 and 999 Hz"
+	for ((i = 0; i < N; i++)); do
+		for mode in none bpfprof-99 perf-99 bpfprof-999 perf-999 perf-ip-999; do
+			case $mode in
+			none) v=$("${WORK[@]}" | tail -n 1) ;;
+			# The timer interrupt and one IP per sample, no stack: the floor of any
+			# sampling profiler at this rate on this machine.
+			perf-ip-*) v=$(perf record -q -e cpu-clock -F "${mode##*-}" -o "$TMP/o.perf" \
+				-- "${WORK[@]}" 2>/dev/null | tail -n 1) ;;
+			bpfprof-*) v=$("$BIN" -q -F "${mode#*-}" -o /dev/null -- "${WORK[@]}" \
+				2>/dev/null | tail -n 1) ;;
+			perf-*) v=$(perf record -q -e cpu-clock -F "${mode#*-}" --call-graph \
+				dwarf,16384 -o "$TMP/o.perf" -- "${WORK[@]}" 2>/dev/null | tail -n 1) ;;
+			esac
+			[ -n "$v" ] || die "overhead: no CPU time from the work under $mode"
+			put "overhead/$mode/own_cpu_s" "$v"
+		done
+	done
+}
+
+# --- 6. start-up ----------------------------------------------------------------------------
+
+# startup_run NAME CMD...: one start-up of CMD: wall time, and CPU time (user + system, its
+# children's included) from /usr/bin/time.
+startup_run() {
+	local name=$1 t
+
+	shift
+	t=$(timed /dev/null "$TMP/st.err" /usr/bin/time -f '%U %S' -o "$TMP/st.time" "$@")
+	put "startup/$name/wall_s" "$t"
+	put "startup/$name/cpu_s" "$(awk '{ printf "%.3f\n", $1 + $2 }' "$TMP/st.time")"
+}
+
+bench_startup() {
+	local i
+
+	echo "bench: start-up: $N_CHEAP runs each of bpfprof -- true, perf record -- true"
+	for ((i = 0; i < N_CHEAP; i++)); do
+		startup_run bpfprof "$BIN" -q -o /dev/null -- true
+		startup_run perf perf record -q -e cpu-clock -o "$TMP/st.perf" -- true
+		startup_run perf-dwarf perf record -q -e cpu-clock --call-graph dwarf \
+			-o "$TMP/st.perf" -- true
+		# perf script's fixed cost: the file of that run (next to no samples).
+		startup_run perf-script perf script -i "$TMP/st.perf"
+	done
+}
+
+# --- 5. memory with many processes ----------------------------------------------------------
+
+bench_memory() {
+	local i n
+
+	echo "bench: memory: $N_LONG runs each with $CROWD_SIZES processes of chain (crowd)"
+	for ((i = 0; i < N_LONG; i++)); do
+		for n in $CROWD_SIZES; do
+			"$BIN" --stats --realtime 1 -F 999 -o /dev/null -- "$TARGETS/crowd" -n "$n" \
+				"$TARGETS/chain" 2 >/dev/null 2>"$TMP/mem.err" ||
+				die "crowd of $n failed: $(tail -n 3 "$TMP/mem.err")"
+			put "memory/$n/max_rss_kib" "$(stat_value "$TMP/mem.err" '^bpfprof: max RSS' 4)"
+			put "memory/$n/fds" "$(stat_value "$TMP/mem.err" '^bpfprof: max RSS' 6)"
+			put "memory/$n/samples" "$(stat_value "$TMP/mem.err" 'samples received' 8)"
+		done
+	done
+}
+
+# --- 3. end-to-end CPU per sample -----------------------------------------------------------
+
+# bpf_s_or_nan FILE: BPF programs' run time (s) from --stats' "own CPU" line; "nan" (a value
+# missing from its distribution) with a warning when it was not counted: something else turned
+# kernel.bpf_stats_enabled off during the run.
+bpf_s_or_nan() {
+	local v
+
+	v=$(awk '/^bpfprof: own CPU/ {
+		for (i = 1; i <= NF; i++) if ($i == "programs") print $(i + 1) }' "$1")
+	if [ -z "$v" ]; then
+		echo "bench: BPF run time not counted in one run (kernel.bpf_stats_enabled turned off" \
+			"by something else?); left out" >&2
+		v=nan
+	fi
+	echo "$v"
+}
+
+# cps_run LEN: one run of each tool on the work of this length (short, long).
+cps_run() {
+	local k=cps/bpfprof/$1 work n own bpf rec scr
+
+	sysctl -q -w kernel.bpf_stats_enabled=1
+	"$BIN" --stats -F 999 -o /dev/null -- "${WORK[@]}" >/dev/null 2>"$TMP/bp.err"
+	n=$(stat_value "$TMP/bp.err" 'samples received' 8)
+	own=$(stat_value "$TMP/bp.err" '^bpfprof: own CPU' 4)
+	[ -n "$n" ] && [ -n "$own" ] ||
+		die "CPU per sample: no samples or own CPU in bpfprof --stats:" \
+			"$(grep -E 'profiled|own CPU' "$TMP/bp.err")"
+	bpf=$(bpf_s_or_nan "$TMP/bp.err")
+	put "$k/samples" "$n"
+	put "$k/own_cpu_s" "$own"
+	put "$k/bpf_s" "$bpf"
+
+	# perf record's CPU includes the work it runs (time counts children): less the work's own
+	# CPU. perf's in-kernel stack copies are charged to the work.
+	k=cps/perf/$1
 	work=$(/usr/bin/time -f '%U %S' -o "$TMP/rec.time" perf record -q -e cpu-clock -F 999 \
 		--call-graph dwarf,16384 -o "$TMP/cps.data" -- "${WORK[@]}" 2>/dev/null | tail -n 1)
+	[ -n "$work" ] || die "CPU per sample: no CPU time from the work under perf record"
 	/usr/bin/time -f '%U %S' -o "$TMP/script.time" perf script -i "$TMP/cps.data" \
 		>"$TMP/cps.script" 2>/dev/null
-	n=$(awk 'BEGIN { RS = "" } NF { n++ } END { print n }' "$TMP/cps.script")
-	awk -v w="$work" -v n="$n" 'FNR == 1 { t += $1 + $2 } END { printf "%.3f\n", (t - w) * 1e6 / n }' \
-		"$TMP/rec.time" "$TMP/script.time"
-done >"$TMP/cps.perf"
-sep=""
-for tool in bpfprof perf; do
-	read -r a b c <<<"$(quartiles <"$TMP/cps.$tool")"
-	printf '%-26s %8.1f %7.1f %7.1f\n' "$tool" "$a" "$b" "$c"
-	json+="$sep{\"tool\": \"$tool\", \"us_per_sample\": [$a, $b, $c]}"
-	sep=", "
-	eval "cps_$tool=$b"
+	n=$(perf_counts "$TMP/cps.script" | awk '{ print $1 }')
+	rec=$(awk -v w="$work" '{ printf "%.3f\n", $1 + $2 - w }' "$TMP/rec.time")
+	scr=$(awk '{ printf "%.3f\n", $1 + $2 }' "$TMP/script.time")
+	put "$k/samples" "$n"
+	put "$k/record_cpu_s" "$rec"
+	put "$k/script_cpu_s" "$scr"
+}
+
+bench_cpu_per_sample() {
+	local i
+
+	echo "bench: CPU per sample: $N runs each of bpfprof and perf record + perf script, 999 Hz," \
+		"on long and short fixed work"
+	for ((i = 0; i < N; i++)); do
+		work_cmd $CPS_SHORT_ITERATIONS
+		cps_run short
+		work_cmd $CPS_ITERATIONS
+		cps_run long
+	done
+}
+
+# --- 4. own CPU, both CPUs busy -------------------------------------------------------------
+
+# Modes: 99 and 999 (Hz, one busy chain per CPU), idle (99 Hz, one sleeping process: the cost
+# of profiling with no samples, the drain timer's).
+bench_own_cpu() {
+	local i mode hz c1 c2 bp s0 s1 t0 t1 dur own bpf
+
+	echo "bench: own CPU: $N_LONG runs each of ${OWN_D} s: 99 and 999 Hz with one chain per CPU" \
+		"(-p), 99 Hz on a sleeping process"
+	for ((i = 0; i < N_LONG; i++)); do
+		for mode in 99 999 idle; do
+			if [ "$mode" = idle ]; then
+				hz=99
+				sleep $((OWN_D + 5)) &
+				c1=$!
+				sleep $((OWN_D + 5)) &
+				c2=$!
+			else
+				hz=$mode
+				"$TARGETS/chain" $((OWN_D + 5)) &
+				c1=$!
+				"$TARGETS/chain" $((OWN_D + 5)) &
+				c2=$!
+			fi
+			BG+=("$c1" "$c2")
+			sysctl -q -w kernel.bpf_stats_enabled=1
+			"$BIN" --stats -F "$hz" -d "$OWN_D" -p "$c1,$c2" -o /dev/null 2>"$TMP/own.err" &
+			bp=$!
+			BG+=("$bp")
+			sleep "$OWN_SKIP_S"
+			t0=$(now_ns)
+			s0=$(schedstat_ns "$bp")
+			sleep "$OWN_WINDOW_S"
+			s1=$(schedstat_ns "$bp")
+			t1=$(now_ns)
+			wait "$bp" || die "own CPU ($mode): bpfprof failed: $(tail -n 3 "$TMP/own.err")"
+			kill "$c1" "$c2" 2>/dev/null || true
+			wait "$c1" "$c2" 2>/dev/null || true
+			BG=()
+			dur=$(stat_value "$TMP/own.err" '^bpfprof: profiled' 3)
+			own=$(stat_value "$TMP/own.err" '^bpfprof: own CPU' 4)
+			[ -n "$dur" ] && [ -n "$own" ] ||
+				die "own CPU ($mode): no duration or own CPU in bpfprof --stats:" \
+					"$(grep -E 'profiled|own CPU' "$TMP/own.err")"
+			bpf=$(bpf_s_or_nan "$TMP/own.err")
+			put "own/$mode/window_user_pct" "$(awk -v a="$s0" -v b="$s1" -v t0="$t0" \
+				-v t1="$t1" 'BEGIN { printf "%.4f\n", (b - a) * 100 / (t1 - t0) }')"
+			if [ "$bpf" = nan ]; then
+				put "own/$mode/bpf_pct" nan
+				put "own/$mode/whole_run_pct" nan
+			else
+				put "own/$mode/bpf_pct" "$(awk -v b="$bpf" -v d="$dur" \
+					'BEGIN { printf "%.4f\n", b * 100 / d }')"
+				put "own/$mode/whole_run_pct" "$(awk -v o="$own" -v b="$bpf" \
+					-v d="$dur" 'BEGIN { printf "%.4f\n", (o + b) * 100 / d }')"
+			fi
+			put "own/$mode/samples_per_s" "$(awk -v d="$dur" '/samples received/ {
+				printf "%.1f\n", $8 / d; exit }' "$TMP/own.err")"
+			# Each program's share: runs x us each (finer than the rounded seconds).
+			awk -v d="$dur" -v m="$mode" '/^bpfprof: BPF program [^ ]+: [0-9]+ runs,/ {
+				sub(/:$/, "", $4)
+				printf "own/%s/bpf_prog/%s_pct %.4f\n", m, $4, $5 * $7 / 1e6 * 100 / d
+			}' "$TMP/own.err" >>"$RAW"
+		done
+	done
+}
+
+# section FUNCTION: runs one section, says how long it took.
+section() {
+	local s=$SECONDS
+
+	"$1"
+	echo "bench:   done in $((SECONDS - s)) s"
+}
+
+START=$SECONDS
+machine
+for s in $SECTIONS; do
+	case $s in
+	unwind) section bench_unwind ;;
+	overhead) section bench_overhead ;;
+	startup) section bench_startup ;;
+	memory) section bench_memory ;;
+	cps)
+		sysctl -q -w kernel.bpf_stats_enabled=1
+		section bench_cpu_per_sample
+		;;
+	own)
+		sysctl -q -w kernel.bpf_stats_enabled=1
+		section bench_own_cpu
+		;;
+	*) die "unknown section '$s' in BENCH_SECTIONS" ;;
+	esac
 done
-awk -v p="$cps_perf" -v b="$cps_bpfprof" 'BEGIN { printf "perf / bpfprof CPU per sample (medians): %.1fx\n", p / b }'
-json+="]}"
-echo "$json" >"$OUT/bench.json"
+put meta/bench_s $((SECONDS - START))
+sysctl -q -w kernel.bpf_stats_enabled="$OLD_BPF_STATS"
 echo
-echo "bench: wrote $OUT/bench.json (N=$N runs per figure; unwind times include each tool's"
-echo "       start-up: bpfprof loads and verifies BPF and reads kallsyms, ~0.15 s; perf reads its"
-echo "       headers; CPU per sample is for ~1 s of work, start-up included)"
+"$PY" "$HERE/bench/summarize.py" "$RAW" "$OUT/bench.json" "$OUT/bench.txt"
+cat "$OUT/bench.txt"
+echo
+echo "bench: wrote $OUT/bench.json, $OUT/bench.txt and the raw values in $RAW"
