@@ -179,38 +179,6 @@ static void assert_consistent_with_nm(struct symtab *st, uint64_t addr, bool mus
 		 (unsigned long long)off);
 }
 
-static size_t build_id_of(const char *path, uint8_t *id, size_t size)
-{
-	size_t off, next, name_off, desc_off, len = 0;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr shdr;
-	GElf_Nhdr nh;
-	Elf_Data *d;
-	Elf *elf;
-	int fd;
-
-	fd = open(path, O_RDONLY);
-	assert_true(fd >= 0);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	assert_non_null(elf);
-	while (!len && (scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
-			continue;
-		d = elf_getdata(scn, NULL);
-		for (off = 0; d && (next = gelf_getnote(d, off, &nh, &name_off, &desc_off));
-		     off = next) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_descsz <= size) {
-				memcpy(id, (char *)d->d_buf + desc_off, nh.n_descsz);
-				len = nh.n_descsz;
-				break;
-			}
-		}
-	}
-	elf_end(elf);
-	close(fd);
-	return len;
-}
-
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	return remove(path);

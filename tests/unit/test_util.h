@@ -4,6 +4,7 @@
 #define BPFPROF_TEST_UTIL_H
 
 #include <fcntl.h>
+#include <gelf.h>
 #include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -98,6 +99,40 @@ static inline void copy_file(const char *src, const char *dst)
 	assert_int_equal(read_file(src, &buf, &size), 0);
 	write_file(dst, buf, size);
 	free(buf);
+}
+
+/* The GNU build-id of the ELF file at path (at least 2 bytes: asserted) into id; its length. */
+static inline size_t build_id_of(const char *path, uint8_t *id, size_t size)
+{
+	size_t off, next, name_off, desc_off, len = 0;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	GElf_Nhdr nh;
+	Elf_Data *d;
+	Elf *elf;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	while (!len && (scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (off = 0; d && (next = gelf_getnote(d, off, &nh, &name_off, &desc_off));
+		     off = next) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_descsz <= size) {
+				memcpy(id, (char *)d->d_buf + desc_off, nh.n_descsz);
+				len = nh.n_descsz;
+				break;
+			}
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	assert_true(len >= 2);
+	return len;
 }
 
 #endif /* BPFPROF_TEST_UTIL_H */
