@@ -35,6 +35,10 @@ struct {
 const volatile bool target_all __weak = false;
 /* bpfprof's own tgid: never sampled, never followed. */
 const volatile __u32 self_tgid __weak = 0;
+/* Bytes of unread records from which a submit wakes the consumer (0: never). Records are
+ * submitted without a wakeup (each costs an irq_work interrupt) and drained on a timer; this
+ * wakes it early when the ringbuf fills faster than the timer drains it. */
+const volatile __u64 wakeup_bytes __weak = 0;
 
 /* The sampling state of tgid: TARGET_* with flags, or 0 when it is not a target. */
 static __always_inline __u32 target_state(__u32 tgid)
@@ -45,6 +49,14 @@ static __always_inline __u32 target_state(__u32 tgid)
 		return tgid == self_tgid || tgid == 0 ? 0 : TARGET_ACTIVE;
 	state = bpf_map_lookup_elem(&target_tgids, &tgid);
 	return state ? *state : 0;
+}
+
+/* bpf_ringbuf_submit() flags: a wakeup only past wakeup_bytes of unread records. */
+static __always_inline __u64 ringbuf_flags(void)
+{
+	if (wakeup_bytes && bpf_ringbuf_query(&ringbuf, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
 }
 
 static __always_inline struct sample_stats *stats__get(void)

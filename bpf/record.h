@@ -105,6 +105,7 @@ struct task_record {
 #define MMAP_F_SHARED		(1u << 8)
 #define MMAP_F_PATH_TRUNC	(1u << 9)	/* deeper than BPFPROF_PATH_DEPTH, or too long */
 #define MMAP_F_EXEC_TIME	(1u << 10)	/* emitted at exec for the new image's code */
+#define MMAP_F_VDSO		(1u << 11)	/* the vDSO (no file), emitted at exec */
 
 /*
  * RECORD_MUNMAP: [start, start + len) of tgid holds no code any more (munmap, mremap's old

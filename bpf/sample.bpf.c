@@ -272,7 +272,7 @@ int handle_perf_event(struct bpf_perf_event_data *ctx)
 	}
 submit:
 	__sync_fetch_and_add(&st->samples, 1);
-	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(rec, ringbuf_flags());
 	return 0;
 }
 

@@ -186,7 +186,7 @@ static __always_inline struct mmap_record *reserve(__u32 type, __u32 tgid, __u64
 static __always_inline void submit(struct mmap_record *rec, struct sample_stats *st)
 {
 	__sync_fetch_and_add(&st->mmap_events, 1);
-	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(rec, ringbuf_flags());
 }
 
 static __always_inline void emit_munmap(__u32 tgid, __u64 start, __u64 len, struct sample_stats *st)
@@ -200,7 +200,7 @@ static __always_inline void emit_munmap(__u32 tgid, __u64 start, __u64 len, stru
 	rec->start = start;
 	rec->len = len;
 	__sync_fetch_and_add(&st->mmap_events, 1);
-	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(rec, ringbuf_flags());
 }
 
 /* RECORD_MMAP for the VMA holding addr, when it is executable; returns the VMA's end, or 0. */
@@ -307,7 +307,7 @@ static __always_inline void emit_task(__u32 type, __u32 tgid, __u32 parent_tgid)
 	rec->time_ns = bpf_ktime_get_ns();
 	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
 	__sync_fetch_and_add(&st->events, 1);
-	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(rec, ringbuf_flags());
 }
 
 /* A target's new process becomes a target before it runs: `bpfprof -- make` follows every
@@ -348,8 +348,8 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	__u32 tgid = p->tgid, *state;
-	__u64 addr, next, base = 0;
+	__u32 tgid = p->tgid, *state, flags = MMAP_F_EXEC_TIME;
+	__u64 addr, next, base = 0, vdso;
 	struct sample_stats *st;
 	struct mm_struct *mm;
 	int i;
@@ -379,10 +379,22 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 		}
 	}
 	/* The executable's code VMA, then the interpreter's segments: adjacent VMAs from its
-	 * base, of which the code ones are emitted. */
+	 * base, of which the code ones are emitted; last the vDSO (x86 mm->context.vdso). With
+	 * these the process's code is known without reading /proc/PID/maps. One emit_vma() call
+	 * site: each inlines the path walk. */
 	addr = BPF_CORE_READ(mm, start_code);
-	for (i = 0; addr && i < EXEC_VMAS_MAX + 1; i++) {
-		next = emit_vma(p, tgid, addr, MMAP_F_EXEC_TIME, st);
+	vdso = (__u64)BPF_CORE_READ(mm, context.vdso);
+	for (i = 0; i < EXEC_VMAS_MAX + 2; i++) {
+		if (!addr || i == EXEC_VMAS_MAX + 1) {
+			if (!vdso)
+				break;
+			addr = vdso;
+			vdso = 0;
+			flags |= MMAP_F_VDSO;
+		}
+		next = emit_vma(p, tgid, addr, flags, st);
+		if (flags & MMAP_F_VDSO)
+			break;
 		addr = i == 0 ? base : next;
 	}
 	return 0;

@@ -28,12 +28,16 @@
 /* The end of one ringbuf drain: exited processes are freed here (struct record_header). */
 #define RECORD_CAPTURE_BATCH	101
 
+/* The capture's process table read /proc/PID/maps lazily (proc_table_opts.lazy_maps, -a):
+ * its replay must too, to ask for the recorded reads in the same order. */
+#define CAPTURE_F_LAZY_MAPS	(1u << 0)
+
 struct capture_header {
 	char magic[8];		/* CAPTURE_MAGIC, NUL-padded */
 	__u32 version;		/* CAPTURE_VERSION */
 	__u32 hdr_sz;		/* sizeof(struct capture_header) */
 	__u32 stack_sz;		/* --stack-size of the capture, bytes */
-	__u32 pad;
+	__u32 flags;		/* CAPTURE_F_* (0 in captures of older versions) */
 	__u64 freq_hz;		/* -F of the capture */
 	__u64 start_ns;		/* CLOCK_MONOTONIC at the start */
 	__u64 duration_ns;	/* of the capture; 0 if it was not closed cleanly */

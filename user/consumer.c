@@ -127,6 +127,11 @@ int consumer__drain(struct consumer *c)
 	return n;
 }
 
+int consumer__wakeup_fd(const struct consumer *c)
+{
+	return c->rb ? ring_buffer__epoll_fd(c->rb) : -1;
+}
+
 void consumer__set_capture(struct consumer *c, struct capture_writer *w)
 {
 	c->capture = w;

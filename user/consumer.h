@@ -23,8 +23,9 @@ struct capture_writer;
 
 /*
  * Reads the ringbuf map ringbuf_fd. Records are submitted without wakeups (a wakeup from the
- * perf_event program costs an interrupt per sample), so nothing polls: call consumer__drain()
- * on a short timer. sh and pt are borrowed. ringbuf_fd < 0 makes a consumer fed by
+ * perf_event program costs an interrupt per sample) until the ringbuf is a quarter full
+ * (wakeup_bytes in bpf/maps.bpf.h): call consumer__drain() on a timer and when
+ * consumer__wakeup_fd() polls readable. sh and pt are borrowed. ringbuf_fd < 0 makes a consumer fed by
  * consumer__handle() only (bpfprof report). Returns NULL and sets errno.
  */
 struct consumer *consumer__new(int ringbuf_fd, struct sample_handler *sh, struct proc_table *pt);
@@ -42,6 +43,9 @@ void consumer__free(struct consumer *c);
  * exit record was among them. Returns the number of records or a negative errno.
  */
 int consumer__drain(struct consumer *c);
+/* An fd that polls readable (POLLIN) when BPF woke the consumer: the ringbuf's epoll fd (owned
+ * by c). -1 for a consumer without a ringbuf. */
+int consumer__wakeup_fd(const struct consumer *c);
 
 const struct consumer_stats *consumer__stats(const struct consumer *c);
 

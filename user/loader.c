@@ -37,6 +37,8 @@ struct loader *loader__load(const struct loader_opts *opts)
 	l->skel->rodata->stack_init_sz = opts->stack_sz;
 	l->skel->rodata->target_all = opts->target_all;
 	l->skel->rodata->self_tgid = opts->self_tgid;
+	/* A quarter full: wake the consumer instead of waiting for its timer. */
+	l->skel->rodata->wakeup_bytes = opts->ringbuf_sz / 4;
 	err = bpf_map__set_max_entries(l->skel->maps.ringbuf, opts->ringbuf_sz);
 	if (!err)
 		err = bpf_map__set_max_entries(l->skel->maps.target_tgids, opts->max_targets);

@@ -2,6 +2,7 @@
 /* main.c: bpfprof -- CMD / -p PID: set up, sample until done, write folded stacks. */
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -383,7 +384,10 @@ static int agent_cut(struct session *s)
 	s->agg = fresh;
 	s->cut_start_realtime_ns = end;
 	s->next_cut_ns = now_ns() + s->opts->ag.interval_ns;
-	/* Files no process maps any more can go now that no profile refers to them. */
+	/* Files no process maps any more can go now that no profile refers to them; the heap
+	 * pages symbolization freed go back to the system (RSS stays flat between intervals). */
+	proc_table__trim_files(s->pt);
+	malloc_trim(0);
 	return err < 0 ? err : 0;
 }
 
@@ -448,7 +452,10 @@ static int run_loop(struct session *s)
 	uint64_t stop_at = o->duration_ns ? s->start_ns + o->duration_ns : UINT64_MAX;
 	uint64_t next_check = 0, next_sweep = now_ns() + 5000000000ull, now;
 	unsigned int swept;
-	struct pollfd pfd = { .fd = s->sigfd, .events = POLLIN };
+	struct pollfd pfd[2] = {
+		{ .fd = s->sigfd, .events = POLLIN },
+		{ .fd = consumer__wakeup_fd(s->consumer), .events = POLLIN },
+	};
 	int n;
 
 	for (;;) {
@@ -487,7 +494,7 @@ static int run_loop(struct session *s)
 				break;
 			}
 		}
-		poll(&pfd, 1, o->drain_ms);
+		poll(pfd, 2, o->drain_ms);
 	}
 	return 0;
 }
@@ -747,13 +754,19 @@ static int set_copy_size(void *ctx, uint32_t tgid, uint32_t bytes)
 }
 
 /* The user-space pipeline, fed by the ringbuf (ringbuf_fd) or a replay (-1). */
-static int setup_pipeline(struct session *s, int ringbuf_fd, uint32_t stack_cap)
+static int setup_pipeline(struct session *s, int ringbuf_fd, uint32_t stack_cap, bool lazy_maps)
 {
 	struct bpfprof_opts *o = s->opts;
-	struct proc_table_opts pto = { .rescan_interval_ns = 10000000ull };
+	struct proc_table_opts pto = {
+		.rescan_interval_ns = 10000000ull,
+		.lazy_maps = lazy_maps,
+		/* A node runs many short-lived programs: keep a few of their files, not 256. */
+		.unused_files_max = o->agent ? 32 : 0,
+	};
 	struct sample_handler_opts sho = {
 		.stack_cap = stack_cap,
 		.max_frames = o->max_frames,
+		.no_dwarf = o->no_inline,
 		.copy = { .init_sz = o->stack_sz, .max_sz = o->max_stack_sz },
 		/* The agent never stalls its sampling loop for a download; a profile written at
 		 * the end of a run may wait a while. */
@@ -815,7 +828,11 @@ static int setup(struct session *s)
 		.self_tgid = getpid(),
 	};
 	struct perf_event_opts po = { .event = o->event, .freq_hz = o->freq_hz };
-	struct capture_header ch = { .stack_sz = o->max_stack_sz, .freq_hz = o->freq_hz };
+	struct capture_header ch = {
+		.stack_sz = o->max_stack_sz,
+		.freq_hz = o->freq_hz,
+		.flags = o->all ? CAPTURE_F_LAZY_MAPS : 0,
+	};
 	int err, cpu = -1;
 	char *text;
 	size_t len;
@@ -850,7 +867,7 @@ static int setup(struct session *s)
 				s->capture_failed = true;
 		}
 	}
-	err = setup_pipeline(s, loader__ringbuf_fd(s->loader), o->max_stack_sz);
+	err = setup_pipeline(s, loader__ringbuf_fd(s->loader), o->max_stack_sz, o->all);
 	if (!err && s->capture)
 		consumer__set_capture(s->consumer, s->capture);
 	return err;
@@ -882,7 +899,7 @@ static int run_report(struct session *s)
 			s->ksyms = ksyms__load_text(mr->text, mr->len);
 		n = capture_reader__next(r, &data, &sz);
 	}
-	err = setup_pipeline(s, -1, hdr.stack_sz);
+	err = setup_pipeline(s, -1, hdr.stack_sz, hdr.flags & CAPTURE_F_LAZY_MAPS);
 	if (err)
 		goto out;
 	s->opts->freq_hz = hdr.freq_hz;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "bpf/record.h"
 #include "opts.h"
 #include "perf_event.h"
@@ -56,6 +57,8 @@ enum {
 	OPT_FORMAT,
 	OPT_TITLE,
 	OPT_NO_DEMANGLE,
+	OPT_INLINE,
+	OPT_NO_INLINE,
 	OPT_UNWINDER,
 	OPT_INTERVAL,
 	OPT_GROUP_BY,
@@ -93,9 +96,10 @@ static const struct argp_option options[] = {
 	{ "max-stack-size", OPT_MAX_STACK_SIZE, "BYTES", 0, "Largest stack copy per sample "
 	  "(default 128K, 512-128K; K suffix allowed)", 2 },
 	{ "max-frames", OPT_MAX_FRAMES, "N", 0, "User frames unwound per sample (default 256)", 2 },
-	{ "ringbuf-size", OPT_RINGBUF_SIZE, "BYTES", 0, "BPF ringbuf size (default 16M; power "
-	  "of 2; K/M suffix allowed)", 2 },
-	{ "drain-interval", OPT_DRAIN_MS, "MS", 0, "Ringbuf drain period (default 10)", 2 },
+	{ "ringbuf-size", OPT_RINGBUF_SIZE, "BYTES", 0, "BPF ringbuf size (default 16M; agent: "
+	  "about one second of samples, 2M-64M; power of 2; K/M suffix allowed)", 2 },
+	{ "drain-interval", OPT_DRAIN_MS, "MS", 0, "Ringbuf drain period (default 10, agent 250; "
+	  "a ringbuf a quarter full is drained at once)", 2 },
 	{ "exec", OPT_EXEC, NULL, 0, "With -- CMD: CMD runs in bpfprof's own process (its PID "
 	  "stays the one the caller started, its exit status is its own); a detached process "
 	  "profiles it and writes -o or exports as the agent does (--pyroscope-url, "
@@ -113,6 +117,11 @@ static const struct argp_option options[] = {
 	  ".pb.gz/.pprof pprof, .svg svg, else folded)", 3 },
 	{ "title", OPT_TITLE, "TEXT", 0, "Title of the SVG flame graph", 3 },
 	{ "no-demangle", OPT_NO_DEMANGLE, NULL, 0, "Keep C++ and Rust symbol names mangled", 3 },
+	{ "no-inline", OPT_NO_INLINE, NULL, 0, "Name frames from symbol tables only: no inline "
+	  "frames or source lines from DWARF (the agent's default: a large library's DWARF costs "
+	  "tens of MB and a CPU-second to load)", 3 },
+	{ "inline", OPT_INLINE, NULL, 0, "Inline frames and source lines from DWARF (default, "
+	  "but for the agent)", 3 },
 	{ "top", OPT_TOP, "N", 0, "Functions listed in the summary (default 10, 0 = none)", 3 },
 	{ "raw-capture", OPT_RAW_CAPTURE, "FILE", 0, "Also write every record received (samples "
 	  "WITH THEIR STACK MEMORY, mode 0600) to FILE, for 'bpfprof report FILE'", 3 },
@@ -221,6 +230,25 @@ static enum output_format format_from_name(const char *path)
 	return OUTPUT_FOLDED;
 }
 
+/*
+ * The agent's ringbuf: room for about a second of samples of every online CPU at the first
+ * copy size (a power of 2, 2-64 MiB). The agent drains every 250 ms and a ringbuf a quarter
+ * full wakes it, so a second's room absorbs a slow drain; and the ringbuf's pages are mapped
+ * twice into the agent (its RSS counts 2x the size), which a fixed 16 MiB would waste on
+ * small nodes.
+ */
+static size_t agent_ringbuf_sz(const struct bpfprof_opts *o)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t need = (uint64_t)(cpus > 0 ? cpus : 1) * o->freq_hz * (o->stack_sz + 512);
+	uint64_t min = 4 * ((uint64_t)o->max_stack_sz + sizeof(struct sample_record));
+	size_t sz = 2u << 20;
+
+	while ((sz < need || sz < min) && sz < (64u << 20))
+		sz <<= 1;
+	return sz;
+}
+
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct bpfprof_opts *o = state->input;
@@ -310,6 +338,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_NO_DEMANGLE:
 		o->no_demangle = true;
+		break;
+	case OPT_NO_INLINE:
+		o->no_inline = true;
+		break;
+	case OPT_INLINE:
+		o->no_inline = false;
 		break;
 	case OPT_UNWINDER:
 		if (!strcmp(arg, "dwfl"))
@@ -471,6 +505,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "-p, -a and a command exclude each other");
 		if (o->stack_sz > o->max_stack_sz)
 			o->stack_sz = o->max_stack_sz;
+		if (!o->ringbuf_sz)
+			o->ringbuf_sz = agent_ringbuf_sz(o);
 		if ((uint64_t)o->max_stack_sz + sizeof(struct sample_record) > o->ringbuf_sz / 4)
 			argp_error(state, "--max-stack-size %u needs a ringbuf of at least %zu bytes",
 				   o->max_stack_sz,
@@ -672,6 +708,9 @@ void opts__parse(int argc, char **argv, struct bpfprof_opts *o)
 	if (argc >= 2 && !strcmp(argv[1], "agent")) {
 		o->agent = true;
 		o->freq_hz = 19;
+		o->ringbuf_sz = 0;	/* agent_ringbuf_sz() once -F is known */
+		o->no_inline = true;
+		o->drain_ms = 250;
 		o->ag.interval_ns = 60 * 1000000000ull;
 		o->ag.service_name_from = "container,unit,comm";
 		o->ag.output_dir_max = 1ull << 30;

@@ -434,13 +434,19 @@ void proc_table__exec(struct proc_table *pt, uint32_t tgid, const char *comm)
 	p->perf_map = NULL;
 	p->exited = false;
 	snprintf(p->comm, sizeof(p->comm), "%s", comm);
+	if (pt->opts.lazy_maps) {
+		/* The exec-time records that follow are the whole of the new image's code. */
+		p->maps_read = true;
+		p->last_scan_ns = now_ns();
+		return;
+	}
 	/* Read the new image's mappings now, before a short-lived process is gone. */
 	proc__scan(p);
 }
 
 int proc_table__mmap(struct proc_table *pt, const struct mmap_record *rec, const char *path)
 {
-	struct proc *p = proc_table__find(pt, rec->tgid, true);
+	struct proc *p = proc_table__find(pt, rec->tgid, !pt->opts.lazy_maps);
 	struct proc_mapping_ref m = {
 		.start = rec->start,
 		.end = rec->start + rec->len,
@@ -453,6 +459,8 @@ int proc_table__mmap(struct proc_table *pt, const struct mmap_record *rec, const
 	bool removed;
 	int err;
 
+	if (pt->opts.lazy_maps && (!p || !p->maps_read))
+		return 0;	/* its first sample reads its maps */
 	if (!p)
 		return -ENOMEM;
 	/* A process seen for the first time: what it mapped before bpfprof started. */
@@ -536,7 +544,13 @@ void proc_table__end_batch(struct proc_table *pt)
 		if (p->exited)
 			proc__free(pt, p);
 	if (++pt->batches % 100 == 0)
-		module_cache__trim(pt->modules, MODULE_CACHE_UNUSED_MAX, MODULE_CACHE_MIN_AGE_NS);
+		proc_table__trim_files(pt);
+}
+
+unsigned int proc_table__trim_files(struct proc_table *pt)
+{
+	return module_cache__trim(pt->modules, pt->opts.unused_files_max ?: MODULE_CACHE_UNUSED_MAX,
+				  MODULE_CACHE_MIN_AGE_NS);
 }
 
 struct proc *proc_table__first(struct proc_table *pt)

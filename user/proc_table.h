@@ -82,6 +82,14 @@ struct proc_table_opts {
 	/* Minimum time between two re-reads of one process's maps. A re-read happens only for a
 	 * pc in no known mapping of a sample taken after the last read. */
 	uint64_t rescan_interval_ns;
+	/* bpfprof -a and the agent, where most processes are never sampled: no /proc read at
+	 * exec (the exec-time records give the new image's code: executable, interpreter, vDSO),
+	 * and mmap/munmap records of a process whose maps were never read are skipped (the read
+	 * at its first sample sees their result). */
+	bool lazy_maps;
+	/* ELF files no process maps and no profile refers to that stay cached (symbol tables,
+	 * CFI rows, DWARF) for a process that maps them again; 0: 256. */
+	unsigned int unused_files_max;
 };
 
 struct perf_map;
@@ -122,6 +130,9 @@ void proc_table__events_lost(struct proc_table *pt);
 unsigned int proc_table__sweep(struct proc_table *pt, uint64_t idle_ns);
 /* After each ringbuf drain: frees exited processes. */
 void proc_table__end_batch(struct proc_table *pt);
+/* Evicts the least recently used unused ELF files (unused for 30 s or more) beyond
+ * unused_files_max now, e.g. after a profile's references were dropped. Returns how many. */
+unsigned int proc_table__trim_files(struct proc_table *pt);
 
 /* Iterates over the live processes (summary). */
 struct proc *proc_table__first(struct proc_table *pt);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* record.c: ringbuf record decoding; the BPF side is trusted for layout, not for lengths. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include "record.h"
 #include "util.h"
@@ -74,6 +75,10 @@ char *record__mmap_path(const struct mmap_record *m, char *buf, size_t sz)
 	size_t n = 0, len = 0, i, l;
 	uint32_t off = 0;
 
+	if (m->prot & MMAP_F_VDSO) {
+		snprintf(buf, sz, "[vdso]");
+		return buf;
+	}
 	if (!m->path_sz || (m->prot & MMAP_F_PATH_TRUNC) || !sz)
 		return NULL;
 	/* Components are NUL-terminated, leaf first: one cut short (the root end) would give

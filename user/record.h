@@ -29,7 +29,8 @@ int record__decode(const void *data, size_t sz, struct record_view *view);
 
 /*
  * The path of an mmap record (components leaf first, as BPF walks the dentries) as an absolute
- * path in buf (sz bytes). Returns buf, or NULL when the record has no path, it was truncated
+ * path in buf (sz bytes), or "[vdso]" for the vDSO (MMAP_F_VDSO). Returns buf, or NULL when
+ * the record has no path, it was truncated
  * (MMAP_F_PATH_TRUNC, a component cut short) or it does not fit.
  */
 char *record__mmap_path(const struct mmap_record *m, char *buf, size_t sz);

@@ -140,7 +140,7 @@ static int64_t user_location(struct sample_handler *sh, struct proc *p,
  * frames, files, lines), else the function symbol, else "module+0xADDR". Returns the count or a
  * negative errno. */
 static int elf_location_lines(struct aggregate *agg, const struct agg_location *l,
-			      struct agg_line *lines, size_t cap)
+			      struct agg_line *lines, size_t cap, bool dwarf)
 {
 	struct src_frame src[SYMBOLIZE_MAX_INLINE];
 	struct elf_entry *e = l->entry;
@@ -150,8 +150,8 @@ static int elf_location_lines(struct aggregate *agg, const struct agg_location *
 	uint64_t off;
 	int n, i;
 
-	n = debuginfo__frames(e, l->addr, src, cap < SYMBOLIZE_MAX_INLINE ? cap :
-				  SYMBOLIZE_MAX_INLINE);
+	n = !dwarf ? 0 : debuginfo__frames(e, l->addr, src, cap < SYMBOLIZE_MAX_INLINE ? cap :
+					   SYMBOLIZE_MAX_INLINE);
 	for (i = 0; i < n; i++) {
 		lines[i] = (struct agg_line){ .line = src[i].line };
 		id = aggregate__string(agg, src[i].function ? src[i].function : "[unknown]");
@@ -213,7 +213,8 @@ static int symbolize_locations(struct aggregate *agg, uint32_t from, uint32_t to
 			lines[0] = (struct agg_line){ .function = id };
 			n = 1;
 		} else if (l->entry) {
-			n = elf_location_lines(agg, l, lines, SYMBOLIZE_MAX_INLINE);
+			n = elf_location_lines(agg, l, lines, SYMBOLIZE_MAX_INLINE,
+					       !sh->opts.no_dwarf);
 			if (n < 0)
 				return n;
 		} else {

@@ -3,6 +3,7 @@
 #ifndef BPFPROF_SAMPLE_H
 #define BPFPROF_SAMPLE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "aggregate.h"
 #include "bpf/record.h"
@@ -21,6 +22,8 @@ struct sample_handler_opts {
 	struct stack_size_opts copy;	/* per-process copy sizes; zeroed: not learnt */
 	uint64_t debuginfod_wait_ns;	/* how long symbolization waits for downloads, ns */
 	uint32_t max_frames;	/* user frames kept per sample */
+	bool no_dwarf;		/* name frames from symbol tables only: no DWARF inline frames
+				 * or source lines (--no-inline) */
 	struct unwind_stats *stats; /* --stats counters (borrowed), or NULL */
 };
 
