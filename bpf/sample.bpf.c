@@ -29,6 +29,11 @@ struct {
 struct stack_vma {
 	__u64 start;
 	__u64 end;
+	/* First page at or above which a copy failed: the main thread's stack has pages the
+	 * process never touched between its argument strings and its initial frames, which a
+	 * read cannot cross. Copies stop here, so only one sample per thread pays for the failed
+	 * read and the page probes. end until such a read. */
+	__u64 limit;
 };
 
 struct {
@@ -44,6 +49,7 @@ static long find_vma_cb(struct task_struct *task, struct vm_area_struct *vma, vo
 
 	out->start = BPF_CORE_READ(vma, vm_start);
 	out->end = BPF_CORE_READ(vma, vm_end);
+	out->limit = out->end;
 	return 0;
 }
 
@@ -55,7 +61,7 @@ static __always_inline bool stack_vma(struct task_struct *task, __u64 sp, struct
 	struct stack_vma *cached;
 
 	cached = bpf_task_storage_get(&stack_vmas, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (cached && sp >= cached->start && sp < cached->end) {
+	if (cached && sp >= cached->start && sp < cached->end && sp < cached->limit) {
 		*out = *cached;
 		return true;
 	}
@@ -66,6 +72,15 @@ static __always_inline bool stack_vma(struct task_struct *task, __u64 sp, struct
 	if (cached)
 		*cached = *out;
 	return true;
+}
+
+/* Copies of the thread's stack stop at page from now on (struct stack_vma, limit). */
+static __always_inline void stack_vma_limit(struct task_struct *task, __u64 sp, __u64 page)
+{
+	struct stack_vma *cached = bpf_task_storage_get(&stack_vmas, task, NULL, 0);
+
+	if (cached && sp >= cached->start && page > sp && page < cached->limit)
+		cached->limit = page;
 }
 
 /*
@@ -175,11 +190,11 @@ int handle_perf_event(struct bpf_perf_event_data *ctx)
 			/* The red zone can reach below the mapping when the stack just grew. */
 			if (start < vma.start)
 				start = vma.start;
-			if (vma.end - start < len) {
-				len = vma.end - start;
+			if (vma.limit - start < len) {
+				len = vma.limit - start;
 				__sync_fetch_and_add(&st->stack_truncated, 1);
 			} else {
-				capped = vma.end - start > len;
+				capped = vma.limit - start > len;
 			}
 		} else {
 			capped = true;
@@ -252,6 +267,7 @@ int handle_perf_event(struct bpf_perf_event_data *ctx)
 			len = page - start;
 			capped = false;
 			__sync_fetch_and_add(&st->stack_truncated, 1);
+			stack_vma_limit(task, sp, page);
 		}
 		len &= (BPFPROF_STACK_SZ_MAX * 2 - 1);
 		if (len > cap)

@@ -96,8 +96,8 @@ static const struct argp_option options[] = {
 	{ "max-stack-size", OPT_MAX_STACK_SIZE, "BYTES", 0, "Largest stack copy per sample "
 	  "(default 128K, 512-128K; K suffix allowed)", 2 },
 	{ "max-frames", OPT_MAX_FRAMES, "N", 0, "User frames unwound per sample (default 256)", 2 },
-	{ "ringbuf-size", OPT_RINGBUF_SIZE, "BYTES", 0, "BPF ringbuf size (default 16M; agent: "
-	  "about one second of samples, 2M-64M; power of 2; K/M suffix allowed)", 2 },
+	{ "ringbuf-size", OPT_RINGBUF_SIZE, "BYTES", 0, "BPF ringbuf size (default: 0.1 s of "
+	  "samples of every CPU, agent 0.25 s, 1M-64M; a power of 2; K/M suffix allowed)", 2 },
 	{ "drain-interval", OPT_DRAIN_MS, "MS", 0, "Ringbuf drain period (default 10, agent 250; "
 	  "a ringbuf a quarter full is drained at once)", 2 },
 	{ "exec", OPT_EXEC, NULL, 0, "With -- CMD: CMD runs in bpfprof's own process (its PID "
@@ -231,18 +231,21 @@ static enum output_format format_from_name(const char *path)
 }
 
 /*
- * The agent's ringbuf: room for about a second of samples of every online CPU at the first
- * copy size (a power of 2, 2-64 MiB). The agent drains every 250 ms and a ringbuf a quarter
- * full wakes it, so a second's room absorbs a slow drain; and the ringbuf's pages are mapped
- * twice into the agent (its RSS counts 2x the size), which a fixed 16 MiB would waste on
- * small nodes.
+ * The default ringbuf: room for a while of samples of every online CPU at the first copy size
+ * (0.1 s; the agent, which drains every 250 ms, 0.25 s), a power of 2 of 1-64 MiB with room
+ * for four samples of --max-stack-size. A ringbuf a quarter full wakes the consumer, so this
+ * only has to absorb a slow drain. Bigger costs the sampled programs: each sample writes
+ * ringbuf pages last touched one ringbuf length ago, and cold pages made the BPF program 3-4x
+ * slower here (a 16 MiB ringbuf at 99 Hz: ~14 us a sample; 1 MiB: ~3.3 us). The pages are
+ * also mapped twice into bpfprof (its RSS counts 2x the size).
  */
-static size_t agent_ringbuf_sz(const struct bpfprof_opts *o)
+static size_t default_ringbuf_sz(const struct bpfprof_opts *o)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	uint64_t need = (uint64_t)(cpus > 0 ? cpus : 1) * o->freq_hz * (o->stack_sz + 512);
+	uint64_t need = (uint64_t)(cpus > 0 ? cpus : 1) * o->freq_hz * (o->stack_sz + 512) /
+			(o->agent ? 4 : 10);
 	uint64_t min = 4 * ((uint64_t)o->max_stack_sz + sizeof(struct sample_record));
-	size_t sz = 2u << 20;
+	size_t sz = 1u << 20;
 
 	while ((sz < need || sz < min) && sz < (64u << 20))
 		sz <<= 1;
@@ -506,7 +509,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (o->stack_sz > o->max_stack_sz)
 			o->stack_sz = o->max_stack_sz;
 		if (!o->ringbuf_sz)
-			o->ringbuf_sz = agent_ringbuf_sz(o);
+			o->ringbuf_sz = default_ringbuf_sz(o);
 		if ((uint64_t)o->max_stack_sz + sizeof(struct sample_record) > o->ringbuf_sz / 4)
 			argp_error(state, "--max-stack-size %u needs a ringbuf of at least %zu bytes",
 				   o->max_stack_sz,
@@ -690,7 +693,7 @@ void opts__parse(int argc, char **argv, struct bpfprof_opts *o)
 	o->stack_sz = 16384;
 	o->max_stack_sz = BPFPROF_STACK_SZ_MAX;
 	o->max_frames = 256;
-	o->ringbuf_sz = 16 * 1024 * 1024;
+	o->ringbuf_sz = 0;	/* default_ringbuf_sz() once -F is known */
 	o->drain_ms = 10;
 	o->top = 10;
 	argp_err_exit_status = BPFPROF_EXIT_USAGE;
@@ -708,7 +711,6 @@ void opts__parse(int argc, char **argv, struct bpfprof_opts *o)
 	if (argc >= 2 && !strcmp(argv[1], "agent")) {
 		o->agent = true;
 		o->freq_hz = 19;
-		o->ringbuf_sz = 0;	/* agent_ringbuf_sz() once -F is known */
 		o->no_inline = true;
 		o->drain_ms = 250;
 		o->ag.interval_ns = 60 * 1000000000ull;
