@@ -240,11 +240,12 @@ static __always_inline __u64 emit_vma(struct task_struct *task, __u32 tgid, __u6
 }
 
 /* Mapping changes, at the return of the syscalls that make them: sys_exit sees the result
- * (the address mmap chose) and the VMA as it is now. */
-SEC("raw_tp/sys_exit")
+ * (the address mmap chose) and the VMA as it is now. It runs at every system call of every
+ * task: tp_btf, so that regs is read with direct loads instead of probe-read helper calls. */
+SEC("tp_btf/sys_exit")
 int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 {
-	__u64 nr = BPF_CORE_READ(regs, orig_ax), addr, len, vma_addr = 0;
+	__u64 nr = regs->orig_ax, addr, len, vma_addr = 0;
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct sample_stats *st;
 	struct task_struct *task;
@@ -261,18 +262,18 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 	if (!st)
 		return 0;
 	task = bpf_get_current_task_btf();
-	addr = BPF_CORE_READ(regs, di);
-	len = BPF_CORE_READ(regs, si);
+	addr = regs->di;
+	len = regs->si;
 	/* One emit_vma() call site: each one inlines the path walk. */
 	switch (nr) {
 	case NR_mmap:
-		if (!(BPF_CORE_READ(regs, dx) & PROT_EXEC))
+		if (!(regs->dx & PROT_EXEC))
 			return 0;
 		vma_addr = ret;
 		break;
 	case NR_mprotect:
 	case NR_pkey_mprotect:
-		if (BPF_CORE_READ(regs, dx) & PROT_EXEC)
+		if (regs->dx & PROT_EXEC)
 			vma_addr = addr;
 		else
 			unmap = true;

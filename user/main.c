@@ -760,8 +760,7 @@ static int setup_pipeline(struct session *s, int ringbuf_fd, uint32_t stack_cap,
 	struct proc_table_opts pto = {
 		.rescan_interval_ns = 10000000ull,
 		.lazy_maps = lazy_maps,
-		/* A node runs many short-lived programs: keep a few of their files, not 256. */
-		.unused_files_max = o->agent ? 32 : 0,
+		.unused_file_ttl_ns = o->agent ? o->ag.interval_ns : 0,
 	};
 	struct sample_handler_opts sho = {
 		.stack_cap = stack_cap,

@@ -549,8 +549,9 @@ void proc_table__end_batch(struct proc_table *pt)
 
 unsigned int proc_table__trim_files(struct proc_table *pt)
 {
-	return module_cache__trim(pt->modules, pt->opts.unused_files_max ?: MODULE_CACHE_UNUSED_MAX,
-				  MODULE_CACHE_MIN_AGE_NS);
+	if (pt->opts.unused_file_ttl_ns)
+		return module_cache__trim(pt->modules, 0, pt->opts.unused_file_ttl_ns);
+	return module_cache__trim(pt->modules, MODULE_CACHE_UNUSED_MAX, MODULE_CACHE_MIN_AGE_NS);
 }
 
 struct proc *proc_table__first(struct proc_table *pt)

@@ -87,9 +87,11 @@ struct proc_table_opts {
 	 * and mmap/munmap records of a process whose maps were never read are skipped (the read
 	 * at its first sample sees their result). */
 	bool lazy_maps;
-	/* ELF files no process maps and no profile refers to that stay cached (symbol tables,
-	 * CFI rows, DWARF) for a process that maps them again; 0: 256. */
-	unsigned int unused_files_max;
+	/* ELF files no process maps and no profile refers to stay cached (symbol tables, CFI
+	 * rows, DWARF) for a process that maps them again: 0 keeps up to 256 of them, each for
+	 * 30 s at least; else each goes once unused this long (the agent: an interval), since a
+	 * node runs many programs whose symbol tables are tens of MB (libLLVM, cc1). */
+	uint64_t unused_file_ttl_ns;
 };
 
 struct perf_map;
@@ -130,8 +132,8 @@ void proc_table__events_lost(struct proc_table *pt);
 unsigned int proc_table__sweep(struct proc_table *pt, uint64_t idle_ns);
 /* After each ringbuf drain: frees exited processes. */
 void proc_table__end_batch(struct proc_table *pt);
-/* Evicts the least recently used unused ELF files (unused for 30 s or more) beyond
- * unused_files_max now, e.g. after a profile's references were dropped. Returns how many. */
+/* Evicts unused ELF files as proc_table_opts.unused_file_ttl_ns says, now (e.g. after a
+ * profile's references were dropped). Returns how many. */
 unsigned int proc_table__trim_files(struct proc_table *pt);
 
 /* Iterates over the live processes (summary). */
