@@ -369,6 +369,10 @@ static void agent_counters(struct session *s)
 	agent__set_counters(s->agent, &c);
 }
 
+/* Free heap bytes from which a cut returns them to the system: malloc_trim() costs madvise()
+ * calls, TLB shootdowns and page faults when the pages are used again. */
+#define AGENT_TRIM_FREE_BYTES (4u << 20)
+
 /* Ends the agent's interval: its profiles out, a new aggregate in. 0 or a negative errno. */
 static int agent_cut(struct session *s)
 {
@@ -387,7 +391,8 @@ static int agent_cut(struct session *s)
 	/* Files no process maps any more can go now that no profile refers to them; the heap
 	 * pages symbolization freed go back to the system (RSS stays flat between intervals). */
 	proc_table__trim_files(s->pt);
-	malloc_trim(0);
+	if (mallinfo2().fordblks >= AGENT_TRIM_FREE_BYTES)
+		malloc_trim(0);
 	return err < 0 ? err : 0;
 }
 

@@ -414,7 +414,9 @@ static void encoder__free(struct encoder *enc)
 	free(enc->strings);
 }
 
-/* Profile -> protobuf bytes -> gzip (RFC 1952 framing: deflateInit2 with 16 + MAX_WBITS). */
+/* Profile -> protobuf bytes -> gzip (RFC 1952 framing: deflateInit2 with 16 + MAX_WBITS).
+ * Level 1: the agent compresses a profile per group every interval; on make demo's profile
+ * (55 KiB) level 6 took 2.5x the CPU of level 1 for a file 6% smaller. */
 static int gzip_bytes(const uint8_t *in, size_t in_sz, void **gz, size_t *gz_sz)
 {
 	z_stream zs = {};
@@ -424,7 +426,7 @@ static int gzip_bytes(const uint8_t *in, size_t in_sz, void **gz, size_t *gz_sz)
 
 	if (!out)
 		return -ENOMEM;
-	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
+	if (deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 16 + MAX_WBITS, 8,
 			 Z_DEFAULT_STRATEGY) != Z_OK) {
 		free(out);
 		return -ENOMEM;
