@@ -96,8 +96,8 @@ static const struct argp_option options[] = {
 	{ "max-stack-size", OPT_MAX_STACK_SIZE, "BYTES", 0, "Largest stack copy per sample "
 	  "(default 128K, 512-128K; K suffix allowed)", 2 },
 	{ "max-frames", OPT_MAX_FRAMES, "N", 0, "User frames unwound per sample (default 256)", 2 },
-	{ "ringbuf-size", OPT_RINGBUF_SIZE, "BYTES", 0, "BPF ringbuf size (default: 0.1 s of "
-	  "samples of every CPU, agent 0.25 s, 1M-64M; a power of 2; K/M suffix allowed)", 2 },
+	{ "ringbuf-size", OPT_RINGBUF_SIZE, "BYTES", 0, "BPF ringbuf size (default: 1 s of "
+	  "samples of every CPU, 1M-16M; agent 0.25 s, up to 64M; a power of 2; K/M suffix allowed)", 2 },
 	{ "drain-interval", OPT_DRAIN_MS, "MS", 0, "Ringbuf drain period (default 10, agent 250; "
 	  "a ringbuf a quarter full is drained at once)", 2 },
 	{ "exec", OPT_EXEC, NULL, 0, "With -- CMD: CMD runs in bpfprof's own process (its PID "
@@ -232,22 +232,23 @@ static enum output_format format_from_name(const char *path)
 
 /*
  * The default ringbuf: room for a while of samples of every online CPU at the first copy size
- * (0.1 s; the agent, which drains every 250 ms, 0.25 s), a power of 2 of 1-64 MiB with room
- * for four samples of --max-stack-size. A ringbuf a quarter full wakes the consumer, so this
- * only has to absorb a slow drain. Bigger costs the sampled programs: each sample writes
- * ringbuf pages last touched one ringbuf length ago, and cold pages made the BPF program 3-4x
- * slower here (a 16 MiB ringbuf at 99 Hz: ~14 us a sample; 1 MiB: ~3.3 us). The pages are
- * also mapped twice into bpfprof (its RSS counts 2x the size).
+ * (1 s, at most 16 MiB; the agent 0.25 s, at most 64 MiB), a power of 2 of at least 1 MiB and
+ * four samples of --max-stack-size. It absorbs the consumer's stalls (a new process's set-up,
+ * a large binary's first unwind: a 4 MiB ringbuf lost 1-2% of the samples of 200 processes
+ * started at 999 Hz); a ringbuf a quarter full wakes an idle consumer. Bigger also costs the
+ * sampled programs: each sample writes ringbuf pages last touched one ringbuf length ago, and
+ * cold pages made the BPF program slower here (at 99 Hz, 16 MiB: ~14 us a sample, 4 MiB: ~7,
+ * 1 MiB: ~3.3). The pages are also mapped twice into bpfprof (RSS counts 2x the size).
  */
 static size_t default_ringbuf_sz(const struct bpfprof_opts *o)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	uint64_t need = (uint64_t)(cpus > 0 ? cpus : 1) * o->freq_hz * (o->stack_sz + 512) /
-			(o->agent ? 4 : 10);
+			(o->agent ? 4 : 1);
 	uint64_t min = 4 * ((uint64_t)o->max_stack_sz + sizeof(struct sample_record));
-	size_t sz = 1u << 20;
+	size_t sz = 1u << 20, max = o->agent ? 64u << 20 : 16u << 20;
 
-	while ((sz < need || sz < min) && sz < (64u << 20))
+	while ((sz < need || sz < min) && sz < max)
 		sz <<= 1;
 	return sz;
 }

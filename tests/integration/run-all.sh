@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # run-all.sh: "-a -d 3" profiles every process and kernel thread but bpfprof itself: the stacks
 # of chain and sysread, running side by side, complete and each under its own comm, among all
-# the others; kernel threads present, no stack of bpfprof, exit 0.
+# the others; a chain started under -a (no /proc read at its exec) complete too; kernel threads
+# present, no stack of bpfprof, exit 0.
 # bpfprof runs as a copy named bpfprof-self: other bpfprof processes (tests run in parallel)
 # are fair game, and leaving out processes by the name "bpfprof" would not pass.
 . "$(dirname "$0")/../lib.sh"
@@ -53,6 +54,7 @@ disk_work() {
 
 test_all() {
 	local p=$TEST_TMP/all self=$TEST_TMP/bpfprof-self pid sys_pid work_pid comms stats sys
+	local late_pid late
 
 	start_target pid "$TARGETS/chain" $((DURATION + 20))
 	start_target sys_pid "$TARGETS/sysread" $((DURATION + 20))
@@ -66,7 +68,13 @@ test_all() {
 	sleep 1
 	comms=$(cat "/proc/$BP_PID"/task/*/comm 2>/dev/null | sort -u | grep -vx bpfprof-self |
 		tr '\n' ' ')
+	# A program started under -a: its maps are never read from /proc (the exec-time records
+	# give its executable, ld.so and vDSO; mmap records its libraries).
+	ln -sf "$TARGETS/chain" "$TEST_TMP/chain-late"
+	start_target late_pid "$TEST_TMP/chain-late" 2
 	wait_bpfprof_bg "$p"
+	wait "$late_pid"
+	forget_pid "$late_pid"
 	stop_target "$pid"
 	stop_target "$sys_pid"
 	wait "$work_pid"
@@ -78,9 +86,11 @@ test_all() {
 	read -r -a stats <<<"$(chain_stats "$p.folded" chain '^_start;' "$CHAIN")"
 	# sysread's leaf is mostly read() and kernel frames below sys_leaf: all its samples count.
 	read -r -a sys <<<"$(complete_share "$p.folded" sysread '^_start;' "$SYS_CHAIN")"
+	read -r -a late <<<"$(chain_stats "$p.folded" chain-late '^_start;' "$CHAIN")"
 	echo "  $(folded_samples "$p.folded") samples in all, of $(awk '{ sub(/;.*/, ""); print }' "$p.folded" | sort -u | wc -l) comms"
 	echo "  chain: $(folded_samples "$p.folded" chain) samples, ${stats[1]} of ${stats[0]} in chain_leaf complete"
 	echo "  sysread: ${sys[0]} samples, ${sys[1]} of them complete (_start to sys_leaf)"
+	echo "  chain-late (started under -a): ${late[0]} samples in chain_leaf, ${late[1]} complete"
 	echo "  kernel threads' stacks (most frequent first):"
 	Q_COMM_RE=$KTHREAD_COMM_RE awk "$FOLDED_AWK"'
 		parse($0) && (comm ~ ENVIRON["Q_COMM_RE"] || (nuser == 0 && nfr > 0))' "$p.folded" |
@@ -94,6 +104,8 @@ test_all() {
 	assert_ge all_sysread_complete "${sys[2]}" "$MIN_COMPLETE_PCT" %
 	assert_eq all_sysread_no_chain_frames \
 		"$(frame_share "$p.folded" sysread "$CHAIN_FRAMES_RE")" 0 %
+	assert_ge all_late_chain_samples "${late[0]}" $((HZ / 8))
+	assert_ge all_late_chain_complete "${late[2]}" "$MIN_COMPLETE_PCT" %
 	assert_ge all_kernel_threads "$(kthread_samples "$p.folded")" 1 " samples"
 	# Other processes than chain: the disk work's dd (or sync).
 	assert_ge all_other_processes "$(comm_samples "$p.folded" dd sync)" 1 " samples"
