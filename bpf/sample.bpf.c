@@ -256,7 +256,17 @@ int handle_perf_event(struct bpf_perf_event_data *ctx)
 		/* A read fails whole when any page in it is unreadable: the end of the mapping
 		 * when it is unknown, or a page of the stack never touched (the kernel leaves a
 		 * random gap below the argument strings at the top of the main stack). Probe
-		 * page by page for the first unreadable one and copy up to it. */
+		 * page by page for the first unreadable one and copy up to it. The red zone below
+		 * sp can lie in a page never touched (exec maps 128 KiB of main stack ahead, and
+		 * a leaf spinning just above a page boundary never touches the page below): then
+		 * the copy starts at sp's page. */
+		if (bpf_probe_read_user(&probe, 1, (void *)start)) {
+			page = sp & ~(__u64)(PAGE_SZ - 1);
+			if (page > start && page - start < len) {
+				len -= page - start;
+				start = page;
+			}
+		}
 		page = (start + PAGE_SZ) & ~(PAGE_SZ - 1);
 		for (i = 0; i < BPFPROF_STACK_SZ_MAX / PAGE_SZ + 1; i++) {
 			if (page >= start + len || bpf_probe_read_user(&probe, 1, (void *)page))
