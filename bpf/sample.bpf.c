@@ -61,7 +61,7 @@ static __always_inline bool stack_vma(struct task_struct *task, __u64 sp, struct
 	struct stack_vma *cached;
 
 	cached = bpf_task_storage_get(&stack_vmas, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (cached && sp >= cached->start && sp < cached->end && sp < cached->limit) {
+	if (cached && sp >= cached->start && sp < cached->limit) {	/* limit <= end */
 		*out = *cached;
 		return true;
 	}

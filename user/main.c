@@ -2,9 +2,9 @@
 /* main.c: bpfprof -- CMD / -p PID: set up, sample until done, write folded stacks. */
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <malloc.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
