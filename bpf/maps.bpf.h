@@ -31,6 +31,28 @@ struct {
 	__type(value, struct sample_stats);
 } stats SEC(".maps") __weak;
 
+/*
+ * The stack mapping of a thread, cached: bpf_find_vma() takes mmap_lock, once per thread (and
+ * again when sp leaves [start, limit), as the main thread's stack grows down). Deleted at
+ * exec (task_events.bpf.c), whose new stack can overlap the old one's addresses.
+ */
+struct stack_vma {
+	__u64 start;
+	__u64 end;
+	/* Where copies end: end, or for the main thread's stack the end of the page holding
+	 * argc (mm->start_stack). Above it are the argv/auxv tables, the argument and
+	 * environment strings (no frame, and possibly secrets), and a random gap exec leaves
+	 * that the process may never touch, which a read cannot cross. */
+	__u64 limit;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct stack_vma);
+} stack_vmas SEC(".maps") __weak;
+
 /* Set by the loader before load. bpfprof -a: every process but bpfprof itself is a target. */
 const volatile bool target_all __weak = false;
 /* bpfprof's own tgid: never sampled, never followed. */

@@ -24,32 +24,17 @@ struct {
 	__type(value, __u32);
 } copy_sizes SEC(".maps");
 
-/* The stack mapping of a thread, cached: bpf_find_vma() takes mmap_lock, once per thread
- * (and again when sp leaves the cached range, as the main thread's stack grows down). */
-struct stack_vma {
-	__u64 start;
-	__u64 end;
-	/* First page at or above which a copy failed: the main thread's stack has pages the
-	 * process never touched between its argument strings and its initial frames, which a
-	 * read cannot cross. Copies stop here, so only one sample per thread pays for the failed
-	 * read and the page probes. end until such a read. */
-	__u64 limit;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct stack_vma);
-} stack_vmas SEC(".maps");
-
 static long find_vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
 {
+	__u64 start_stack = BPF_CORE_READ(vma, vm_mm, start_stack);
 	struct stack_vma *out = ctx;
 
 	out->start = BPF_CORE_READ(vma, vm_start);
 	out->end = BPF_CORE_READ(vma, vm_end);
 	out->limit = out->end;
+	/* The main thread's stack: end copies with the page holding argc (written by exec). */
+	if (start_stack >= out->start && start_stack < out->end)
+		out->limit = (start_stack | (PAGE_SZ - 1)) + 1;
 	return 0;
 }
 
@@ -69,18 +54,11 @@ static __always_inline bool stack_vma(struct task_struct *task, __u64 sp, struct
 	__sync_fetch_and_add(&st->stack_vma_lookups, 1);
 	if (bpf_find_vma(task, sp, find_vma_cb, out, 0) || sp < out->start || sp >= out->end)
 		return false;
+	if (sp >= out->limit)	/* a stack switched into the argument area: no limit */
+		out->limit = out->end;
 	if (cached)
 		*cached = *out;
 	return true;
-}
-
-/* Copies of the thread's stack stop at page from now on (struct stack_vma, limit). */
-static __always_inline void stack_vma_limit(struct task_struct *task, __u64 sp, __u64 page)
-{
-	struct stack_vma *cached = bpf_task_storage_get(&stack_vmas, task, NULL, 0);
-
-	if (cached && sp >= cached->start && page > sp && page < cached->limit)
-		cached->limit = page;
 }
 
 /*
@@ -277,7 +255,6 @@ int handle_perf_event(struct bpf_perf_event_data *ctx)
 			len = page - start;
 			capped = false;
 			__sync_fetch_and_add(&st->stack_truncated, 1);
-			stack_vma_limit(task, sp, page);
 		}
 		len &= (BPFPROF_STACK_SZ_MAX * 2 - 1);
 		if (len > cap)

@@ -365,6 +365,8 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 		if ((*state & TARGET_STATE_MASK) == TARGET_PENDING_EXEC)
 			*state = (*state & ~TARGET_STATE_MASK) | TARGET_ACTIVE;
 	}
+	/* The old image's stack mapping: the new one may cover its addresses. */
+	bpf_task_storage_delete(&stack_vmas, p);
 	emit_task(RECORD_EXEC, tgid, 0);
 	st = stats__get();
 	mm = p->mm;
