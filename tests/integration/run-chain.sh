@@ -75,6 +75,20 @@ test_stack_size() {
 	check_chain "$p.folded" chain_stack_size $((2 * 999 / 4))
 }
 
+# A stack that grows through pages not yet present: chain -w spins 0.1 s below main's pad
+# before writing it, so those samples' copies stop at the first missing page. Once written,
+# the pad is stack like any other: the chain_leaf samples must be complete. (A copy limit
+# remembered from those first samples once made every later stack of such a thread stop
+# there: 0% complete, in CI on the run above when a sample landed during chain's memset.)
+test_stack_late_pages() {
+	local p=$TEST_TMP/late
+
+	run_bpfprof 40 "$p" --stack-size 65536 -F 999 -o "$p.folded" -- \
+		setarch -R "$TARGETS/chain" -b 40000 -w 0.1 2
+	assert_eq chain_stack_late_pages_exit "$BP_RC" 0
+	check_chain "$p.folded" chain_stack_late_pages $((2 * 999 / 4))
+}
+
 # The kernel leaves a random gap (up to 8 KiB) between the argument strings at the top of the
 # main thread's stack and the argv/auxv tables; in about one run in four it spans a whole page
 # that nothing ever touches. chain -g re-execs itself until that is so, to make the case
@@ -125,6 +139,7 @@ test_cmd 999
 test_exit_status
 test_pid
 test_stack_size
+test_stack_late_pages
 test_stack_gap
 test_signal_frame
 test_dlopen

@@ -15,7 +15,8 @@
 #include "targets.h"
 
 static const char usage[] =
-	"usage: chain [-f] [-g] [-S] [-b BYTES] [-l DELAY] [-t CPUTIME_FILE] [-x STATUS]\n"
+	"usage: chain [-f] [-g] [-S] [-b BYTES [-w DELAY]] [-l DELAY] [-t CPUTIME_FILE]\n"
+	"             [-x STATUS]\n"
 	"             [-s SIGNAL] SECONDS\n"
 	"       chain [-S] --print-chain\n"
 	"Spins SECONDS of CPU in chain_leaf below main -> chain_f01..chain_f10 -> libchain.so\n"
@@ -23,6 +24,8 @@ static const char usage[] =
 	"to CPUTIME_FILE, and exits with STATUS (default 0) or dies of SIGNAL (a number).\n"
 	"-f: fork first; the child spins as long (and exits 0), CPUTIME_FILE gets both CPU times.\n"
 	"-b: main's frame holds BYTES more (touched), so the stack from leaf to root is that deep.\n"
+	"-w: with -b, first spin DELAY seconds of CPU in pad_wait below the pad before writing it:\n"
+	"    pages of the stack between sp and main's frame are not present until then.\n"
 	"-g: re-exec until a page that was never touched lies between argv and the top of the\n"
 	"    stack mapping (the random gap the kernel leaves there spans one in some runs).\n"
 	"-l: sleep DELAY seconds, then dlopen libchain_dl.so (a copy of libchain.so) and go\n"
@@ -72,6 +75,14 @@ CHAIN_KEEP long chain_leaf(const struct chain_ctx *ctx, long depth)
 {
 	long n = depth;
 
+	while (!stop)
+		n++;
+	return n;
+}
+
+/* -w: spins below main's pad, whose pages are not written yet, until SIGALRM. */
+CHAIN_KEEP long pad_wait(long n)
+{
 	while (!stop)
 		n++;
 	return n;
@@ -166,8 +177,8 @@ static int stack_mapping(uintptr_t *start, uintptr_t *end)
 	return ret;
 }
 
-/* Some page of [from, top of the stack mapping) is not present (pagemap bit 63). */
-static int untouched_page_above(const void *from)
+/* Some page of [from, to) is not present (pagemap bit 63); to 0: the top of the stack mapping. */
+static int untouched_page(const void *from, const void *to)
 {
 	uintptr_t start, end, page;
 	uint64_t entry;
@@ -175,6 +186,8 @@ static int untouched_page_above(const void *from)
 
 	if (stack_mapping(&start, &end))
 		return 0;
+	if (to)
+		end = (uintptr_t)to;
 	fd = open("/proc/self/pagemap", O_RDONLY);
 	if (fd < 0)
 		return 0;
@@ -203,7 +216,7 @@ static void want_stack_gap(char **argv)
 	char self[PATH_MAX], count[16];
 	ssize_t n;
 
-	if (untouched_page_above(argv))
+	if (untouched_page(argv, NULL))
 		return;
 	if (tries && atoi(tries) >= 60) {
 		fputs("chain: no untouched stack page after 60 execs\n", stderr);
@@ -239,7 +252,7 @@ int main(int argc, char **argv)
 	struct chain_ctx ctx = { .lib_entry = lib_f01, .callback = cb_f01, .leaf = chain_leaf };
 	struct sigaction sa = { .sa_handler = sig_spin };
 	const char *cputime_file = NULL;
-	double dlopen_delay = 0;
+	double dlopen_delay = 0, pad_delay = 0;
 	int status = 0, sig = 0, fork_child = 0, stack_gap = 0, opt;
 	long pad_bytes = 0;
 	pid_t child = 0;
@@ -247,7 +260,7 @@ int main(int argc, char **argv)
 	char text[64];
 	long r;
 
-	while ((opt = getopt_long(argc, argv, "fgSb:l:t:x:s:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "fgSb:w:l:t:x:s:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'S':
 			ctx.leaf = sig_leaf;
@@ -255,6 +268,9 @@ int main(int argc, char **argv)
 			break;
 		case 'g':
 			stack_gap = 1;
+			break;
+		case 'w':
+			pad_delay = parse_seconds(optarg);
 			break;
 		case 'l':
 			dlopen_delay = parse_seconds(optarg);
@@ -285,7 +301,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc - 1 || pad_bytes < 0) {
+	if (optind != argc - 1 || pad_bytes < 0 || (pad_delay > 0 && !pad_bytes)) {
 		fputs(usage, stderr);
 		return 2;
 	}
@@ -295,6 +311,13 @@ int main(int argc, char **argv)
 	if (pad_bytes) {
 		/* Written, so that its pages exist: a profiler reads them, it cannot fault them in. */
 		pad = alloca(pad_bytes);
+		if (pad_delay > 0) {
+			if (!untouched_page(pad, pad + pad_bytes))
+				fputs("chain: -w: every page of the pad is present already\n", stderr);
+			arm_timer(pad_delay);
+			pad_wait(0);
+			stop = 0;
+		}
 		memset(pad, 1, pad_bytes);
 	}
 	if (dlopen_delay > 0 && load_lib_copy(&ctx, dlopen_delay))
