@@ -35,7 +35,8 @@ assert_ge deep_complete_pct "$((leaf ? 100 * complete / leaf : 0))" "$MIN_COMPLE
 size=$(sed -n 's/.*copy size \([0-9]*\) KiB at the end.*/\1/p' <<<"$line")
 assert_eq deep_copy_size_kib "${size:-0}" 128
 avg=$(sed -n 's/.*stack copies: \([0-9]*\)\.[0-9] KiB on average.*/\1/p' <<<"$line")
-assert_ge deep_avg_copy_kib "${avg:-0}" 80
+# The copies hold the live stack: 95% of its 80 KiB at least (the first samples copy less).
+assert_ge deep_avg_copy_kib "${avg:-0}" 76
 
 # The same program with copies capped at 32 KiB: its stacks stay truncated (and say so).
 p=$TEST_TMP/deep32
