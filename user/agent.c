@@ -135,6 +135,7 @@ struct agent *agent__new(const struct bpfprof_opts *o)
 	if (ao->pyroscope_url) {
 		struct pyroscope_opts po = {
 			.url = ao->pyroscope_url,
+			.api = ao->pyroscope_push ? PYROSCOPE_API_PUSH : PYROSCOPE_API_INGEST,
 			.basic_auth_file = ao->basic_auth_file,
 			.bearer_token_file = ao->bearer_token_file,
 			.tenant_id = ao->tenant_id,

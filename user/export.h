@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* export.h: delivery of finished profiles: Pyroscope /ingest over HTTP and a pprof directory. */
+/* export.h: delivery of finished profiles: Pyroscope (/ingest or the push API) over HTTP and a
+ * pprof directory. */
 #ifndef BPFPROF_EXPORT_H
 #define BPFPROF_EXPORT_H
 
@@ -26,6 +27,9 @@ struct export_profile {
 	size_t labels_cnt;
 	uint64_t start_ns, end_ns;	/* CLOCK_REALTIME ns: the interval the samples cover */
 	uint32_t freq_hz;		/* sampling frequency per CPU */
+	/* A random UUID (RFC 9562 version 4), the same on every attempt and in every copy: the
+	 * push API's RawSample.ID, with which a backend drops a retried duplicate. */
+	char id[37];
 };
 
 /*
@@ -35,14 +39,27 @@ struct export_profile {
 struct export_profile *export_profile__new(const void *data, size_t size,
 					   const struct export_label *labels, size_t labels_cnt,
 					   uint64_t start_ns, uint64_t end_ns, uint32_t freq_hz);
-/* A deep copy of p (to hand the same profile to two exporters). NULL with errno ENOMEM. */
+/* A deep copy of p, id included (to hand the same profile to two exporters). NULL with errno
+ * ENOMEM. */
 struct export_profile *export_profile__dup(const struct export_profile *p);
 /* Frees p, its data and its labels; accepts NULL. */
 void export_profile__free(struct export_profile *p);
 /* The value of label key in p, or NULL. Borrowed from p. */
 const char *export_profile__label(const struct export_profile *p, const char *key);
 
-/* ---- Pyroscope: POST {url}/ingest?name=...&format=pprof, from a background thread. ---- */
+/* ---- Pyroscope: POST {url}/ingest?name=...&format=pprof, or the push API, from a background
+ * thread. ---- */
+
+/* Which of Pyroscope's ingestion APIs a pyroscope_exporter uses (docs/agent.md). */
+enum pyroscope_api {
+	/* POST {url}/ingest?name=SERVICE{labels}&from=&until=&format=pprof, body the gzipped
+	 * pprof: Pyroscope 0.37 and later, Grafana Cloud. */
+	PYROSCOPE_API_INGEST,
+	/* POST {url}/push.v1.PusherService/Push (Connect, application/proto), body a
+	 * PushRequest (user/proto/push.proto): labels as Prometheus labels, no name encoding;
+	 * Pyroscope 1.0 and later. */
+	PYROSCOPE_API_PUSH,
+};
 
 /*
  * Options of pyroscope_exporter__new(). Zero fields take the defaults given. The exporter
@@ -51,6 +68,7 @@ const char *export_profile__label(const struct export_profile *p, const char *ke
  */
 struct pyroscope_opts {
 	const char *url;		/* base URL, e.g. http://pyroscope:4040 (required) */
+	enum pyroscope_api api;		/* PYROSCOPE_API_INGEST */
 	const char *basic_auth_file;	/* "user:password" (HTTP Basic, Grafana Cloud) */
 	const char *bearer_token_file;	/* "Authorization: Bearer <token>" */
 	const char *tenant_id;		/* X-Scope-OrgID (multi-tenant Pyroscope) */
@@ -129,6 +147,14 @@ void pyroscope_exporter__free(struct pyroscope_exporter *e);
  * an empty value are left out, as Pyroscope does. Returns a malloc'd string or NULL (ENOMEM).
  */
 char *pyroscope__ingest_name(const struct export_profile *p);
+/*
+ * The push API's body for p: a packed PushRequest (user/proto/push.proto) of one series whose
+ * labels are __name__="process_cpu", __delta__="false" (the profile holds this interval only:
+ * the server must not subtract a previous one), then p's labels (keys made Prometheus label
+ * names as for /ingest, empty values left out), and one RawSample{raw_profile: p->data, ID:
+ * p->id}. *body is malloc'd (free() it). Returns 0 or -ENOMEM.
+ */
+int pyroscope__push_body(const struct export_profile *p, void **body, size_t *size);
 
 /* ---- Directory: <dir>/<UTC start time>_<group>.pb.gz, rotated by a size cap. ---- */
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * export_pyroscope.c: profiles handed to exporters, and delivery to Pyroscope's /ingest
- * (shared/design/formats.md section 4) from one background thread with libcurl.
+ * export_pyroscope.c: profiles handed to exporters, and delivery to Pyroscope's /ingest or push
+ * API (shared/design/formats.md section 4) from one background thread with libcurl.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,18 +10,47 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <curl/curl.h>
 #include "export.h"
 #include "log.h"
 #include "metrics.h"
+#include "push.pb-c.h"
 #include "util.h"
 
 #define NSEC_PER_MSEC 1000000ull
 #define NSEC_PER_SEC 1000000000ull
 
 /* ---- export_profile ---- */
+
+/* A random UUID, version 4 (RFC 9562 section 5.4), as 36 characters and a NUL. */
+static void uuid_v4(char out[37])
+{
+	static const char hex[] = "0123456789abcdef";
+	uint8_t b[16];
+	size_t got = 0, i, o = 0;
+	ssize_t n;
+
+	while (got < sizeof(b)) {
+		n = getrandom(b + got, sizeof(b) - got, 0);
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	for (i = got; i < sizeof(b); i++)	/* no entropy source: unique enough per process */
+		b[i] = (uint8_t)(now_ns() >> (8 * (i % 8))) ^ (uint8_t)getpid() ^ (uint8_t)i;
+	b[6] = (b[6] & 0x0f) | 0x40;
+	b[8] = (b[8] & 0x3f) | 0x80;
+	for (i = 0; i < sizeof(b); i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			out[o++] = '-';
+		out[o++] = hex[b[i] >> 4];
+		out[o++] = hex[b[i] & 15];
+	}
+	out[o] = '\0';
+}
 
 struct export_profile *export_profile__new(const void *data, size_t size,
 					   const struct export_label *labels, size_t labels_cnt,
@@ -59,6 +88,7 @@ struct export_profile *export_profile__new(const void *data, size_t size,
 	p->start_ns = start_ns;
 	p->end_ns = end_ns;
 	p->freq_hz = freq_hz;
+	uuid_v4(p->id);
 	return p;
 
 err_out:
@@ -69,8 +99,12 @@ err_out:
 
 struct export_profile *export_profile__dup(const struct export_profile *p)
 {
-	return export_profile__new(p->data, p->size, p->labels, p->labels_cnt, p->start_ns,
-				   p->end_ns, p->freq_hz);
+	struct export_profile *d = export_profile__new(p->data, p->size, p->labels, p->labels_cnt,
+						       p->start_ns, p->end_ns, p->freq_hz);
+
+	if (d)
+		memcpy(d->id, p->id, sizeof(d->id));
+	return d;
 }
 
 void export_profile__free(struct export_profile *p)
@@ -173,6 +207,137 @@ char *pyroscope__ingest_name(const struct export_profile *p)
 	return out;
 }
 
+/* ---- the push API's body ---- */
+
+/* key as a Prometheus label name: [A-Za-z0-9_], '_' before a leading digit. malloc'd or NULL. */
+static char *label_name(const char *k)
+{
+	char *out = malloc(strlen(k) + 2), *o = out;
+
+	if (!out)
+		return NULL;
+	if (*k >= '0' && *k <= '9')
+		*o++ = '_';
+	for (; *k; k++)
+		*o++ = is_alnum(*k) ? *k : '_';
+	*o = '\0';
+	return out;
+}
+
+/* The length of the UTF-8 sequence at s (RFC 3629: shortest form, no surrogates, at most
+ * U+10FFFF), or 0 if it is not one. */
+static size_t utf8_len(const unsigned char *s)
+{
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 ||
+		    (s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0))
+			return 0;
+		return 3;
+	}
+	if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 || (s[3] & 0xc0) != 0x80 ||
+		    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
+			return 0;
+		return 4;
+	}
+	return 0;
+}
+
+/* v as a label value: proto3 strings must be UTF-8 (the server's decoder rejects the whole
+ * request otherwise), so invalid bytes and control characters become '_'. malloc'd or NULL. */
+static char *label_value(const char *v)
+{
+	const unsigned char *s = (const unsigned char *)v;
+	char *out = malloc(strlen(v) + 1), *o = out;
+	size_t n;
+
+	if (!out)
+		return NULL;
+	while (*s) {
+		n = *s < 0x20 || *s == 0x7f ? 0 : utf8_len(s);
+		if (!n) {
+			*o++ = '_';
+			s++;
+			continue;
+		}
+		memcpy(o, s, n);
+		o += n;
+		s += n;
+	}
+	*o = '\0';
+	return out;
+}
+
+int pyroscope__push_body(const struct export_profile *p, void **body, size_t *size)
+{
+	Push__V1__RawSample sample = PUSH__V1__RAW_SAMPLE__INIT, *samples[1] = { &sample };
+	Push__V1__RawProfileSeries series = PUSH__V1__RAW_PROFILE_SERIES__INIT;
+	Push__V1__RawProfileSeries *series_list[1] = { &series };
+	Push__V1__PushRequest req = PUSH__V1__PUSH_REQUEST__INIT;
+	size_t cap = p->labels_cnt + 2, n = 0, i;
+	Push__V1__LabelPair *pairs, **pair_list;
+	char **owned;
+	int err = -ENOMEM;
+
+	*body = NULL;
+	*size = 0;
+	pairs = calloc(cap, sizeof(*pairs));
+	pair_list = calloc(cap, sizeof(*pair_list));
+	owned = calloc(2 * cap, sizeof(*owned));
+	if (!pairs || !pair_list || !owned)
+		goto out;
+	for (i = 0; i < cap; i++) {
+		pairs[i] = (Push__V1__LabelPair)PUSH__V1__LABEL_PAIR__INIT;
+		pair_list[i] = &pairs[i];
+	}
+	pairs[n].name = "__name__";
+	pairs[n++].value = "process_cpu";
+	pairs[n].name = "__delta__";
+	pairs[n++].value = "false";
+	for (i = 0; i < p->labels_cnt; i++) {
+		const char *k = p->labels[i].key, *v = p->labels[i].value;
+
+		/* Reserved names ("__name__"...) and empty keys or values: left out. */
+		if (!*k || !strncmp(k, "__", 2) || !*v)
+			continue;
+		owned[2 * n] = label_name(k);
+		owned[2 * n + 1] = label_value(v);
+		if (!owned[2 * n] || !owned[2 * n + 1])
+			goto out;
+		pairs[n].name = owned[2 * n];
+		pairs[n].value = owned[2 * n + 1];
+		n++;
+	}
+	sample.raw_profile.data = p->data;
+	sample.raw_profile.len = p->size;
+	sample.id = (char *)p->id;
+	series.n_labels = n;
+	series.labels = pair_list;
+	series.n_samples = 1;
+	series.samples = samples;
+	req.n_series = 1;
+	req.series = series_list;
+	*size = push__v1__push_request__get_packed_size(&req);
+	*body = malloc(*size ?: 1);
+	if (!*body)
+		goto out;
+	push__v1__push_request__pack(&req, *body);
+	err = 0;
+out:
+	for (i = 0; owned && i < 2 * cap; i++)
+		free(owned[i]);
+	free(owned);
+	free(pair_list);
+	free(pairs);
+	if (err)
+		*size = 0;
+	return err;
+}
+
 /* ---- the exporter ---- */
 
 /* A credential read from a file, read again when the file changes. */
@@ -187,6 +352,7 @@ struct credential {
 
 struct pyroscope_exporter {
 	char *url;			/* base URL, no trailing '/' */
+	enum pyroscope_api api;
 	struct credential basic, bearer;
 	char **headers;			/* static headers: tenant, extras */
 	size_t headers_cnt;
@@ -372,6 +538,10 @@ static enum attempt_result attempt(struct pyroscope_exporter *e, const struct ex
 {
 	char curl_err[CURL_ERROR_SIZE] = "", *name = NULL, *esc = NULL, *url = NULL;
 	char *auth = NULL;
+	const char *content_type = "Content-Type: application/octet-stream";
+	const void *body = p->data;
+	void *push_body = NULL;
+	size_t body_size = p->size;
 	struct curl_slist *hdrs = NULL, *tmp;
 	struct response resp = {};
 	enum attempt_result res = ATTEMPT_RETRY;
@@ -386,19 +556,34 @@ static enum attempt_result attempt(struct pyroscope_exporter *e, const struct ex
 	*retry_after_s = 0;
 	if (until <= from)
 		until = from + 1;
-	name = pyroscope__ingest_name(p);
-	esc = name ? curl_easy_escape(c, name, 0) : NULL;
-	if (!esc || asprintf(&url, "%s/ingest?name=%s&from=%llu&until=%llu&format=pprof"
-			     "&spyName=bpfprof&sampleRate=%u", e->url, esc,
-			     (unsigned long long)from, (unsigned long long)until, p->freq_hz) < 0) {
-		url = NULL;
-		snprintf(err, err_sz, "out of memory");
-		goto out;
+	if (e->api == PYROSCOPE_API_PUSH) {
+		/* Connect unary over HTTP/1.1: the message, its type, a plain status code. */
+		content_type = "Content-Type: application/proto";
+		if (pyroscope__push_body(p, &push_body, &body_size) ||
+		    asprintf(&url, "%s/push.v1.PusherService/Push", e->url) < 0) {
+			url = NULL;
+			snprintf(err, err_sz, "out of memory");
+			goto out;
+		}
+		body = push_body;
+	} else {
+		name = pyroscope__ingest_name(p);
+		esc = name ? curl_easy_escape(c, name, 0) : NULL;
+		if (!esc || asprintf(&url, "%s/ingest?name=%s&from=%llu&until=%llu&format=pprof"
+				     "&spyName=bpfprof&sampleRate=%u", e->url, esc,
+				     (unsigned long long)from, (unsigned long long)until,
+				     p->freq_hz) < 0) {
+			url = NULL;
+			snprintf(err, err_sz, "out of memory");
+			goto out;
+		}
 	}
 
 	/* No "Expect: 100-continue" round trip; the body is opaque bytes, not a form. */
 	tmp = curl_slist_append(hdrs, "Expect:");
-	tmp = tmp ? curl_slist_append(hdrs = tmp, "Content-Type: application/octet-stream") : NULL;
+	tmp = tmp ? curl_slist_append(hdrs = tmp, content_type) : NULL;
+	if (tmp && e->api == PYROSCOPE_API_PUSH)
+		tmp = curl_slist_append(hdrs = tmp, "Connect-Protocol-Version: 1");
 	for (i = 0; tmp && i < e->headers_cnt; i++)
 		tmp = curl_slist_append(hdrs = tmp, e->headers[i]);
 	if (tmp && e->bearer.path) {
@@ -418,8 +603,8 @@ static enum attempt_result attempt(struct pyroscope_exporter *e, const struct ex
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_POST, 1L);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, p->data);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)p->size);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_size);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
 			 (long)min_t(uint64_t, e->connect_timeout_ms, timeout_ms));
@@ -476,6 +661,7 @@ out:
 	curl_free(esc);
 	free(name);
 	free(url);
+	free(push_body);
 	return res;
 }
 
@@ -606,7 +792,8 @@ struct pyroscope_exporter *pyroscope_exporter__new(const struct pyroscope_opts *
 	size_t len, i;
 	int err = 0;
 
-	if (!opts || !opts->url || !*opts->url) {
+	if (!opts || !opts->url || !*opts->url ||
+	    (opts->api != PYROSCOPE_API_INGEST && opts->api != PYROSCOPE_API_PUSH)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -636,6 +823,7 @@ struct pyroscope_exporter *pyroscope_exporter__new(const struct pyroscope_opts *
 	len = strlen(e->url);
 	while (len && e->url[len - 1] == '/')
 		e->url[--len] = '\0';
+	e->api = opts->api;
 	e->connect_timeout_ms = opts->connect_timeout_ms ?: 10000;
 	e->timeout_ms = opts->timeout_ms ?: 30000;
 	e->backoff_base_ms = opts->backoff_base_ms ?: 1000;

@@ -66,6 +66,7 @@ enum {
 	OPT_OUTPUT_DIR,
 	OPT_OUTPUT_DIR_MAX,
 	OPT_PYROSCOPE_URL,
+	OPT_PYROSCOPE_API,
 	OPT_BASIC_AUTH_FILE,
 	OPT_BEARER_TOKEN_FILE,
 	OPT_TENANT_ID,
@@ -141,6 +142,9 @@ static const struct argp_option options[] = {
 	  "oldest files deleted first (default 1G; K/M/G suffix allowed)", 4 },
 	{ "pyroscope-url", OPT_PYROSCOPE_URL, "URL", 0, "Send profiles to Pyroscope at URL "
 	  "(POST URL/ingest, pprof)", 4 },
+	{ "pyroscope-api", OPT_PYROSCOPE_API, "ingest|push", 0, "Pyroscope's API: /ingest "
+	  "(default; labels in the name parameter) or push (/push.v1.PusherService/Push, "
+	  "Pyroscope >= 1.0)", 4 },
 	{ "basic-auth-file", OPT_BASIC_AUTH_FILE, "FILE", 0, "HTTP Basic credentials, "
 	  "'user:password'", 4 },
 	{ "bearer-token-file", OPT_BEARER_TOKEN_FILE, "FILE", 0, "HTTP Bearer token", 4 },
@@ -408,6 +412,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_PYROSCOPE_URL:
 		o->ag.pyroscope_url = arg;
+		agent_opt = true;
+		break;
+	case OPT_PYROSCOPE_API:
+		if (strcmp(arg, "ingest") && strcmp(arg, "push"))
+			argp_error(state, "unknown Pyroscope API '%s' (ingest or push)", arg);
+		o->ag.pyroscope_push = !strcmp(arg, "push");
 		agent_opt = true;
 		break;
 	case OPT_BASIC_AUTH_FILE:

@@ -32,6 +32,7 @@ struct agent_opts {
 	const char *output_dir;		/* --output-dir: gzipped pprof files */
 	uint64_t output_dir_max;	/* --output-dir-max-bytes (default 1 GiB) */
 	const char *pyroscope_url;	/* --pyroscope-url */
+	bool pyroscope_push;		/* --pyroscope-api push; default ingest */
 	const char *basic_auth_file;
 	const char *bearer_token_file;
 	const char *tenant_id;
