@@ -4,8 +4,10 @@
 # pyroscope.py): within three 5 s intervals it delivers profiles of two test programs, each
 # under its own service_name, each body a pprof that go tool pprof opens and that holds the
 # program's chain; 503s are retried (visible in /metrics) and nothing is lost; SIGTERM flushes
-# and exits within 10 s. With the backend gone for longer than the queue holds, drops are
-# counted, sampling goes on and memory stays bounded. SIGHUP rereads the --config file.
+# and exits within 10 s. --pyroscope-api push: the mock decodes each PushRequest (labels,
+# __name__, a UUID per profile) and its raw_profile holds the chain. With the backend gone for
+# longer than the queue holds, drops are counted, sampling goes on and memory stays bounded.
+# SIGHUP rereads the --config file.
 # The agent takes no --raw-capture: no differential replay of its runs (lib.sh).
 BPFPROF_DIFF=0
 . "$(dirname "$0")/../lib.sh"
@@ -138,6 +140,59 @@ took=$(awk -v s="$t0" -v e="$(date +%s.%N)" 'BEGIN { printf "%d", e - s }')
 assert_eq agent_sigterm_exit "$BP_RC" 0
 assert_le agent_sigterm_seconds "$took" 10 s
 assert_ge agent_sigterm_flushed "$(grep -c ' 200 ' "$m/requests.log")" $((before + 2))
+
+# --- the push API (--pyroscope-api push, here from the environment) -------------------------
+pm=$TEST_TMP/mock-push
+curl -s -X POST "$MOCK_URL/reset?dir=$pm" >/dev/null
+cd "$TEST_TMP" || exit 1
+"$TARGETS/chain" 30 >/dev/null &
+BG_PIDS+=("$!")
+cd - >/dev/null || exit 1
+p=$TEST_TMP/agent-push
+BPFPROF_PYROSCOPE_API=push start_bpfprof_bg 60 "$p" agent -F 49 --interval 2 \
+	--pyroscope-url "$MOCK_URL" --metrics-addr off --tenant-id team-a
+sleep 7
+kill -TERM "$BP_PID"
+wait_bpfprof_bg "$p"
+assert_eq agent_push_exit "$BP_RC" 0
+# The first delivered profile of our chain: "SEQ" and its labels as name=value lines.
+seq=$(python3 - "$pm" "exe=$TARGETS/chain" <<'PY'
+import glob, json, os, sys
+for f in sorted(glob.glob(os.path.join(sys.argv[1], '*.labels')), key=lambda f: int(os.path.basename(f)[:-7])):
+    base = f[:-7]
+    if not os.path.exists(base + '.body'):
+        continue
+    labels = json.load(open(f))
+    if ['service_name', 'chain'] in labels and sys.argv[2].split('=', 1) in labels:
+        with open(base + '.pairs', 'w') as out:
+            out.writelines(f'{k}={v}\n' for k, v in labels)
+        print(os.path.basename(base))
+        break
+PY
+)
+echo "  push: $(grep -c ' 200 ' "$pm/requests.log" 2>/dev/null) requests answered 200, chain's profile: ${seq:-none}"
+if [ -z "$seq" ]; then
+	fail agent_push_delivered "no PushRequest with service_name chain and exe $TARGETS/chain"
+else
+	pass agent_push_delivered "request $seq"
+	sed 's/^/  label: /' "$pm/$seq.pairs"
+	assert_grep agent_push_name_label "$pm/$seq.pairs" '^__name__=process_cpu$'
+	assert_grep agent_push_delta_label "$pm/$seq.pairs" '^__delta__=false$'
+	assert_grep agent_push_hostname_label "$pm/$seq.pairs" '^hostname=.'
+	assert_grep agent_push_build_id_label "$pm/$seq.pairs" '^build_id=[0-9a-f]{40}$'
+	assert_grep agent_push_content_type "$pm/$seq.headers" '"Content-Type": "application/proto"'
+	assert_grep agent_push_connect_header "$pm/$seq.headers" '"Connect-Protocol-Version": "1"'
+	assert_grep agent_push_tenant "$pm/$seq.headers" '"X-Scope-OrgID": "team-a"'
+	assert_grep agent_push_uuid "$pm/$seq.id" '^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$'
+	go tool pprof -traces "$pm/$seq.body" >"$p.traces" 2>"$p.traces.err"
+	assert_eq agent_push_pprof_opens "$?" 0
+	assert_grep agent_push_holds_chain "$p.traces" 'chain_leaf'
+	assert_grep agent_push_holds_lib "$p.traces" 'lib_f08'
+fi
+assert_eq agent_push_rejected "$(grep -c ' 400 ' "$pm/requests.log" 2>/dev/null)" 0
+# One ID per profile (awk 1: the files end without a newline).
+assert_ge agent_push_ids "$(awk 1 "$pm"/*.id 2>/dev/null | wc -l)" 2
+assert_eq agent_push_ids_unique "$(awk 1 "$pm"/*.id 2>/dev/null | sort | uniq -d | wc -l)" 0
 
 # --- backend gone longer than the queue holds ------------------------------------------------
 kill "$MOCK_PID" 2>/dev/null

@@ -8,6 +8,13 @@ POST /ingest   answers by the plan (200 when it is empty). Every request is appe
                DIR/requests.log as "SEQ STATUS QUERY"; a 200 also saves DIR/SEQ.query (the raw
                query string), DIR/SEQ.headers (JSON) and, last, DIR/SEQ.body (the body bytes,
                renamed into place: once it exists the three files are complete).
+POST /push.v1.PusherService/Push
+               the push API (Connect unary, application/proto): answers by the same plan;
+               a 200 decodes the PushRequest and saves, per RawSample, DIR/SEQ.labels
+               (JSON [[name, value], ...] of its series), DIR/SEQ.id, DIR/SEQ.headers and,
+               last, DIR/SEQ.body (raw_profile), SEQ counting requests as for /ingest (one
+               series of one sample per request, as bpfprof sends). A body that does not
+               decode gets HTTP 400 (Connect's invalid_argument).
 POST /control  ?mode=503|429|400|stall|ok&count=N[&retry_after=S][&seconds=S]: the next N
                /ingest requests (count=-1: all, until mode=ok) get HTTP 503, 429 with
                "Retry-After: S", 400, or a stall of S seconds followed by a 503; mode=ok clears
@@ -56,6 +63,58 @@ class State:
                 f.write(f"{seq} {status} {query}\n")
 
 
+def pb_fields(buf):
+    """The fields of one protobuf message: [(number, value)], value an int (varint) or bytes
+    (length-delimited). Raises ValueError on anything else or on a truncated buffer."""
+    out, i = [], 0
+
+    def varint():
+        nonlocal i
+        shift = v = 0
+        while True:
+            if i >= len(buf) or shift > 63:
+                raise ValueError("truncated varint")
+            b = buf[i]
+            i += 1
+            v |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                return v
+
+    while i < len(buf):
+        key = varint()
+        num, wire = key >> 3, key & 7
+        if wire == 0:
+            out.append((num, varint()))
+        elif wire == 2:
+            n = varint()
+            if i + n > len(buf):
+                raise ValueError("truncated field")
+            out.append((num, buf[i:i + n]))
+            i += n
+        else:
+            raise ValueError(f"wire type {wire}")
+    return out
+
+
+def push_request(body):
+    """PushRequest -> [(labels [(name, value)], [(raw_profile, ID)])] (push.proto)."""
+    series = []
+    for num, s in pb_fields(body):
+        if num != 1:
+            continue
+        labels, samples = [], []
+        for n2, v in pb_fields(s):
+            if n2 == 1:
+                kv = dict(pb_fields(v))
+                labels.append((kv.get(1, b"").decode(), kv.get(2, b"").decode()))
+            elif n2 == 2:
+                kv = dict(pb_fields(v))
+                samples.append((kv.get(1, b""), kv.get(2, b"").decode()))
+        series.append((labels, samples))
+    return series
+
+
 def write_atomic(path, data):
     tmp = path + ".tmp"
     with open(tmp, "wb") as f:
@@ -74,7 +133,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_response(status)
         for k, v in (headers or {}).items():
             self.send_header(k, v)
-        self.send_header("Content-Type", "text/plain")
+        if "Content-Type" not in (headers or {}):
+            self.send_header("Content-Type", "text/plain")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -98,6 +158,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.reset(urllib.parse.parse_qs(url.query))
         elif url.path == "/ingest":
             self.ingest(url.query, body)
+        elif url.path == "/push.v1.PusherService/Push":
+            self.ingest(url.path, body, push=True)
         else:
             self.answer(404, b"not found\n")
 
@@ -120,7 +182,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             st.count = 0
         self.answer(200, b"ok\n")
 
-    def ingest(self, query, body):
+    def ingest(self, query, body, push=False):
         st = self.state
         seq, mode, retry_after, seconds = st.next_action()
         if mode == "503":
@@ -139,6 +201,23 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.answer(503, b"stalled\n")
             except OSError:
                 pass
+        elif push:
+            try:
+                series = push_request(body)
+            except (ValueError, UnicodeDecodeError) as e:
+                st.log(seq, 400, query)
+                self.answer(400, f"bad PushRequest: {e}\n".encode())
+                return
+            base = os.path.join(st.dir, str(seq))
+            for labels, samples in series:
+                for raw, ident in samples:
+                    write_atomic(base + ".labels", json.dumps(labels).encode())
+                    write_atomic(base + ".id", ident.encode())
+                    write_atomic(base + ".headers",
+                                 json.dumps(dict(self.headers.items())).encode())
+                    write_atomic(base + ".body", raw)
+            st.log(seq, 200, query)
+            self.answer(200, b"", {"Content-Type": "application/proto"})
         else:
             base = os.path.join(st.dir, str(seq))
             write_atomic(base + ".query", query.encode())

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * test_export.c: the Pyroscope exporter against tests/mock/pyroscope.py on loopback (query,
- * body, auth headers, retries on 503 and 429, no retry on 400, drop-oldest when the backend is
+ * body, auth headers, the push API's PushRequest, retries on 503 and 429, no retry on 400,
+ * drop-oldest when the backend is
  * down, timeouts, flush deadline, a caller that never blocks), and the directory exporter
  * (atomic names, sanitized groups, rotation by size of our own files only).
  */
@@ -25,6 +26,7 @@
 #include <json-c/json.h>
 #include "export.h"
 #include "log.h"
+#include "push.pb-c.h"
 #include "util.h"
 
 #ifndef MOCK_PYROSCOPE
@@ -300,6 +302,123 @@ static void test_ingest_name(void **state)
 
 	assert_string_equal(name, "my_app/v1{k8s_pod=web-1_a_,_9lives=a=b_ c}");
 	free(name);
+	export_profile__free(p);
+}
+
+/* The value of label name in series s, or NULL. */
+static const char *series_label(const Push__V1__RawProfileSeries *s, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < s->n_labels; i++) {
+		if (!strcmp(s->labels[i]->name, name))
+			return s->labels[i]->value;
+	}
+	return NULL;
+}
+
+static bool is_uuid_v4(const char *id)
+{
+	size_t i;
+
+	if (strlen(id) != 36 || id[14] != '4' || !strchr("89ab", id[19]))
+		return false;
+	for (i = 0; i < 36; i++) {
+		if (i == 8 || i == 13 || i == 18 || i == 23 ? id[i] != '-' : !strchr("0123456789abcdef", id[i]))
+			return false;
+	}
+	return true;
+}
+
+/* The push body decodes as push.proto's PushRequest: __name__ and __delta__ first, then the
+ * profile's labels as Prometheus label names with UTF-8 values, the bytes and the ID. */
+static void test_push_body(void **state)
+{
+	struct export_label labels[] = {
+		{ "service_name", "svc" },
+		{ "k8s.pod", "web-1" },
+		{ "__name__", "not this" },
+		{ "empty", "" },
+		{ "9lives", "caf\xc3\xa9 \xff\x01" "end" },
+	};
+	struct export_profile *p = export_profile__new("pp\0of", 6, labels, ARRAY_SIZE(labels),
+						       0, 0, 19);
+	struct export_profile *d = export_profile__dup(p), *q = export_profile__new(
+		"x", 1, labels, 1, 0, 0, 19);
+	Push__V1__PushRequest *req;
+	Push__V1__RawProfileSeries *s;
+	void *body;
+	size_t sz;
+
+	assert_true(is_uuid_v4(p->id));
+	assert_string_equal(d->id, p->id);	/* a copy is the same profile */
+	assert_string_not_equal(q->id, p->id);
+	assert_int_equal(pyroscope__push_body(p, &body, &sz), 0);
+	req = push__v1__push_request__unpack(NULL, sz, body);
+	assert_non_null(req);
+	assert_int_equal(req->n_series, 1);
+	s = req->series[0];
+	assert_int_equal(s->n_labels, 5);
+	assert_string_equal(s->labels[0]->name, "__name__");
+	assert_string_equal(s->labels[0]->value, "process_cpu");
+	assert_string_equal(s->labels[1]->name, "__delta__");
+	assert_string_equal(s->labels[1]->value, "false");
+	assert_string_equal(series_label(s, "service_name"), "svc");
+	assert_string_equal(series_label(s, "k8s_pod"), "web-1");
+	assert_null(series_label(s, "empty"));
+	/* Valid UTF-8 kept, an invalid byte and a control character replaced. */
+	assert_string_equal(series_label(s, "_9lives"), "caf\xc3\xa9 __end");
+	assert_int_equal(s->n_samples, 1);
+	assert_int_equal(s->samples[0]->raw_profile.len, 6);
+	assert_memory_equal(s->samples[0]->raw_profile.data, "pp\0of", 6);
+	assert_string_equal(s->samples[0]->id, p->id);
+	push__v1__push_request__free_unpacked(req, NULL);
+	free(body);
+	export_profile__free(p);
+	export_profile__free(d);
+	export_profile__free(q);
+}
+
+/* --pyroscope-api push against the mock, which decodes the request like Pyroscope; a retried
+ * profile keeps its ID (the server's deduplication key). */
+static void test_push_delivery(void **state)
+{
+	struct mock m;
+	struct pyroscope_opts o = { .api = PYROSCOPE_API_PUSH, .tenant_id = "team-a" };
+	struct export_profile *p = profile(1);
+	struct pyroscope_exporter *e;
+	char *body, *id, *labels, *h;
+	size_t sz;
+
+	m = *mock_get();
+	mock_control(&m, "mode=503&count=1");
+	e = exporter(&m, 0, &o);
+	assert_int_equal(pyroscope_exporter__enqueue(e, export_profile__dup(p)), 0);
+	WAIT_FOR(stats(e).sent == 1, 5000);
+	assert_int_equal(stats(e).retries, 1);
+
+	/* Request 1 got the 503; request 2 is the saved one. */
+	body = mock_file(&m, 2, "body", &sz);
+	assert_non_null(body);
+	assert_int_equal(sz, p->size);
+	assert_memory_equal(body, p->data, sz);
+	id = mock_file(&m, 2, "id", NULL);
+	assert_string_equal(id ?: "", p->id);
+	labels = mock_file(&m, 2, "labels", NULL);
+	assert_non_null(labels);
+	assert_non_null(strstr(labels, "[\"__name__\", \"process_cpu\"]"));
+	assert_non_null(strstr(labels, "[\"service_name\", \"svc\"]"));
+	assert_non_null(strstr(labels, "[\"container\", \"web,1\"]"));
+	h = mock_header(&m, 2, "Content-Type");
+	assert_string_equal(h ?: "", "application/proto");
+	free(h);
+	h = mock_header(&m, 2, "X-Scope-OrgID");
+	assert_string_equal(h ?: "", "team-a");
+	free(h);
+	pyroscope_exporter__free(e);
+	free(body);
+	free(id);
+	free(labels);
 	export_profile__free(p);
 }
 
@@ -773,6 +892,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ingest_name),
 		cmocka_unit_test(test_ingest_query_and_body),
+		cmocka_unit_test(test_push_body),
+		cmocka_unit_test(test_push_delivery),
 		cmocka_unit_test(test_bearer_token_rotation),
 		cmocka_unit_test(test_retry_503),
 		cmocka_unit_test(test_retry_after_429),
