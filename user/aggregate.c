@@ -27,6 +27,11 @@ struct loc_entry {
 	UT_hash_handle hh;
 };
 
+/* Slots of the location cache: a direct-mapped front of loc_hash. A sample's frames are
+ * mostly the ones of the samples before it, and uthash's lookup (Jenkins over the 24-byte key,
+ * then a chain walk) was the largest user-space cost per frame after the unwind itself. */
+#define LOC_CACHE_BITS 12
+
 struct stack_entry {
 	UT_hash_handle hh;
 	struct agg_stack st;	/* pid .. locs[] is the key, count is not */
@@ -42,6 +47,7 @@ struct aggregate {
 	struct loc_entry *loc_keys;	/* by id: stable storage of the hash nodes... */
 	struct agg_location *locs;	/* ... and of the locations, both loc_cap long */
 	size_t loc_cnt, loc_cap;
+	uint32_t loc_cache[1u << LOC_CACHE_BITS];	/* location id + 1, or 0 */
 	uint32_t symbolized;		/* locations [0, symbolized) went through the symbolizer */
 	struct stack_entry *stacks;
 	uint64_t samples;
@@ -150,13 +156,19 @@ int64_t aggregate__location(struct aggregate *agg, enum frame_kind kind, struct 
 	struct loc_key key = {
 		.addr = addr, .entry = (uintptr_t)entry, .kind = kind, .name = name,
 	};
+	uint64_t h = (addr ^ key.entry ^ ((uint64_t)name << 32 | kind)) * 0x9e3779b97f4a7c15ull;
+	uint32_t *slot = &agg->loc_cache[h >> (64 - LOC_CACHE_BITS)];
 	struct agg_location *l;
 	struct loc_entry *e;
 	size_t id;
 
+	if (*slot && !memcmp(&agg->loc_keys[*slot - 1].key, &key, sizeof(key)))
+		return *slot - 1;
 	HASH_FIND(hh, agg->loc_hash, &key, sizeof(key), e);
-	if (e)
-		return e - agg->loc_keys;
+	if (e) {
+		*slot = e - agg->loc_keys + 1;
+		return *slot - 1;
+	}
 	if (agg->loc_cnt == agg->loc_cap && grow_locations(agg))
 		return -ENOMEM;
 	id = agg->loc_cnt;
@@ -177,6 +189,7 @@ int64_t aggregate__location(struct aggregate *agg, enum frame_kind kind, struct 
 	e->key = key;
 	HASH_ADD(hh, agg->loc_hash, key, sizeof(e->key), e);
 	agg->loc_cnt++;
+	*slot = id + 1;
 	return id;
 }
 
