@@ -61,6 +61,14 @@ enum pyroscope_api {
 	PYROSCOPE_API_PUSH,
 };
 
+/* The push API sends up to this many queued profiles in one request, and at most
+ * PYROSCOPE_PUSH_BATCH_BYTES of them (a single larger profile goes alone). */
+#define PYROSCOPE_PUSH_BATCH_MAX	32
+#define PYROSCOPE_PUSH_BATCH_BYTES	(2u << 20)
+/* ... after waiting this long (ms) from the first profile into an empty queue, so that the
+ * profiles of one interval, queued one after another, go together. */
+#define PYROSCOPE_PUSH_LINGER_MS	100
+
 /*
  * Options of pyroscope_exporter__new(). Zero fields take the defaults given. The exporter
  * copies what it keeps; credentials are read from their files at start and again whenever a
@@ -148,13 +156,15 @@ void pyroscope_exporter__free(struct pyroscope_exporter *e);
  */
 char *pyroscope__ingest_name(const struct export_profile *p);
 /*
- * The push API's body for p: a packed PushRequest (user/proto/push.proto) of one series whose
- * labels are __name__="process_cpu", __delta__="false" (the profile holds this interval only:
- * the server must not subtract a previous one), then p's labels (keys made Prometheus label
- * names as for /ingest, empty values left out), and one RawSample{raw_profile: p->data, ID:
- * p->id}. *body is malloc'd (free() it). Returns 0 or -ENOMEM.
+ * The push API's body for profiles ps[0..n): a packed PushRequest (user/proto/push.proto) of
+ * one series per profile, whose labels are __name__="process_cpu", __delta__="false" (the
+ * profile holds its interval only: the server must not subtract a previous one), then the
+ * profile's labels (keys made Prometheus label names as for /ingest, values valid UTF-8, empty
+ * ones left out), and one RawSample{raw_profile: data, ID: id}. *body is malloc'd (free() it).
+ * Returns 0, -EINVAL (n == 0) or -ENOMEM.
  */
-int pyroscope__push_body(const struct export_profile *p, void **body, size_t *size);
+int pyroscope__push_body(const struct export_profile *const *ps, size_t n, void **body,
+			 size_t *size);
 
 /* ---- Directory: <dir>/<UTC start time>_<group>.pb.gz, rotated by a size cap. ---- */
 

@@ -272,28 +272,14 @@ static char *label_value(const char *v)
 	return out;
 }
 
-int pyroscope__push_body(const struct export_profile *p, void **body, size_t *size)
+/* Fills series s with profile p's labels and sample; strings it allocates go to owned[]. */
+static int push_series(const struct export_profile *p, Push__V1__RawProfileSeries *s,
+		       Push__V1__LabelPair *pairs, Push__V1__LabelPair **pair_list,
+		       Push__V1__RawSample *sample, Push__V1__RawSample **sample_list,
+		       char **owned)
 {
-	Push__V1__RawSample sample = PUSH__V1__RAW_SAMPLE__INIT, *samples[1] = { &sample };
-	Push__V1__RawProfileSeries series = PUSH__V1__RAW_PROFILE_SERIES__INIT;
-	Push__V1__RawProfileSeries *series_list[1] = { &series };
-	Push__V1__PushRequest req = PUSH__V1__PUSH_REQUEST__INIT;
-	size_t cap = p->labels_cnt + 2, n = 0, i;
-	Push__V1__LabelPair *pairs, **pair_list;
-	char **owned;
-	int err = -ENOMEM;
+	size_t n = 0, i;
 
-	*body = NULL;
-	*size = 0;
-	pairs = calloc(cap, sizeof(*pairs));
-	pair_list = calloc(cap, sizeof(*pair_list));
-	owned = calloc(2 * cap, sizeof(*owned));
-	if (!pairs || !pair_list || !owned)
-		goto out;
-	for (i = 0; i < cap; i++) {
-		pairs[i] = (Push__V1__LabelPair)PUSH__V1__LABEL_PAIR__INIT;
-		pair_list[i] = &pairs[i];
-	}
 	pairs[n].name = "__name__";
 	pairs[n++].value = "process_cpu";
 	pairs[n].name = "__delta__";
@@ -307,19 +293,62 @@ int pyroscope__push_body(const struct export_profile *p, void **body, size_t *si
 		owned[2 * n] = label_name(k);
 		owned[2 * n + 1] = label_value(v);
 		if (!owned[2 * n] || !owned[2 * n + 1])
-			goto out;
+			return -ENOMEM;
 		pairs[n].name = owned[2 * n];
 		pairs[n].value = owned[2 * n + 1];
 		n++;
 	}
-	sample.raw_profile.data = p->data;
-	sample.raw_profile.len = p->size;
-	sample.id = (char *)p->id;
-	series.n_labels = n;
-	series.labels = pair_list;
-	series.n_samples = 1;
-	series.samples = samples;
-	req.n_series = 1;
+	for (i = 0; i < n; i++)
+		pair_list[i] = &pairs[i];
+	sample->raw_profile.data = p->data;
+	sample->raw_profile.len = p->size;
+	sample->id = (char *)p->id;
+	sample_list[0] = sample;
+	s->n_labels = n;
+	s->labels = pair_list;
+	s->n_samples = 1;
+	s->samples = sample_list;
+	return 0;
+}
+
+int pyroscope__push_body(const struct export_profile *const *ps, size_t n, void **body,
+			 size_t *size)
+{
+	Push__V1__PushRequest req = PUSH__V1__PUSH_REQUEST__INIT;
+	Push__V1__RawProfileSeries *series = NULL, **series_list = NULL;
+	Push__V1__RawSample *samples = NULL, **sample_list = NULL;
+	Push__V1__LabelPair *pairs = NULL, **pair_list = NULL;
+	size_t labels = 0, off = 0, i;
+	char **owned = NULL;
+	int err = -ENOMEM;
+
+	*body = NULL;
+	*size = 0;
+	if (!n)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		labels += ps[i]->labels_cnt + 2;
+	series = calloc(n, sizeof(*series));
+	series_list = calloc(n, sizeof(*series_list));
+	samples = calloc(n, sizeof(*samples));
+	sample_list = calloc(n, sizeof(*sample_list));
+	pairs = calloc(labels, sizeof(*pairs));
+	pair_list = calloc(labels, sizeof(*pair_list));
+	owned = calloc(2 * labels, sizeof(*owned));
+	if (!series || !series_list || !samples || !sample_list || !pairs || !pair_list || !owned)
+		goto out;
+	for (i = 0; i < labels; i++)
+		pairs[i] = (Push__V1__LabelPair)PUSH__V1__LABEL_PAIR__INIT;
+	for (i = 0; i < n; i++) {
+		series[i] = (Push__V1__RawProfileSeries)PUSH__V1__RAW_PROFILE_SERIES__INIT;
+		samples[i] = (Push__V1__RawSample)PUSH__V1__RAW_SAMPLE__INIT;
+		series_list[i] = &series[i];
+		if (push_series(ps[i], &series[i], pairs + off, pair_list + off, &samples[i],
+				&sample_list[i], owned + 2 * off))
+			goto out;
+		off += ps[i]->labels_cnt + 2;
+	}
+	req.n_series = n;
 	req.series = series_list;
 	*size = push__v1__push_request__get_packed_size(&req);
 	*body = malloc(*size ?: 1);
@@ -328,11 +357,15 @@ int pyroscope__push_body(const struct export_profile *p, void **body, size_t *si
 	push__v1__push_request__pack(&req, *body);
 	err = 0;
 out:
-	for (i = 0; owned && i < 2 * cap; i++)
+	for (i = 0; owned && i < 2 * labels; i++)
 		free(owned[i]);
 	free(owned);
 	free(pair_list);
 	free(pairs);
+	free(sample_list);
+	free(samples);
+	free(series_list);
+	free(series);
 	if (err)
 		*size = 0;
 	return err;
@@ -366,10 +399,12 @@ struct pyroscope_exporter {
 	pthread_cond_t cond;		/* wakes the worker: new profile, flush */
 	struct export_profile **q;	/* ring: q[head] is the oldest; cap slots */
 	size_t cap, head, cnt;
-	struct export_profile *inflight;	/* the profile being sent (q[head], or orphaned) */
-	bool orphaned;			/* inflight left the full queue during the send */
+	/* The request under way holds the inflight oldest profiles: q[head..) but the first
+	 * orphaned, which a full queue dropped during the send (the worker frees those). */
+	size_t inflight, orphaned;
 	unsigned int failures;		/* consecutive failed attempts: backoff exponent */
 	uint64_t next_attempt_ns;	/* CLOCK_MONOTONIC; no attempt before */
+	uint64_t linger_until_ns;	/* push: first profile into the empty queue + linger */
 	bool stopping;
 	uint64_t deadline_ns;		/* CLOCK_MONOTONIC end of the flush */
 	uint64_t shutdown_dropped;
@@ -529,13 +564,15 @@ static bool curl_error_is_permanent(CURLcode rc)
 }
 
 /*
- * One POST of p. Runs on the worker without the lock. err gets a one-line reason of a
- * failure; *retry_after_s the server's Retry-After (0 if none).
+ * One POST of ps[0..n) (n is 1 for /ingest). Runs on the worker without the lock. err gets a
+ * one-line reason of a failure; *retry_after_s the server's Retry-After (0 if none).
  */
-static enum attempt_result attempt(struct pyroscope_exporter *e, const struct export_profile *p,
+static enum attempt_result attempt(struct pyroscope_exporter *e,
+				   const struct export_profile *const *ps, size_t n,
 				   uint64_t timeout_ms, long *retry_after_s, char *err,
 				   size_t err_sz)
 {
+	const struct export_profile *p = ps[0];
 	char curl_err[CURL_ERROR_SIZE] = "", *name = NULL, *esc = NULL, *url = NULL;
 	char *auth = NULL;
 	const char *content_type = "Content-Type: application/octet-stream";
@@ -559,7 +596,7 @@ static enum attempt_result attempt(struct pyroscope_exporter *e, const struct ex
 	if (e->api == PYROSCOPE_API_PUSH) {
 		/* Connect unary over HTTP/1.1: the message, its type, a plain status code. */
 		content_type = "Content-Type: application/proto";
-		if (pyroscope__push_body(p, &push_body, &body_size) ||
+		if (pyroscope__push_body(ps, n, &push_body, &body_size) ||
 		    asprintf(&url, "%s/push.v1.PusherService/Push", e->url) < 0) {
 			url = NULL;
 			snprintf(err, err_sz, "out of memory");
@@ -687,15 +724,29 @@ static void timespec_at(struct timespec *ts, uint64_t mono_ns)
 	ts->tv_nsec = mono_ns % NSEC_PER_SEC;
 }
 
-/* The worker: sends the head of the queue, one request at a time, in order. */
+/* "profile of SERVICE" or "N profiles (SERVICE, ...)", for the log. */
+static void batch_desc(char *buf, size_t sz, struct export_profile *const *b, size_t n)
+{
+	if (n == 1)
+		snprintf(buf, sz, "profile of %s", service_of(b[0]));
+	else
+		snprintf(buf, sz, "%zu profiles (%s, ...)", n, service_of(b[0]));
+}
+
+/*
+ * The worker: sends the oldest profiles, one request at a time, in order: the oldest alone to
+ * /ingest, up to PYROSCOPE_PUSH_BATCH_MAX of them in one PushRequest. A failed request is
+ * retried whole after the backoff, with the profiles still queued then.
+ */
 static void *worker(void *arg)
 {
+	struct export_profile *batch[PYROSCOPE_PUSH_BATCH_MAX], *p;
 	struct pyroscope_exporter *e = arg;
 	enum attempt_result res;
-	struct export_profile *p;
 	long retry_after_s;
 	uint64_t now, wake, timeout_ms, wait_ms;
-	char err[sizeof(e->st.last_error)];
+	char err[sizeof(e->st.last_error)], desc[128];
+	size_t n, i, kept, bytes;
 	struct timespec ts;
 
 	pthread_mutex_lock(&e->lock);
@@ -708,6 +759,9 @@ static void *worker(void *arg)
 			continue;
 		}
 		wake = e->next_attempt_ns;
+		if (e->api == PYROSCOPE_API_PUSH && e->cnt < PYROSCOPE_PUSH_BATCH_MAX &&
+		    e->linger_until_ns > wake)
+			wake = e->linger_until_ns;
 		if (e->stopping && e->deadline_ns < wake)
 			wake = e->deadline_ns;
 		if (now < wake) {
@@ -716,8 +770,16 @@ static void *worker(void *arg)
 			continue;
 		}
 
-		p = e->inflight = e->q[e->head];
-		e->orphaned = false;
+		n = bytes = 0;
+		do {
+			p = e->q[(e->head + n) % e->cap];
+			if (n && bytes + p->size > PYROSCOPE_PUSH_BATCH_BYTES)
+				break;
+			batch[n++] = p;
+			bytes += p->size;
+		} while (e->api == PYROSCOPE_API_PUSH && n < e->cnt && n < PYROSCOPE_PUSH_BATCH_MAX);
+		e->inflight = n;
+		e->orphaned = 0;
 		if (e->failures)
 			e->st.retries++;
 		timeout_ms = e->timeout_ms;
@@ -727,33 +789,36 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&e->lock);
 
 		err[0] = '\0';
-		res = attempt(e, p, timeout_ms, &retry_after_s, err, sizeof(err));
+		res = attempt(e, (const struct export_profile *const *)batch, n, timeout_ms,
+			      &retry_after_s, err, sizeof(err));
+		batch_desc(desc, sizeof(desc), batch, n);
 
 		pthread_mutex_lock(&e->lock);
-		e->inflight = NULL;
-		/* Unless dropped from a full queue meanwhile, p is still q[head]. */
-		if (res != ATTEMPT_RETRY && !e->orphaned)
-			queue_pop(e);
+		/* The first orphaned left the full queue during the send; the rest are still
+		 * q[head..). */
+		kept = n - e->orphaned;
+		e->inflight = 0;
+		if (res != ATTEMPT_RETRY) {
+			for (i = 0; i < kept; i++)
+				queue_pop(e);
+		}
 		switch (res) {
 		case ATTEMPT_SENT:
-			e->st.sent++;
-			e->st.bytes_sent += p->size;
+			e->st.sent += n;
+			e->st.bytes_sent += bytes;
 			if (e->failures)
 				pr_info("send profiles to Pyroscope %s: delivering again after %u "
 					"failed attempts", e->url, e->failures);
 			e->failures = 0;
 			e->next_attempt_ns = 0;
-			export_profile__free(p);
 			break;
 		case ATTEMPT_FAILED:
-			/* The backend answered: the next profile goes without waiting. */
+			/* The backend answered: the next profiles go without waiting. */
 			e->failures = 0;
 			e->next_attempt_ns = 0;
-			e->st.failed++;
+			e->st.failed += n;
 			set_last_error(e, err);
-			pr_warn("send profile of %s to Pyroscope %s: %s; profile dropped",
-				service_of(p), e->url, err);
-			export_profile__free(p);
+			pr_warn("send %s to Pyroscope %s: %s; dropped", desc, e->url, err);
 			break;
 		case ATTEMPT_RETRY:
 			set_last_error(e, err);
@@ -761,18 +826,18 @@ static void *worker(void *arg)
 			wait_ms = backoff_ms(e, retry_after_s);
 			e->next_attempt_ns = now_ns() + wait_ms * NSEC_PER_MSEC;
 			if (e->failures == 1)
-				pr_warn("send profile of %s to Pyroscope %s: %s; retrying with "
-					"backoff (%zu queued)", service_of(p), e->url, err, e->cnt);
+				pr_warn("send %s to Pyroscope %s: %s; retrying with backoff (%zu "
+					"queued)", desc, e->url, err, e->cnt);
 			else
-				pr_debug("send profile of %s to Pyroscope %s: %s; retry %u in "
-					 "%llu ms", service_of(p), e->url, err, e->failures,
-					 (unsigned long long)wait_ms);
-			if (e->orphaned) {
-				e->st.dropped++;
-				export_profile__free(p);
-			}
+				pr_debug("send %s to Pyroscope %s: %s; retry %u in %llu ms", desc,
+					 e->url, err, e->failures, (unsigned long long)wait_ms);
+			/* Only the orphaned are done with: dropped. */
+			e->st.dropped += e->orphaned;
+			n = e->orphaned;
 			break;
 		}
+		for (i = 0; i < n; i++)
+			export_profile__free(batch[i]);
 	}
 	/* Past the deadline: whatever is left is dropped. */
 	while (e->cnt) {
@@ -925,14 +990,16 @@ int pyroscope_exporter__enqueue(struct pyroscope_exporter *e, struct export_prof
 	old = NULL;
 	if (e->cnt == e->cap) {
 		/* Full: the oldest goes, even while it is in flight (the worker then frees it). */
-		if (e->inflight && e->inflight == e->q[e->head]) {
-			e->orphaned = true;
+		if (e->inflight > e->orphaned) {
+			e->orphaned++;
 			queue_pop(e);
 		} else {
 			old = queue_pop(e);
 			e->st.dropped++;
 		}
 	}
+	if (!e->cnt)
+		e->linger_until_ns = now_ns() + PYROSCOPE_PUSH_LINGER_MS * NSEC_PER_MSEC;
 	e->q[(e->head + e->cnt) % e->cap] = p;
 	e->cnt++;
 	pthread_cond_signal(&e->cond);

@@ -155,10 +155,13 @@ sleep 7
 kill -TERM "$BP_PID"
 wait_bpfprof_bg "$p"
 assert_eq agent_push_exit "$BP_RC" 0
-# The first delivered profile of our chain: "SEQ" and its labels as name=value lines.
+# The first delivered profile of our chain: "SEQ.N" (request, sample) and its labels as
+# name=value lines in SEQ.N.pairs.
 seq=$(python3 - "$pm" "exe=$TARGETS/chain" <<'PY'
 import glob, json, os, sys
-for f in sorted(glob.glob(os.path.join(sys.argv[1], '*.labels')), key=lambda f: int(os.path.basename(f)[:-7])):
+def order(f):
+    return tuple(int(x) for x in os.path.basename(f).split('.')[:2])
+for f in sorted(glob.glob(os.path.join(sys.argv[1], '*.*.labels')), key=order):
     base = f[:-7]
     if not os.path.exists(base + '.body'):
         continue
@@ -170,7 +173,11 @@ for f in sorted(glob.glob(os.path.join(sys.argv[1], '*.labels')), key=lambda f: 
         break
 PY
 )
-echo "  push: $(grep -c ' 200 ' "$pm/requests.log" 2>/dev/null) requests answered 200, chain's profile: ${seq:-none}"
+requests=$(grep -c ' 200 ' "$pm/requests.log" 2>/dev/null)
+profiles=$(ls "$pm" | grep -c '\.body$')
+echo "  push: $requests requests answered 200 with $profiles profiles; chain's: ${seq:-none}"
+# Several groups per interval (chain, sysread, this machine's own processes): batched.
+assert_ge agent_push_batched "$profiles" $((requests + 1))
 if [ -z "$seq" ]; then
 	fail agent_push_delivered "no PushRequest with service_name chain and exe $TARGETS/chain"
 else
@@ -180,9 +187,9 @@ else
 	assert_grep agent_push_delta_label "$pm/$seq.pairs" '^__delta__=false$'
 	assert_grep agent_push_hostname_label "$pm/$seq.pairs" '^hostname=.'
 	assert_grep agent_push_build_id_label "$pm/$seq.pairs" '^build_id=[0-9a-f]{40}$'
-	assert_grep agent_push_content_type "$pm/$seq.headers" '"Content-Type": "application/proto"'
-	assert_grep agent_push_connect_header "$pm/$seq.headers" '"Connect-Protocol-Version": "1"'
-	assert_grep agent_push_tenant "$pm/$seq.headers" '"X-Scope-OrgID": "team-a"'
+	assert_grep agent_push_content_type "$pm/${seq%.*}.headers" '"Content-Type": "application/proto"'
+	assert_grep agent_push_connect_header "$pm/${seq%.*}.headers" '"Connect-Protocol-Version": "1"'
+	assert_grep agent_push_tenant "$pm/${seq%.*}.headers" '"X-Scope-OrgID": "team-a"'
 	assert_grep agent_push_uuid "$pm/$seq.id" '^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$'
 	go tool pprof -traces "$pm/$seq.body" >"$p.traces" 2>"$p.traces.err"
 	assert_eq agent_push_pprof_opens "$?" 0

@@ -10,11 +10,11 @@ POST /ingest   answers by the plan (200 when it is empty). Every request is appe
                renamed into place: once it exists the three files are complete).
 POST /push.v1.PusherService/Push
                the push API (Connect unary, application/proto): answers by the same plan;
-               a 200 decodes the PushRequest and saves, per RawSample, DIR/SEQ.labels
-               (JSON [[name, value], ...] of its series), DIR/SEQ.id, DIR/SEQ.headers and,
-               last, DIR/SEQ.body (raw_profile), SEQ counting requests as for /ingest (one
-               series of one sample per request, as bpfprof sends). A body that does not
-               decode gets HTTP 400 (Connect's invalid_argument).
+               a 200 decodes the PushRequest and saves DIR/SEQ.headers, then for its Nth
+               RawSample (N from 1, across series) DIR/SEQ.N.labels (JSON [[name, value],
+               ...] of its series), DIR/SEQ.N.id and, last, DIR/SEQ.N.body (raw_profile),
+               SEQ counting requests as for /ingest. A body that does not decode gets HTTP
+               400 (Connect's invalid_argument).
 POST /control  ?mode=503|429|400|stall|ok&count=N[&retry_after=S][&seconds=S]: the next N
                /ingest requests (count=-1: all, until mode=ok) get HTTP 503, 429 with
                "Retry-After: S", 400, or a stall of S seconds followed by a 503; mode=ok clears
@@ -209,13 +209,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.answer(400, f"bad PushRequest: {e}\n".encode())
                 return
             base = os.path.join(st.dir, str(seq))
+            write_atomic(base + ".headers", json.dumps(dict(self.headers.items())).encode())
+            n = 0
             for labels, samples in series:
                 for raw, ident in samples:
-                    write_atomic(base + ".labels", json.dumps(labels).encode())
-                    write_atomic(base + ".id", ident.encode())
-                    write_atomic(base + ".headers",
-                                 json.dumps(dict(self.headers.items())).encode())
-                    write_atomic(base + ".body", raw)
+                    n += 1
+                    write_atomic(f"{base}.{n}.labels", json.dumps(labels).encode())
+                    write_atomic(f"{base}.{n}.id", ident.encode())
+                    write_atomic(f"{base}.{n}.body", raw)
             st.log(seq, 200, query)
             self.answer(200, b"", {"Content-Type": "application/proto"})
         else:

@@ -353,7 +353,8 @@ static void test_push_body(void **state)
 	assert_true(is_uuid_v4(p->id));
 	assert_string_equal(d->id, p->id);	/* a copy is the same profile */
 	assert_string_not_equal(q->id, p->id);
-	assert_int_equal(pyroscope__push_body(p, &body, &sz), 0);
+	assert_int_equal(pyroscope__push_body((const struct export_profile *const *)&p, 1, &body,
+					      &sz), 0);
 	req = push__v1__push_request__unpack(NULL, sz, body);
 	assert_non_null(req);
 	assert_int_equal(req->n_series, 1);
@@ -398,13 +399,13 @@ static void test_push_delivery(void **state)
 	assert_int_equal(stats(e).retries, 1);
 
 	/* Request 1 got the 503; request 2 is the saved one. */
-	body = mock_file(&m, 2, "body", &sz);
+	body = mock_file(&m, 2, "1.body", &sz);
 	assert_non_null(body);
 	assert_int_equal(sz, p->size);
 	assert_memory_equal(body, p->data, sz);
-	id = mock_file(&m, 2, "id", NULL);
+	id = mock_file(&m, 2, "1.id", NULL);
 	assert_string_equal(id ?: "", p->id);
-	labels = mock_file(&m, 2, "labels", NULL);
+	labels = mock_file(&m, 2, "1.labels", NULL);
 	assert_non_null(labels);
 	assert_non_null(strstr(labels, "[\"__name__\", \"process_cpu\"]"));
 	assert_non_null(strstr(labels, "[\"service_name\", \"svc\"]"));
@@ -420,6 +421,38 @@ static void test_push_delivery(void **state)
 	free(id);
 	free(labels);
 	export_profile__free(p);
+}
+
+/* Profiles queued one after another go in one PushRequest, one series each, in order. */
+static void test_push_batch(void **state)
+{
+	struct mock m;
+	struct pyroscope_opts o = { .api = PYROSCOPE_API_PUSH };
+	struct export_profile *p[3] = { profile(1), profile(2), profile(3) };
+	struct pyroscope_exporter *e;
+	char *body, *id;
+	size_t sz;
+	int i;
+
+	m = *mock_get();
+	e = exporter(&m, 0, &o);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(pyroscope_exporter__enqueue(e, export_profile__dup(p[i])), 0);
+	WAIT_FOR(stats(e).sent == 3, 5000);
+	assert_int_equal(mock_requests(&m), 1);
+	for (i = 0; i < 3; i++) {
+		body = mock_file(&m, 1, i == 0 ? "1.body" : i == 1 ? "2.body" : "3.body", &sz);
+		assert_non_null(body);
+		assert_int_equal(sz, p[i]->size);
+		assert_memory_equal(body, p[i]->data, sz);
+		id = mock_file(&m, 1, i == 0 ? "1.id" : i == 1 ? "2.id" : "3.id", NULL);
+		assert_string_equal(id ?: "", p[i]->id);
+		free(body);
+		free(id);
+		export_profile__free(p[i]);
+	}
+	assert_int_equal(stats(e).bytes_sent, 3 * p[0]->size);
+	pyroscope_exporter__free(e);
 }
 
 /* One profile: the query Pyroscope parses and the same body bytes; auth and extra headers. */
@@ -629,6 +662,46 @@ static void test_queue_full_drops_oldest(void **state)
 		char *body = mock_file(&m, i, "body", NULL), want[16];
 
 		snprintf(want, sizeof(want), "pprof-%d", i + 6);
+		assert_string_equal(body ?: "", want);
+		free(body);
+	}
+	st = stats(e);
+	assert_int_equal(st.dropped, 6);
+	assert_int_equal(st.queue_depth, 0);
+	pyroscope_exporter__free(e);
+}
+
+/* The same with the push API: a full queue drops the oldest even from a batch in flight, and
+ * the four kept go in one request once the backend is back. */
+static void test_push_queue_full(void **state)
+{
+	struct pyroscope_opts o = { .api = PYROSCOPE_API_PUSH, .queue_size = 4,
+				    .backoff_base_ms = 50, .backoff_max_ms = 100 };
+	struct pyroscope_exporter *e;
+	struct export_stats st;
+	char name[16], *body, want[16];
+	struct mock m;
+	int i, port;
+
+	m = *mock_get();
+	port = m.port;
+	mock_stop(&mock);
+	e = exporter(NULL, port, &o);
+	for (i = 1; i <= 10; i++)
+		assert_int_equal(pyroscope_exporter__enqueue(e, profile(i)), 0);
+	WAIT_FOR(stats(e).dropped == 6, 5000);
+	st = stats(e);
+	assert_int_equal(st.queue_depth, 4);
+	assert_int_equal(st.sent, 0);
+
+	mock_start(&mock, port);
+	m = mock;
+	WAIT_FOR(stats(e).sent == 4, 5000);
+	assert_int_equal(mock_requests(&m), 1);
+	for (i = 1; i <= 4; i++) {
+		snprintf(name, sizeof(name), "%d.body", i);
+		snprintf(want, sizeof(want), "pprof-%d", i + 6);
+		body = mock_file(&m, 1, name, NULL);
 		assert_string_equal(body ?: "", want);
 		free(body);
 	}
@@ -894,11 +967,13 @@ int main(void)
 		cmocka_unit_test(test_ingest_query_and_body),
 		cmocka_unit_test(test_push_body),
 		cmocka_unit_test(test_push_delivery),
+		cmocka_unit_test(test_push_batch),
 		cmocka_unit_test(test_bearer_token_rotation),
 		cmocka_unit_test(test_retry_503),
 		cmocka_unit_test(test_retry_after_429),
 		cmocka_unit_test(test_400_not_retried),
 		cmocka_unit_test(test_queue_full_drops_oldest),
+		cmocka_unit_test(test_push_queue_full),
 		cmocka_unit_test(test_stall_timeout),
 		cmocka_unit_test(test_flush_deadline),
 		cmocka_unit_test(test_flush_delivers),
