@@ -71,7 +71,8 @@ int capture_writer__text(struct capture_writer *w, uint32_t type, uint32_t tgid,
 	return write_entry(w->of.fp, &r, sizeof(r), text, len);
 }
 
-int capture_writer__close(struct capture_writer *w, uint64_t duration_ns)
+int capture_writer__close(struct capture_writer *w, int64_t start_realtime_ns,
+			  uint64_t duration_ns)
 {
 	struct record_header end = { RECORD_CAPTURE_BATCH, sizeof(end) };
 	int err;
@@ -80,7 +81,9 @@ int capture_writer__close(struct capture_writer *w, uint64_t duration_ns)
 		return 0;
 	err = write_entry(w->of.fp, &end, sizeof(end), NULL, 0);
 	w->hdr.duration_ns = duration_ns;
-	/* The header again, now with the duration. */
+	if (start_realtime_ns > 0)
+		w->hdr.start_realtime_ns = start_realtime_ns;
+	/* The header again, now with the run's start and duration. */
 	if (!err && (fseek(w->of.fp, 0, SEEK_SET) ||
 		     fwrite(&w->hdr, sizeof(w->hdr), 1, w->of.fp) != 1))
 		err = -EIO;
@@ -110,13 +113,19 @@ struct capture_reader *capture_reader__open(const char *path, struct capture_hea
 		err = -errno;
 		goto fail;
 	}
-	if (fread(hdr, sizeof(*hdr), 1, r->fp) != 1 ||
+	memset(hdr, 0, sizeof(*hdr));
+	if (fread(hdr, CAPTURE_HDR_SZ_V1, 1, r->fp) != 1 ||
 	    memcmp(hdr->magic, CAPTURE_MAGIC, sizeof(CAPTURE_MAGIC)))
 		goto fail;
+	if (hdr->version == 1 && hdr->hdr_sz == CAPTURE_HDR_SZ_V1)
+		return r;
 	if (hdr->version != CAPTURE_VERSION || hdr->hdr_sz != sizeof(*hdr)) {
 		err = -ENOTSUP;
 		goto fail;
 	}
+	if (fread((char *)hdr + CAPTURE_HDR_SZ_V1, sizeof(*hdr) - CAPTURE_HDR_SZ_V1, 1,
+		  r->fp) != 1)
+		goto fail;
 	return r;
 fail:
 	capture_reader__close(r);

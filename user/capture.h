@@ -17,7 +17,8 @@
  * below, in the order the consumer handled them.
  */
 #define CAPTURE_MAGIC		"BPFPROF"
-#define CAPTURE_VERSION		1
+/* 2 added start_realtime_ns; version 1 files are still read (start_realtime_ns 0). */
+#define CAPTURE_VERSION		2
 
 /* The text of /proc/PID/maps as the process table read it, before the record that made it
  * read (struct capture_maps_record). */
@@ -41,7 +42,11 @@ struct capture_header {
 	__u64 freq_hz;		/* -F of the capture */
 	__u64 start_ns;		/* CLOCK_MONOTONIC at the start */
 	__u64 duration_ns;	/* of the capture; 0 if it was not closed cleanly */
+	__u64 start_realtime_ns; /* CLOCK_REALTIME at start_ns (pprof time_nanos); 0: unknown */
 };
+
+/* The header of a version 1 capture: up to duration_ns. */
+#define CAPTURE_HDR_SZ_V1	offsetof(struct capture_header, start_realtime_ns)
 
 struct capture_maps_record {
 	struct record_header hdr;	/* RECORD_CAPTURE_MAPS, RECORD_CAPTURE_KALLSYMS */
@@ -63,9 +68,11 @@ int capture_writer__record(struct capture_writer *w, const void *data, size_t sz
  * with tgid 0). 0 or -errno. */
 int capture_writer__text(struct capture_writer *w, uint32_t type, uint32_t tgid,
 			 const char *text, size_t len);
-/* Sets the duration, flushes, renames into place and frees w. 0 or -errno (the temp file is
- * removed then). NULL is fine. */
-int capture_writer__close(struct capture_writer *w, uint64_t duration_ns);
+/* Sets the profiled run's CLOCK_REALTIME start (0: keep the one given at open) and duration,
+ * flushes, renames into place and frees w. 0 or -errno (the temp file is removed then). NULL
+ * is fine. */
+int capture_writer__close(struct capture_writer *w, int64_t start_realtime_ns,
+			  uint64_t duration_ns);
 
 struct capture_reader;
 

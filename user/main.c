@@ -72,7 +72,8 @@ struct session {
 	int64_t busy_start_ns;		/* -a: busy CPU time of the machine, less bpfprof's */
 	uint64_t start_ns;
 	uint64_t end_ns;
-	int64_t start_realtime_ns;	/* CLOCK_REALTIME at the start, for pprof; 0 in a replay */
+	int64_t start_realtime_ns;	/* CLOCK_REALTIME at the start, for pprof; a replay: the
+					 * capture's (0 in version 1 captures) */
 	char *cmdline;			/* the command line, for pprof's comment */
 	int stop_signal;		/* the signal that stopped profiling, or 0 */
 	bool events_lost;		/* mapping or task events were lost */
@@ -856,6 +857,7 @@ static int setup(struct session *s)
 	}
 	if (o->raw_capture) {
 		ch.start_ns = now_ns();
+		ch.start_realtime_ns = realtime_ns();
 		s->capture = capture_writer__open(o->raw_capture, &ch);
 		if (!s->capture) {
 			pr_warn("create %s: %s", o->raw_capture, strerror(errno));
@@ -937,6 +939,7 @@ static int run_report(struct session *s)
 			strerror(-n));
 	s->start_ns = 0;
 	s->end_ns = hdr.duration_ns;
+	s->start_realtime_ns = hdr.start_realtime_ns;
 	err = write_output(s) ? BPFPROF_EXIT_ERROR : 0;
 	print_summary(s);
 out:
@@ -952,7 +955,7 @@ out:
 static void teardown(struct session *s)
 {
 	/* An error after the capture started: keep what it holds. */
-	capture_writer__close(s->capture, 0);
+	capture_writer__close(s->capture, 0, 0);
 	consumer__free(s->consumer);
 	sample_handler__free(s->sh);
 	proc_table__free(s->pt);
@@ -1261,7 +1264,7 @@ int main(int argc, char **argv)
 	final_drain(&s);
 	reap_child(&s, WNOHANG);
 	if (s.capture) {
-		err = capture_writer__close(s.capture, s.end_ns - s.start_ns);
+		err = capture_writer__close(s.capture, s.start_realtime_ns, s.end_ns - s.start_ns);
 		s.capture = NULL;
 		if (err || s.capture_failed)
 			pr_warn("write %s: %s", o.raw_capture, strerror(err ? -err : EIO));
