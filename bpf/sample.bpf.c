@@ -133,7 +133,7 @@ int handle_perf_event(struct bpf_perf_event_data *ctx)
 	__u32 *copy_sz;
 	__u8 probe;
 	int i;
-	bool kernel_mode, user_regs, capped = false;
+	bool kernel_mode, user_regs, capped = false, vma_known = false;
 	long n;
 
 	/* Filter first: nothing of another process is read. */
@@ -165,6 +165,7 @@ int handle_perf_event(struct bpf_perf_event_data *ctx)
 		start = sp - BPFPROF_RED_ZONE_SZ;
 		len = want;
 		if (stack_vma(task, sp, &vma, st)) {
+			vma_known = true;
 			/* The red zone can reach below the mapping when the stack just grew. */
 			if (start < vma.start)
 				start = vma.start;
@@ -239,10 +240,15 @@ int handle_perf_event(struct bpf_perf_event_data *ctx)
 		 * a leaf spinning just above a page boundary never touches the page below): then
 		 * the copy starts at sp's page. */
 		if (bpf_probe_read_user(&probe, 1, (void *)start)) {
+			/* The same copy size from sp's page (user space raises the size only
+			 * on copies of the full size), up to the mapping's limit. */
 			page = sp & ~(__u64)(PAGE_SZ - 1);
 			if (page > start && page - start < len) {
-				len -= page - start;
 				start = page;
+				if (vma_known && vma.limit - start <= len) {
+					len = vma.limit - start;
+					capped = false;
+				}
 			}
 		}
 		page = (start + PAGE_SZ) & ~(PAGE_SZ - 1);
