@@ -3,7 +3,8 @@
 # run-stacksize.sh: stack copy sizes adapt per process. deep holds ~80 KiB of live stack under
 # its leaf: starting from the 16 KiB default, its copy size grows to 128 KiB and nearly all of
 # its stacks unwind to _start; capped at 32 KiB they cannot (the test would see a regression).
-# A shallow program keeps the 16 KiB size and copies only its live stack.
+# A shallow program keeps the 16 KiB size and copies only its live stack. A leaf whose red zone
+# lies in a page never touched still gets its copy size raised.
 . "$(dirname "$0")/../lib.sh"
 require_bpf
 
@@ -48,6 +49,21 @@ echo "  capped: deep_leaf samples $leaf, complete $complete; $line"
 assert_le deep32_complete "$complete" 0
 trunc=$(sed -n 's/.*, \([0-9]*\)\.[0-9]% of unwinds truncated.*/\1/p' <<<"$line")
 assert_ge deep32_truncated_pct "${trunc:-0}" 90 %
+
+# The red zone below sp in a page never touched (chain -E spins ~56 bytes above one): the read
+# from sp - 128 fails, the copy starts at sp's page, and must keep the full copy size, or the
+# size never grows (it did not: 0% complete, and the deep runs above failed in CI when deep's
+# leaf happened to sit there). main's 40 KB frame (-b) needs a 64 KiB copy.
+p=$TEST_TMP/edge
+run_bpfprof 60 "$p" -F "$HZ" --stats -o "$p.folded" -- "$TARGETS/chain" -E -b 40000 2
+assert_eq edge_exit "$BP_RC" 0
+line=$(stack_line "$p.err" chain)
+read -r -a stats <<<"$(chain_stats "$p.folded" chain '^_start;' "$("$TARGETS/chain" --print-chain)")"
+echo "  chain_leaf samples ${stats[0]}, complete ${stats[1]}; $line"
+assert_ge edge_samples "${stats[0]}" $((2 * HZ / 2))
+assert_ge edge_complete_pct "${stats[2]}" "$MIN_COMPLETE_PCT" %
+size=$(sed -n 's/.*copy size \([0-9]*\) KiB at the end.*/\1/p' <<<"$line")
+assert_eq edge_copy_size_kib "${size:-0}" 64
 
 # A shallow program: 16 KiB stays, the live stack (~10 KiB) is all that is copied.
 p=$TEST_TMP/chain

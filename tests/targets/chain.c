@@ -15,7 +15,7 @@
 #include "targets.h"
 
 static const char usage[] =
-	"usage: chain [-f] [-g] [-S] [-b BYTES [-w DELAY]] [-l DELAY] [-t CPUTIME_FILE]\n"
+	"usage: chain [-f] [-g] [-E] [-S] [-b BYTES [-w DELAY]] [-l DELAY] [-t CPUTIME_FILE]\n"
 	"             [-x STATUS]\n"
 	"             [-s SIGNAL] SECONDS\n"
 	"       chain [-S] --print-chain\n"
@@ -26,6 +26,8 @@ static const char usage[] =
 	"-b: main's frame holds BYTES more (touched), so the stack from leaf to root is that deep.\n"
 	"-w: with -b, first spin DELAY seconds of CPU in pad_wait below the pad before writing it:\n"
 	"    pages of the stack between sp and main's frame are not present until then.\n"
+	"-E: the leaf spins with sp about 64 bytes above a stack page never touched (the red zone\n"
+	"    below sp crosses into it); exits 3 if that could not be arranged.\n"
 	"-g: re-exec until a page that was never touched lies between argv and the top of the\n"
 	"    stack mapping (the random gap the kernel leaves there spans one in some runs).\n"
 	"-l: sleep DELAY seconds, then dlopen libchain_dl.so (a copy of libchain.so) and go\n"
@@ -70,11 +72,23 @@ CB_STEPS(CHAIN_DECLARE)
 MAIN_STEPS(CHAIN_DEFINE)
 CB_STEPS(CHAIN_DEFINE)
 
+/* -E: the leaf's sp, recorded by the leaf (1: and return at once, 2: then spin). */
+static volatile int record_sp;
+static volatile uintptr_t leaf_sp;
+
 /* The hot leaf: nearly every sample of this program lands in this loop. */
 CHAIN_KEEP long chain_leaf(const struct chain_ctx *ctx, long depth)
 {
 	long n = depth;
 
+	if (record_sp) {
+		uintptr_t sp;
+
+		__asm__ volatile("mov %%rsp, %0" : "=r"(sp));
+		leaf_sp = sp;
+		if (record_sp == 1)
+			return n;
+	}
 	while (!stop)
 		n++;
 	return n;
@@ -177,17 +191,16 @@ static int stack_mapping(uintptr_t *start, uintptr_t *end)
 	return ret;
 }
 
-/* Some page of [from, to) is not present (pagemap bit 63); to 0: the top of the stack mapping. */
+/* Some page of [from, to) is not present (pagemap bit 63); to NULL: the top of the stack
+ * mapping. With to, only open, pread and close: little stack (-E checks a page just below). */
 static int untouched_page(const void *from, const void *to)
 {
-	uintptr_t start, end, page;
+	uintptr_t start, end = (uintptr_t)to, page;
 	uint64_t entry;
 	int fd, found = 0;
 
-	if (stack_mapping(&start, &end))
+	if (!to && stack_mapping(&start, &end))
 		return 0;
-	if (to)
-		end = (uintptr_t)to;
 	fd = open("/proc/self/pagemap", O_RDONLY);
 	if (fd < 0)
 		return 0;
@@ -231,6 +244,31 @@ static void want_stack_gap(char **argv)
 	execv(self, argv);
 }
 
+static inline uintptr_t current_sp(void)
+{
+	uintptr_t sp;
+
+	__asm__ volatile("mov %%rsp, %0" : "=r"(sp));
+	return sp;
+}
+
+/* -E: runs the chain once to learn how deep its leaf's sp lies below this caller's, then
+ * returns how much more stack (alloca) puts the leaf's sp 64 bytes above a page boundary two
+ * pages below the deepest the chain went so far; *below: that page boundary. */
+static size_t edge_pad(struct chain_ctx *ctx, uintptr_t *below)
+{
+	uintptr_t here, depth, target;
+
+	record_sp = 1;
+	here = current_sp();
+	chain_f01(ctx, 1);
+	record_sp = 0;
+	depth = here - leaf_sp;
+	*below = (leaf_sp & ~(uintptr_t)4095) - 2 * 4096;
+	target = *below + 64;
+	return here - depth - target;
+}
+
 /* The CPU time of the process and of its waited-for children, ns. */
 static long long cputime_with_children(void)
 {
@@ -253,14 +291,14 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = sig_spin };
 	const char *cputime_file = NULL;
 	double dlopen_delay = 0, pad_delay = 0;
-	int status = 0, sig = 0, fork_child = 0, stack_gap = 0, opt;
+	int status = 0, sig = 0, fork_child = 0, stack_gap = 0, edge = 0, opt;
 	long pad_bytes = 0;
 	pid_t child = 0;
 	char *pad = NULL;
 	char text[64];
 	long r;
 
-	while ((opt = getopt_long(argc, argv, "fgSb:w:l:t:x:s:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "fgESb:w:l:t:x:s:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'S':
 			ctx.leaf = sig_leaf;
@@ -268,6 +306,9 @@ int main(int argc, char **argv)
 			break;
 		case 'g':
 			stack_gap = 1;
+			break;
+		case 'E':
+			edge = 1;
 			break;
 		case 'w':
 			pad_delay = parse_seconds(optarg);
@@ -331,7 +372,36 @@ int main(int argc, char **argv)
 	}
 	/* Armed after the fork: timers are not inherited. */
 	arm_timer(parse_seconds(argv[optind]));
+	if (edge) {
+		volatile size_t one = 1;
+		uintptr_t below;
+		size_t n;
+
+		/* The first call through a PLT slot binds it, in _dl_runtime_resolve, which saves
+		 * the whole register file (KiBs with AVX-512) on the stack: bind memset, open,
+		 * pread and close now, while the stack is higher. */
+		memset(text, 0, one);
+		below = (uintptr_t)text & ~(uintptr_t)4095;
+		untouched_page((void *)below, (void *)(below + 4096));
+		n = edge_pad(&ctx, &below);
+
+		/* Written, so that the stack above the leaf is all there; the page below it must
+		 * never have been touched (exec, ld.so and the probe ran higher). */
+		pad = alloca(n);
+		memset(pad, 1, n);
+		if (!untouched_page((void *)(below - 4096), (void *)below)) {
+			fputs("chain: -E: the page below the leaf was touched already\n", stderr);
+			return 3;
+		}
+		record_sp = 2;
+	}
 	r = chain_f01(&ctx, 1);
+	/* sp - 128 must lie in the page below. */
+	if (edge && ((leaf_sp & 4095) == 0 || (leaf_sp & 4095) >= 128)) {
+		fprintf(stderr, "chain: -E: the leaf's sp ended at page offset %lu, not below 128\n",
+			(unsigned long)(leaf_sp & 4095));
+		return 3;
+	}
 	if (pad)
 		r += pad[pad_bytes - 1];
 	if (fork_child && !child)
