@@ -759,8 +759,8 @@ static void *worker(void *arg)
 			continue;
 		}
 		wake = e->next_attempt_ns;
-		if (e->api == PYROSCOPE_API_PUSH && e->cnt < PYROSCOPE_PUSH_BATCH_MAX &&
-		    e->linger_until_ns > wake)
+		if (e->api == PYROSCOPE_API_PUSH && !e->stopping &&
+		    e->cnt < PYROSCOPE_PUSH_BATCH_MAX && e->linger_until_ns > wake)
 			wake = e->linger_until_ns;
 		if (e->stopping && e->deadline_ns < wake)
 			wake = e->deadline_ns;
