@@ -58,7 +58,7 @@ SKEL := $(OUTPUT)/bpfprof.skel.h
 BIN := $(OUTPUT)/bpfprof
 
 .DELETE_ON_ERROR:
-.PHONY: all clean test unit integration deps demo bench install
+.PHONY: all clean test unit integration targets deps demo bench install
 PREFIX ?= /usr/local
 
 all: $(BIN)

@@ -26,6 +26,9 @@ TARGET_CHAIN_CFLAGS := $(TARGET_CFLAGS) -fno-optimize-sibling-calls -fasynchrono
 TARGET_DEPS := $(TARGETS_SRC)/targets.h $(TARGETS_SRC)/targets.mk
 include $(sort $(wildcard tests/targets/*.mk))
 
+# The test programs alone (to run one tests/integration/run-*.sh by hand).
+targets: $(TEST_TARGETS)
+
 unit: $(UNIT_BINS)
 	$(Q)tests/run-unit.sh $(UNIT_BINS)
 

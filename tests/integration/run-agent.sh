@@ -231,6 +231,10 @@ assert_eq agent_down_exit "$BP_RC" 0
 h=$TEST_TMP/hup
 mkdir -p "$h/a" "$h/b"
 printf 'output-dir = %s\ninterval = 2\nmetrics-addr = off\n' "$h/a" >"$h/conf"
+# A program of our own to sample: the earlier targets may have exited, and an idle VM gives
+# almost no cpu-clock samples, so an interval could hold none and write no file.
+"$TARGETS/chain" 15 >/dev/null &
+BG_PIDS+=("$!")
 start_bpfprof_bg 60 "$h/agent" agent -F 49 --config "$h/conf"
 sleep 4
 printf 'output-dir = %s\ninterval = 2\nmetrics-addr = off\n' "$h/b" >"$h/conf"
