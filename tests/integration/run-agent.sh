@@ -62,10 +62,11 @@ m=$TEST_TMP/mock
 start_mock "$m"
 assert_true agent_mock_started "mock Pyroscope on $MOCK_URL" test -s "$m/port"
 cd "$TEST_TMP" || exit 1
-"$TARGETS/chain" 60 >/dev/null &
+# They outlive the 503 wait (up to 45 s) and the SIGTERM check, then are stopped.
+"$TARGETS/chain" 120 >/dev/null &
 CHAIN_PID=$!
 BG_PIDS+=("$CHAIN_PID")
-"$TARGETS/sysread" 60 >/dev/null &
+"$TARGETS/sysread" 120 >/dev/null &
 SYSREAD_PID=$!
 BG_PIDS+=("$SYSREAD_PID")
 cd - >/dev/null || exit 1
@@ -140,6 +141,8 @@ took=$(awk -v s="$t0" -v e="$(date +%s.%N)" 'BEGIN { printf "%d", e - s }')
 assert_eq agent_sigterm_exit "$BP_RC" 0
 assert_le agent_sigterm_seconds "$took" 10 s
 assert_ge agent_sigterm_flushed "$(grep -c ' 200 ' "$m/requests.log")" $((before + 2))
+kill "$CHAIN_PID" "$SYSREAD_PID" 2>/dev/null
+wait "$CHAIN_PID" "$SYSREAD_PID" 2>/dev/null
 
 # --- the push API (--pyroscope-api push, here from the environment) -------------------------
 pm=$TEST_TMP/mock-push
@@ -205,6 +208,8 @@ assert_eq agent_push_ids_unique "$(awk 1 "$pm"/*.id 2>/dev/null | sort | uniq -d
 kill "$MOCK_PID" 2>/dev/null
 wait "$MOCK_PID" 2>/dev/null
 p=$TEST_TMP/agent-down
+"$TARGETS/chain" 20 >/dev/null &
+BG_PIDS+=("$!")
 start_bpfprof_bg 90 "$p" agent -F 49 --interval 2 --pyroscope-url "$MOCK_URL" \
 	--metrics-addr 127.0.0.1:0 --queue-size 2
 sleep 5
