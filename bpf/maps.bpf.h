@@ -53,6 +53,15 @@ struct {
 	__type(value, struct stack_vma);
 } stack_vmas SEC(".maps") __weak;
 
+/* The same cache on kernels without task storage (< 5.11, compat.bpf.h): key thread id.
+ * Entries are deleted at exec and thread exit; LRU eviction bounds the rest. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct stack_vma);
+} stack_vmas_compat SEC(".maps") __weak;
+
 /* Set by the loader before load. bpfprof -a: every process but bpfprof itself is a target. */
 const volatile bool target_all __weak = false;
 /* bpfprof's own tgid: never sampled, never followed. */

@@ -6,6 +6,7 @@
 #include <bpf/bpf_tracing.h>
 #include "record.h"
 #include "maps.bpf.h"
+#include "compat.bpf.h"
 
 #define PF_KTHREAD 0x00200000 /* include/linux/sched.h: a kernel thread */
 #define PAGE_SZ 4096
@@ -24,42 +25,48 @@ struct {
 	__type(value, __u32);
 } copy_sizes SEC(".maps");
 
-static long find_vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
+/* The stack mapping holding sp, from the thread's cache or a VMA lookup; false if unknown (sp
+ * in no mapping, or mmap_lock busy). limit is where copies end: the end of the mapping, or on
+ * the main thread's stack the end of argc's page (struct stack_vma). */
+static __always_inline bool stack_vma(struct task_struct *task, __u32 tid, __u64 sp,
+				      struct stack_vma *out, struct sample_stats *st,
+				      const bool compat)
 {
-	__u64 start_stack = BPF_CORE_READ(vma, vm_mm, start_stack);
-	struct stack_vma *out = ctx;
+	struct stack_vma *cached = stack_vma_cache(task, tid, compat);
+	struct vma_info vi;
 
-	out->start = BPF_CORE_READ(vma, vm_start);
-	out->end = BPF_CORE_READ(vma, vm_end);
-	out->limit = out->end;
-	/* The main thread's stack: end copies with the page holding argc (written by exec). */
-	if (start_stack >= out->start && start_stack < out->end)
-		out->limit = (start_stack | (PAGE_SZ - 1)) + 1;
-	return 0;
-}
-
-/* The stack mapping holding sp, from the cache or bpf_find_vma(); false if unknown (sp in no
- * mapping, or mmap_lock busy: bpf_find_vma() only try-locks in this context). */
-static __always_inline bool stack_vma(struct task_struct *task, __u64 sp, struct stack_vma *out,
-				      struct sample_stats *st)
-{
-	struct stack_vma *cached;
-
-	cached = bpf_task_storage_get(&stack_vmas, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (cached && sp >= cached->start && sp < cached->limit) {	/* limit <= end */
 		*out = *cached;
 		return true;
 	}
-	out->start = out->end = 0;
 	__sync_fetch_and_add(&st->stack_vma_lookups, 1);
-	if (bpf_find_vma(task, sp, find_vma_cb, out, 0) || sp < out->start || sp >= out->end)
+	if (!vma_find(task, sp, &vi, compat))
 		return false;
-	if (sp >= out->limit)	/* a stack switched into the argument area: no limit */
+	out->start = vi.start;
+	out->end = vi.end;
+	out->limit = vi.end;
+	/* The main thread's stack: end copies with the page holding argc (written by exec),
+	 * unless sp is above it (a stack switched into the argument area). */
+	if (vi.start_stack >= vi.start && vi.start_stack < vi.end)
+		out->limit = (vi.start_stack | (PAGE_SZ - 1)) + 1;
+	if (sp >= out->limit)
 		out->limit = out->end;
 	if (cached)
 		*cached = *out;
 	return true;
 }
+
+/*
+ * The perf_event context's registers: x86-64's UAPI struct pt_regs
+ * (arch/x86/include/uapi/asm/ptrace.h, bpf_user_pt_regs_t), the same on every kernel. Read
+ * without CO-RE: the kernel's own struct pt_regs in vmlinux.h changed shape in 6.9 (FRED made
+ * cs a union with csx), a field CO-RE cannot find on older kernels, and the verifier allows only
+ * 8-byte loads of this context.
+ */
+struct uapi_pt_regs {
+	__u64 r15, r14, r13, r12, bp, bx, r11, r10, r9, r8;
+	__u64 ax, cx, dx, si, di, orig_ax, ip, cs, flags, sp, ss;
+};
 
 /*
  * The user registers in perf_regs order (asm/perf_regs.h: enum perf_event_x86_regs). Two
@@ -119,14 +126,15 @@ static __always_inline struct sample_record *reserve_sample(__u64 len, __u32 *ca
 	return bpf_ringbuf_reserve(&ringbuf, sizeof(struct sample_record) + stack_max_sz, 0);
 }
 
-SEC("perf_event")
-int handle_perf_event(struct bpf_perf_event_data *ctx)
+/* One sample of the current task (compat: compat.bpf.h). */
+static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool compat)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, cap;
 	struct task_struct *task;
 	struct sample_stats *st;
 	struct sample_record *rec;
+	const struct uapi_pt_regs *regs = (const void *)ctx;
 	struct pt_regs *uregs = NULL;
 	struct stack_vma vma;
 	__u64 sp = 0, start = 0, len = 0, page, want;
@@ -143,18 +151,17 @@ int handle_perf_event(struct bpf_perf_event_data *ctx)
 	if (!st)
 		return 0;
 
-	/* On this kernel's pt_regs, cs is a union member: read the full csx word. */
-	kernel_mode = (ctx->regs.csx & 3) != 3;
-	task = bpf_get_current_task_btf();
+	kernel_mode = (regs->cs & 3) != 3;	/* CPL of the interrupted code */
+	task = current_task(compat);
 	/* In kernel mode, the task's saved user registers, never the interrupted kernel's.
 	 * Kernel threads have none. */
-	user_regs = !kernel_mode || !(task->flags & PF_KTHREAD);
+	user_regs = !kernel_mode || !(BPF_CORE_READ(task, flags) & PF_KTHREAD);
 	if (user_regs) {
 		if (kernel_mode) {
-			uregs = (struct pt_regs *)bpf_task_pt_regs(task);
+			uregs = task_user_regs(task, compat);
 			sp = BPF_CORE_READ(uregs, sp);
 		} else {
-			sp = ctx->regs.sp;
+			sp = regs->sp;
 		}
 		/* The live stack: from the red zone below sp to the end of its mapping, at
 		 * most the process's copy size. */
@@ -164,7 +171,7 @@ int handle_perf_event(struct bpf_perf_event_data *ctx)
 			want = stack_max_sz;
 		start = sp - BPFPROF_RED_ZONE_SZ;
 		len = want;
-		if (stack_vma(task, sp, &vma, st)) {
+		if (stack_vma(task, (__u32)pid_tgid, sp, &vma, st, compat)) {
 			vma_known = true;
 			/* The red zone can reach below the mapping when the stack just grew. */
 			if (start < vma.start)
@@ -220,7 +227,7 @@ int handle_perf_event(struct bpf_perf_event_data *ctx)
 #define TASK_REG(r) BPF_CORE_READ(uregs, r)
 		COPY_REGS(rec, TASK_REG);
 	} else {
-#define CTX_REG(r) ctx->regs.r
+#define CTX_REG(r) regs->r
 		COPY_REGS(rec, CTX_REG);
 	}
 	rec->flags |= SAMPLE_F_USER_REGS;
@@ -283,6 +290,18 @@ submit:
 	__sync_fetch_and_add(&st->samples, 1);
 	bpf_ringbuf_submit(rec, ringbuf_flags());
 	return 0;
+}
+
+SEC("perf_event")
+int handle_perf_event(struct bpf_perf_event_data *ctx)
+{
+	return sample(ctx, false);
+}
+
+SEC("perf_event")
+int handle_perf_event_compat(struct bpf_perf_event_data *ctx)
+{
+	return sample(ctx, true);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

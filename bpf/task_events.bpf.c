@@ -8,6 +8,7 @@
 #include <bpf/bpf_tracing.h>
 #include "record.h"
 #include "maps.bpf.h"
+#include "compat.bpf.h"
 
 
 /* x86_64 syscall numbers (arch/x86/entry/syscalls/syscall_64.tbl) */
@@ -22,37 +23,9 @@
 #define VM_WRITE		0x2
 #define VM_EXEC			0x4
 #define VM_SHARED		0x8
-#define PAGE_SHIFT		12
 #define AT_BASE			7
 #define AT_NULL			0
 #define EXEC_VMAS_MAX		8	/* VMAs walked per image at exec */
-
-/* What the bpf_find_vma() callback copies out of the VMA. */
-struct vma_info {
-	__u64 start;
-	__u64 end;
-	__u64 pgoff;		/* bytes */
-	__u64 flags;		/* vm_flags */
-	struct file *file;	/* read with probe reads afterwards */
-};
-
-static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
-{
-	struct vma_info *vi = ctx;
-
-	vi->start = vma->vm_start;
-	vi->end = vma->vm_end;
-	vi->pgoff = vma->vm_pgoff << PAGE_SHIFT;
-	vi->flags = vma->vm_flags;
-	vi->file = vma->vm_file;
-	return 0;
-}
-
-static __always_inline bool find_vma(struct task_struct *task, __u64 addr, struct vma_info *vi)
-{
-	__builtin_memset(vi, 0, sizeof(*vi));
-	return !bpf_find_vma(task, addr, vma_cb, vi, 0) && addr >= vi->start && addr < vi->end;
-}
 
 /* Per-CPU room for a path being built: bpf_loop callbacks cannot write the ringbuf record. */
 struct path_buf {
@@ -75,7 +48,8 @@ struct path_walk {
 	bool done;
 };
 
-/* One step up the dentry chain: a component, or a crossing to the parent mount. */
+/* One step up the dentry chain: a component, or a crossing to the parent mount; 1 when done.
+ * A bpf_loop() callback, or a plain function called in a bounded loop (compat). */
 static long path_step(__u32 i, void *ctx)
 {
 	/* Locals, not w->...: CO-RE must not relocate accesses to struct path_walk. */
@@ -119,17 +93,24 @@ static long path_step(__u32 i, void *ctx)
  * then across mount points (struct mount: mnt_mountpoint, mnt_parent) to the root of the
  * mount namespace. bpf_d_path() is not allowed in raw tracepoints.
  */
-static __always_inline void file_path(struct mmap_record *rec, struct file *file)
+static __always_inline void file_path(struct mmap_record *rec, struct file *file,
+				      const bool compat)
 {
 	struct path_walk w = {};
 	struct path_buf *buf;
-	__u32 zero = 0;
+	__u32 zero = 0, i;
 	struct vfsmount *vfsmnt = BPF_CORE_READ(file, f_path.mnt);
 
 	w.dentry = BPF_CORE_READ(file, f_path.dentry);
 	w.vfsmnt = vfsmnt;
 	w.mnt = (void *)vfsmnt - bpf_core_field_offset(struct mount, mnt);
-	bpf_loop(BPFPROF_PATH_DEPTH, path_step, &w, 0);
+	if (compat) {
+		for (i = 0; i < BPFPROF_PATH_DEPTH; i++)
+			if (path_step(i, &w))
+				break;
+	} else {
+		bpf_loop(BPFPROF_PATH_DEPTH, path_step, &w, 0);
+	}
 	buf = bpf_map_lookup_elem(&path_bufs, &zero);
 	if (!buf)
 		return;
@@ -205,14 +186,14 @@ static __always_inline void emit_munmap(__u32 tgid, __u64 start, __u64 len, stru
 
 /* RECORD_MMAP for the VMA holding addr, when it is executable; returns the VMA's end, or 0. */
 static __always_inline __u64 emit_vma(struct task_struct *task, __u32 tgid, __u64 addr,
-				      __u32 extra_flags, struct sample_stats *st)
+				      __u32 extra_flags, struct sample_stats *st, const bool compat)
 {
 	struct mmap_record *rec;
 	struct vma_info vi;
 	struct inode *inode;
 	struct file *file;
 
-	if (!find_vma(task, addr, &vi))
+	if (!vma_find(task, addr, &vi, compat))
 		return 0;
 	if (!(vi.flags & VM_EXEC))
 		return vi.end;
@@ -233,7 +214,7 @@ static __always_inline __u64 emit_vma(struct task_struct *task, __u32 tgid, __u6
 		inode = BPF_CORE_READ(file, f_inode);
 		rec->ino = BPF_CORE_READ(inode, i_ino);
 		rec->dev = BPF_CORE_READ(inode, i_sb, s_dev);
-		file_path(rec, file);
+		file_path(rec, file, compat);
 	}
 	submit(rec, st);
 	return vi.end;
@@ -242,8 +223,7 @@ static __always_inline __u64 emit_vma(struct task_struct *task, __u32 tgid, __u6
 /* Mapping changes, at the return of the syscalls that make them: sys_exit sees the result
  * (the address mmap chose) and the VMA as it is now. It runs at every system call of every
  * task: tp_btf, so that regs is read with direct loads instead of probe-read helper calls. */
-SEC("tp_btf/sys_exit")
-int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
+static __always_inline int sys_exit(struct pt_regs *regs, long ret, const bool compat)
 {
 	__u64 nr = regs->orig_ax, addr, len, vma_addr = 0;
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
@@ -261,7 +241,7 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 	st = stats__get();
 	if (!st)
 		return 0;
-	task = bpf_get_current_task_btf();
+	task = current_task(compat);
 	addr = regs->di;
 	len = regs->si;
 	/* One emit_vma() call site: each one inlines the path walk. */
@@ -289,8 +269,20 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 	if (unmap)
 		emit_munmap(tgid, addr, len, st);
 	if (vma_addr)
-		emit_vma(task, tgid, vma_addr, 0, st);
+		emit_vma(task, tgid, vma_addr, 0, st, compat);
 	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
+{
+	return sys_exit(regs, ret, false);
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(handle_sys_exit_compat, struct pt_regs *regs, long ret)
+{
+	return sys_exit(regs, ret, true);
 }
 
 static __always_inline void emit_task(__u32 type, __u32 tgid, __u32 parent_tgid)
@@ -346,8 +338,7 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
  * and the program interpreter (AT_BASE in the saved auxv), after RECORD_EXEC, which makes
  * user space forget the old image.
  */
-SEC("tp_btf/sched_process_exec")
-int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+static __always_inline int exec_event(struct task_struct *p, pid_t old_pid, const bool compat)
 {
 	__u32 tgid = p->tgid, *state, flags = MMAP_F_EXEC_TIME;
 	__u64 addr, next, base = 0, vdso;
@@ -366,7 +357,9 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 			*state = (*state & ~TARGET_STATE_MASK) | TARGET_ACTIVE;
 	}
 	/* The old image's stack mapping: the new one may cover its addresses. */
-	bpf_task_storage_delete(&stack_vmas, p);
+	stack_vma_forget(p, p->pid, compat);
+	if (compat)
+		stack_vma_forget(p, old_pid, compat);
 	emit_task(RECORD_EXEC, tgid, 0);
 	st = stats__get();
 	mm = p->mm;
@@ -395,7 +388,7 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 			vdso = 0;
 			flags |= MMAP_F_VDSO;
 		}
-		next = emit_vma(p, tgid, addr, flags, st);
+		next = emit_vma(p, tgid, addr, flags, st, compat);
 		if (flags & MMAP_F_VDSO)
 			break;
 		addr = i == 0 ? base : next;
@@ -403,11 +396,26 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 	return 0;
 }
 
-/* Group exit: the tracepoint runs after do_exit() decremented signal->live. */
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(handle_exit, struct task_struct *p)
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	return exec_event(p, old_pid, false);
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(handle_exec_compat, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	return exec_event(p, old_pid, true);
+}
+
+/* Thread exit; the group's when the tracepoint runs after do_exit() decremented signal->live
+ * to 0. Task storage goes with the task; the compat cache entry is deleted here. */
+static __always_inline int exit_event(struct task_struct *p, const bool compat)
 {
 	__u32 tgid = p->tgid;
+
+	if (compat)
+		stack_vma_forget(p, p->pid, compat);
 
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
@@ -416,6 +424,18 @@ int BPF_PROG(handle_exit, struct task_struct *p)
 	emit_task(RECORD_EXIT, tgid, 0);
 	bpf_map_delete_elem(&target_tgids, &tgid);
 	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(handle_exit, struct task_struct *p)
+{
+	return exit_event(p, false);
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(handle_exit_compat, struct task_struct *p)
+{
+	return exit_event(p, true);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 #include "bpf/record.h"
+#include "kernel_features.h"
 #include "perf_event.h"
 
 struct loader_opts {
@@ -18,12 +19,32 @@ struct loader_opts {
 
 struct loader;
 
+/* Why loader__load() failed: what loader__report_error() says. */
+struct loader_error {
+	int err;			/* positive errno */
+	struct kernel_features kf;	/* the probes' results */
+	bool privileged;		/* CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN */
+	bool verifier;			/* the verifier refused a program (its log is in log) */
+	bool core;			/* a CO-RE relocation failed: a kernel field is missing */
+	char prog[64];			/* the program libbpf failed to load, or "" */
+	char log[4096];			/* libbpf's last lines (the verifier's last lines) */
+};
+
 /*
- * Opens and loads the BPF programs. Returns NULL and sets errno: EPERM without CAP_BPF and
- * CAP_PERFMON (or root), ENOENT when the kernel has no BTF (/sys/kernel/btf/vmlinux),
- * others from libbpf (libbpf's own messages with -v).
+ * Probes the kernel's features (kernel_features.h), opens the BPF object, loads the programs
+ * built on the fallbacks when a feature is missing (bpf/compat.bpf.h), the others otherwise.
+ * Returns NULL on failure with *e filled (e may be NULL) and errno set: EPERM without
+ * CAP_BPF and CAP_PERFMON (or root), ENOENT without kernel BTF, EOPNOTSUPP when a required
+ * feature is missing, others from libbpf or the verifier.
  */
-struct loader *loader__load(const struct loader_opts *opts);
+struct loader *loader__load(const struct loader_opts *opts, struct loader_error *e);
+/* Prints why the load failed in one line naming the cause; with -v, the verifier's or
+ * libbpf's last lines too. */
+void loader__report_error(const struct loader_error *e);
+/* Whether the programs built on the fallbacks are loaded (kernels before 5.17). */
+bool loader__compat(const struct loader *l);
+/* The features probed at load. */
+const struct kernel_features *loader__features(const struct loader *l);
 /* Detaches and unloads everything. NULL is fine. */
 void loader__free(struct loader *l);
 

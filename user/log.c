@@ -72,6 +72,6 @@ int log__libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ar
 {
 	if (!log__enabled(LOG_DEBUG))
 		return 0;
-	fputs("libbpf: ", stderr);
+	/* libbpf's messages carry their own "libbpf: " prefix. */
 	return vfprintf(stderr, fmt, args);
 }

@@ -138,25 +138,6 @@ static int64_t machine_busy_ns(void)
 	return busy;
 }
 
-static int report_load_error(int err)
-{
-	switch (err) {
-	case EPERM:
-	case EACCES:
-		pr_warn("load BPF programs: %s; run as root or grant CAP_BPF and CAP_PERFMON "
-			"(kernel >= 5.8)", strerror(err));
-		break;
-	case ENOENT:
-		pr_warn("load BPF programs: kernel BTF (/sys/kernel/btf/vmlinux) not found; "
-			"bpfprof needs a kernel built with CONFIG_DEBUG_INFO_BTF=y");
-		break;
-	default:
-		pr_warn("load BPF programs: %s%s", strerror(err),
-			log__enabled(LOG_DEBUG) ? "" : "; run with -v for libbpf's messages");
-	}
-	return BPFPROF_EXIT_ERROR;
-}
-
 static int report_event_error(const struct bpfprof_opts *o, int err, int cpu)
 {
 	const char *hint = "";
@@ -833,6 +814,7 @@ static int setup(struct session *s)
 		.self_tgid = getpid(),
 	};
 	struct perf_event_opts po = { .event = o->event, .freq_hz = o->freq_hz };
+	struct loader_error le;
 	struct capture_header ch = {
 		.stack_sz = o->max_stack_sz,
 		.freq_hz = o->freq_hz,
@@ -842,9 +824,14 @@ static int setup(struct session *s)
 	char *text;
 	size_t len;
 
-	s->loader = loader__load(&lo);
-	if (!s->loader)
-		return report_load_error(errno);
+	s->loader = loader__load(&lo, &le);
+	if (!s->loader) {
+		loader__report_error(&le);
+		return BPFPROF_EXIT_ERROR;
+	}
+	if (loader__compat(s->loader))
+		pr_debug("kernel %s: BPF programs with fallbacks for features before 5.17 "
+			 "(`bpfprof check` lists them)", loader__features(s->loader)->release);
 	err = perf_events__open(&s->events, &po, &cpu);
 	if (err)
 		return report_event_error(o, -err, cpu);
