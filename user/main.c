@@ -19,6 +19,7 @@
 #include "agent.h"
 #include "aggregate.h"
 #include "capture.h"
+#include "check.h"
 #include "consumer.h"
 #include "debuginfo.h"
 #include "file.h"
@@ -1181,6 +1182,10 @@ int main(int argc, char **argv)
 	s.sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (s.sigfd < 0) {
 		pr_warn("create signalfd: %s", strerror(errno));
+		goto out;
+	}
+	if (o.check) {
+		ret = check__run(stdout, o.event, o.freq_hz) ? BPFPROF_EXIT_ERROR : 0;
 		goto out;
 	}
 	if (o.report) {

@@ -34,6 +34,7 @@ static const char doc[] =
 "  bpfprof -p 1234,5678         # until Ctrl-C or both exit\n"
 "  bpfprof -a -d 10 -o all.folded       # every process and kernel thread\n"
 "  bpfprof --raw-capture run.raw -- ./app; bpfprof report run.raw -o app.folded\n"
+"  bpfprof check                # can bpfprof run on this kernel? what falls back?\n"
 "\n"
 "EXIT STATUS: with -- CMD, CMD's status (128+N if signal N killed it, 127 if\n"
 "it could not be started); else 0 on success, 1 on errors (privileges,\n"
@@ -508,6 +509,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				argp_error(state, "agent: give --pyroscope-url URL or --output-dir DIR");
 			o->all = true;
 		}
+		if (o->check) {
+			if (o->pids_cnt || o->all || o->cmd || o->raw_capture || o->outputs_cnt)
+				argp_error(state, "check takes -e, -F and -v only");
+			break;
+		}
 		if (o->report) {
 			if (o->pids_cnt || o->all || o->raw_capture)
 				argp_error(state, "report replays a capture: no -p, -a or --raw-capture");
@@ -694,7 +700,7 @@ void opts__parse(int argc, char **argv, struct bpfprof_opts *o)
 		.options = options,
 		.parser = parse_opt,
 		.args_doc = "-- CMD [ARGS...]\n-p PID[,PID...] [-d SECONDS]\n-a [-d SECONDS]\nreport FILE"
-			    "\nagent [--pyroscope-url URL] [--output-dir DIR]",
+			    "\nagent [--pyroscope-url URL] [--output-dir DIR]\ncheck [-e EVENT] [-F HZ]",
 		.doc = doc,
 	};
 
@@ -717,6 +723,13 @@ void opts__parse(int argc, char **argv, struct bpfprof_opts *o)
 		o->report = argv[2];
 		argv[2] = argv[0];
 		argp_parse(&argp, argc - 2, argv + 2, ARGP_IN_ORDER, NULL, o);
+		return;
+	}
+	if (argc >= 2 && !strcmp(argv[1], "check")) {
+		/* bpfprof check [-e EVENT] [-F HZ] [-v]: argp sees "bpfprof [OPTIONS]". */
+		o->check = true;
+		argv[1] = argv[0];
+		argp_parse(&argp, argc - 1, argv + 1, ARGP_IN_ORDER, NULL, o);
 		return;
 	}
 	if (argc >= 2 && !strcmp(argv[1], "agent")) {

@@ -75,6 +75,7 @@ struct bpfprof_opts {
 	bool stats;			/* --stats: unwind quality per process and module */
 	const char *raw_capture;	/* --raw-capture: every record to this file */
 	const char *report;		/* bpfprof report FILE: replay a raw capture */
+	bool check;			/* bpfprof check: what this kernel allows (check.h) */
 	int realtime_prio;		/* --realtime: SCHED_FIFO priority of bpfprof, 0 = off */
 	bool agent;			/* bpfprof agent */
 	bool exec;			/* --exec: CMD keeps bpfprof's PID, a detached process profiles */
@@ -87,7 +88,7 @@ struct bpfprof_opts {
  * Parses argv into *o (defaults first). "bpfprof agent [OPTIONS]" runs the fleet agent: its
  * options also come from BPFPROF_<OPTION> environment variables and a --config file of
  * "option = value" lines; the command line wins over the environment, which wins over the file. "bpfprof report FILE [OPTIONS]" replays a raw
- * capture (o->report) instead of profiling. On a usage error or --help/--version, argp prints and
+ * capture (o->report) instead of profiling; "bpfprof check" reports what the kernel allows. On a usage error or --help/--version, argp prints and
  * exits (64 or 0). The pids array is malloc'd (opts__free()).
  */
 void opts__parse(int argc, char **argv, struct bpfprof_opts *o);
