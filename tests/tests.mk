@@ -42,3 +42,18 @@ test: deps
 	$(Q)$(MAKE) integration
 
 -include $(UNIT_BINS:=.d)
+
+# make core-check: every kernel field the BPF programs read exists on the oldest kernels that
+# load them (tools/core_check.c): the programs for >= 5.17 against Debian 12's 6.1, the compat
+# programs against Debian 11's 5.10. Downloads both kernel packages (tools/vmtest/), root.
+CORE_CHECK := $(OUTPUT)/tools/core_check
+$(CORE_CHECK): tools/core_check.c
+	$(Q)mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(shell $(PKG_CONFIG) --libs libbpf) -o $@
+
+core-check: $(OUTPUT)/bpfprof.bpf.o $(CORE_CHECK)
+	$(Q)$(CORE_CHECK) $(OUTPUT)/bpfprof.bpf.o "$$(tools/vmtest/kernel-btf.sh 6.1 $(VMTEST_DIR))" full
+	$(Q)$(CORE_CHECK) $(OUTPUT)/bpfprof.bpf.o "$$(tools/vmtest/kernel-btf.sh 5.10 $(VMTEST_DIR))" compat
+
+.PHONY: core-check
