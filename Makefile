@@ -58,7 +58,7 @@ SKEL := $(OUTPUT)/bpfprof.skel.h
 BIN := $(OUTPUT)/bpfprof
 
 .DELETE_ON_ERROR:
-.PHONY: all clean test unit integration targets deps demo bench install
+.PHONY: all clean test unit integration targets deps demo bench install vmtest
 PREFIX ?= /usr/local
 
 all: $(BIN)
@@ -131,5 +131,6 @@ deps:
 	$(Q)tools/install-deps.sh
 
 include tests/tests.mk
+include tools/vmtest/vmtest.mk
 
 -include $(BPF_OBJS:.o=.d) $(USER_OBJS:.o=.d)

@@ -53,6 +53,7 @@ $(CORE_CHECK): tools/core_check.c
 	$(Q)$(CC) $(CFLAGS) $< $(shell $(PKG_CONFIG) --libs libbpf) -o $@
 
 core-check: $(OUTPUT)/bpfprof.bpf.o $(CORE_CHECK)
+	$(Q)tools/vmtest/install-deps.sh
 	$(Q)$(CORE_CHECK) $(OUTPUT)/bpfprof.bpf.o "$$(tools/vmtest/kernel-btf.sh 6.1 $(VMTEST_DIR))" full
 	$(Q)$(CORE_CHECK) $(OUTPUT)/bpfprof.bpf.o "$$(tools/vmtest/kernel-btf.sh 5.10 $(VMTEST_DIR))" compat
 

@@ -1,0 +1,32 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Installs what `make vmtest` needs on Debian 12 (run as root): qemu, the initramfs tools.
+# Each package is explained in docs/dependencies.md. Quiet when everything is there.
+set -euo pipefail
+
+pkgs=(
+	qemu-system-x86		# qemu-system-x86_64 with virtfs (9p): boots the test kernels
+	busybox-static		# the initramfs's only program (sh, insmod, mount, switch_root)
+	cpio			# packs the initramfs
+	xz-utils		# unpacks .ko.xz modules (busybox insmod loads plain .ko only)
+	zstd			# unpacks .ko.zst modules, if a kernel package compresses with zstd
+	kmod			# depmod (the packages leave modules.dep to their postinst); modprobe
+				# in the guest (it runs the host's programs), e.g. veth
+	apt			# the kernel packages are fetched with apt-get through a private state
+	debian-archive-keyring	# verifies bookworm, bookworm-backports and bullseye-security
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+	echo "vmtest install-deps: missing packages: ${missing[*]}; run as root" >&2
+	exit 1
+fi
+echo "vmtest install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
