@@ -11,7 +11,8 @@
  *   bpf_task_pt_regs()            5.15   the pt_regs at the top of the task's kernel stack
  *   BPF_MAP_TYPE_TASK_STORAGE     5.11   an LRU hash keyed by thread id (stack_vmas_compat)
  *   bpf_find_vma()                5.17   a walk of mm->mm_rb, the VMA red-black tree (< 6.1)
- *   bpf_loop()                    5.17   a bounded loop (task_events.bpf.c)
+ * (The path walk of task_events.bpf.c is a global function with a bounded loop on every
+ * kernel: no bpf_loop(), 5.17.)
  */
 #ifndef BPFPROF_COMPAT_BPF_H
 #define BPFPROF_COMPAT_BPF_H
@@ -61,7 +62,8 @@ static long vma_info_cb(struct task_struct *task, struct vm_area_struct *vma, vo
 	vi->end = vma->vm_end;
 	vi->pgoff = vma->vm_pgoff << 12;	/* PAGE_SHIFT */
 	vi->flags = vma->vm_flags;
-	vi->file = vma->vm_file;
+	/* A probe read: a plain address, as file_path_walk() takes it. */
+	vi->file = BPF_CORE_READ(vma, vm_file);
 	vi->start_stack = BPF_CORE_READ(vma, vm_mm, start_stack);
 	return 0;
 }

@@ -27,9 +27,12 @@
 #define AT_NULL			0
 #define EXEC_VMAS_MAX		8	/* VMAs walked per image at exec */
 
-/* Per-CPU room for a path being built: bpf_loop callbacks cannot write the ringbuf record. */
+/* Per-CPU room for a path being built (file_path_walk() cannot write the ringbuf record). */
 struct path_buf {
 	char path[2 * BPFPROF_PATH_SZ];
+	/* Bytes written. Kept here, not in a register: read back from the map each step, it
+	 * is an unknown bounded value to the verifier, and the steps' states prune. */
+	__u32 off;
 };
 
 struct {
@@ -39,85 +42,73 @@ struct {
 	__type(value, struct path_buf);
 } path_bufs SEC(".maps");
 
-struct path_walk {
-	struct dentry *dentry;
-	struct vfsmount *vfsmnt;
-	struct mount *mnt;
-	__u32 off;		/* bytes written */
-	__u32 flags;		/* MMAP_F_PATH_TRUNC */
-	bool done;
-};
-
-/* One step up the dentry chain: a component, or a crossing to the parent mount; 1 when done.
- * A bpf_loop() callback, or a plain function called in a bounded loop (compat). */
-static long path_step(__u32 i, void *ctx)
+/*
+ * The path of the file at file_addr (a struct file *) in this CPU's path_bufs entry, as
+ * components, leaf first: the dentry chain up to the root of its mount, then across mount
+ * points (struct mount: mnt_mountpoint, mnt_parent) to the root of the mount namespace.
+ * bpf_d_path() is not allowed in raw tracepoints. Returns the bytes written, | the MMAP_F_*
+ * flags << 16.
+ *
+ * A global function: the verifier checks it once, on its own. A static one is checked again at
+ * each call site and path through the caller: at exec, where it runs for up to ten VMAs, 5.10's
+ * verifier ran out of its million instructions. So the argument is a scalar: 5.10's global
+ * functions take no pointer but the context. A bounded loop, not bpf_loop() (5.17).
+ */
+__noinline int file_path_walk(__u64 file_addr)
 {
-	/* Locals, not w->...: CO-RE must not relocate accesses to struct path_walk. */
-	struct path_walk *w = ctx;
-	struct dentry *dentry = w->dentry, *parent, *mnt_root;
-	struct vfsmount *vfsmnt = w->vfsmnt;
-	struct mount *mnt = w->mnt, *mnt_parent;
+	struct file *file = (void *)file_addr;
+	struct dentry *dentry, *parent, *mnt_root;
+	struct mount *mnt, *mnt_parent;
+	struct vfsmount *vfsmnt;
 	struct path_buf *buf;
-	__u32 zero = 0, off = w->off;
+	__u32 zero = 0, off;
 	long n;
+	int i;
 
-	parent = BPF_CORE_READ(dentry, d_parent);
-	mnt_root = BPF_CORE_READ(vfsmnt, mnt_root);
-	if (dentry == mnt_root || dentry == parent) {
-		mnt_parent = BPF_CORE_READ(mnt, mnt_parent);
-		if (dentry != mnt_root || mnt == mnt_parent) {
-			w->done = true;	/* the root of the namespace */
-			return 1;
-		}
-		w->dentry = BPF_CORE_READ(mnt, mnt_mountpoint);
-		w->mnt = mnt_parent;
-		w->vfsmnt = (void *)mnt_parent + bpf_core_field_offset(struct mount, mnt);
-		return 0;
-	}
 	buf = bpf_map_lookup_elem(&path_bufs, &zero);
-	if (!buf || off >= BPFPROF_PATH_SZ) {
-		w->flags |= MMAP_F_PATH_TRUNC;
-		return 1;
+	if (!buf)
+		return MMAP_F_PATH_TRUNC << 16;
+	buf->off = 0;
+	dentry = BPF_CORE_READ(file, f_path.dentry);
+	vfsmnt = BPF_CORE_READ(file, f_path.mnt);
+	mnt = (void *)vfsmnt - bpf_core_field_offset(struct mount, mnt);
+	for (i = 0; i < BPFPROF_PATH_DEPTH; i++) {
+		parent = BPF_CORE_READ(dentry, d_parent);
+		mnt_root = BPF_CORE_READ(vfsmnt, mnt_root);
+		if (dentry == mnt_root || dentry == parent) {
+			mnt_parent = BPF_CORE_READ(mnt, mnt_parent);
+			if (dentry != mnt_root || mnt == mnt_parent)
+				return buf->off;	/* the root of the namespace */
+			dentry = BPF_CORE_READ(mnt, mnt_mountpoint);
+			mnt = mnt_parent;
+			vfsmnt = (void *)mnt_parent + bpf_core_field_offset(struct mount, mnt);
+			continue;
+		}
+		off = buf->off;
+		if (off >= BPFPROF_PATH_SZ)
+			break;
+		n = bpf_probe_read_kernel_str(&buf->path[off & (BPFPROF_PATH_SZ - 1)],
+					      BPFPROF_PATH_SZ, BPF_CORE_READ(dentry, d_name.name));
+		if (n <= 0)
+			break;
+		buf->off = off + n;
+		dentry = parent;
 	}
-	n = bpf_probe_read_kernel_str(&buf->path[off & (BPFPROF_PATH_SZ - 1)], BPFPROF_PATH_SZ,
-				      BPF_CORE_READ(dentry, d_name.name));
-	if (n <= 0)
-		return 1;
-	w->off = off + n;
-	w->dentry = parent;
-	return 0;
+	return buf->off | MMAP_F_PATH_TRUNC << 16;	/* deeper than BPFPROF_PATH_DEPTH, or too long */
 }
 
-/*
- * The file's path as components, leaf first: the dentry chain up to the root of its mount,
- * then across mount points (struct mount: mnt_mountpoint, mnt_parent) to the root of the
- * mount namespace. bpf_d_path() is not allowed in raw tracepoints.
- */
-static __always_inline void file_path(struct mmap_record *rec, struct file *file,
-				      const bool compat)
+/* The file's path into rec (file_path_walk()). */
+static __always_inline void file_path(struct mmap_record *rec, struct file *file)
 {
-	struct path_walk w = {};
+	int walked = file_path_walk((__u64)file);
+	__u32 zero = 0, off = walked & 0xffff;
 	struct path_buf *buf;
-	__u32 zero = 0, i;
-	struct vfsmount *vfsmnt = BPF_CORE_READ(file, f_path.mnt);
 
-	w.dentry = BPF_CORE_READ(file, f_path.dentry);
-	w.vfsmnt = vfsmnt;
-	w.mnt = (void *)vfsmnt - bpf_core_field_offset(struct mount, mnt);
-	if (compat) {
-		for (i = 0; i < BPFPROF_PATH_DEPTH; i++)
-			if (path_step(i, &w))
-				break;
-	} else {
-		bpf_loop(BPFPROF_PATH_DEPTH, path_step, &w, 0);
-	}
 	buf = bpf_map_lookup_elem(&path_bufs, &zero);
 	if (!buf)
 		return;
-	if (!w.done)
-		w.flags |= MMAP_F_PATH_TRUNC;
-	rec->prot |= w.flags;
-	rec->path_sz = w.off < sizeof(rec->path) ? w.off : sizeof(rec->path);
+	rec->prot |= walked >> 16;
+	rec->path_sz = off < sizeof(rec->path) ? off : sizeof(rec->path);
 	bpf_probe_read_kernel(rec->path, sizeof(rec->path), buf->path);
 }
 
@@ -214,7 +205,7 @@ static __always_inline __u64 emit_vma(struct task_struct *task, __u32 tgid, __u6
 		inode = BPF_CORE_READ(file, f_inode);
 		rec->ino = BPF_CORE_READ(inode, i_ino);
 		rec->dev = BPF_CORE_READ(inode, i_sb, s_dev);
-		file_path(rec, file, compat);
+		file_path(rec, file);
 	}
 	submit(rec, st);
 	return vi.end;

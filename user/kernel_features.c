@@ -23,7 +23,6 @@ static const struct kernel_feature_info infos[KF__CNT] = {
 			      "the pt_regs at the top of the task's kernel stack", "task_pt_regs" },
 	[KF_FIND_VMA] = { "bpf_find_vma()", "5.17",
 			  "a walk of the mm's VMA tree (mm_rb, kernels before 6.1)", "find_vma" },
-	[KF_LOOP] = { "bpf_loop()", "5.17", "a bounded loop", "loop" },
 };
 
 const struct kernel_feature_info *kernel_feature__info(enum kernel_feature feat)
@@ -94,7 +93,6 @@ void kernel_features__probe(struct kernel_features *kf)
 		libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1;
 	kf->have[KF_TASK_PT_REGS] = helper(BPF_FUNC_task_pt_regs);
 	kf->have[KF_FIND_VMA] = helper(BPF_FUNC_find_vma);
-	kf->have[KF_LOOP] = helper(BPF_FUNC_loop);
 	for (i = 0; i < KF__CNT; i++)
 		if (disabled(infos[i].key))
 			kf->have[i] = false;

@@ -18,7 +18,6 @@ enum kernel_feature {
 	KF_TASK_STORAGE,	/* BPF_MAP_TYPE_TASK_STORAGE */
 	KF_TASK_PT_REGS,	/* bpf_task_pt_regs() */
 	KF_FIND_VMA,		/* bpf_find_vma() */
-	KF_LOOP,		/* bpf_loop() */
 	KF__CNT
 };
 
