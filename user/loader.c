@@ -63,7 +63,9 @@ static void classify(struct loader_error *e)
 	if (strstr(e->log, "failed to resolve CO-RE relocation") ||
 	    strstr(e->log, "invalid CO-RE relocation"))
 		e->core = true;
-	if (strstr(e->log, "-- BEGIN PROG LOAD LOG --") && !e->core)
+	/* The log's start may be gone: its end marker and the verifier's last line stay. */
+	if (!e->core && (strstr(e->log, "-- END PROG LOAD LOG --") ||
+			 strstr(e->log, "processed ")))
 		e->verifier = true;
 	while (p && !strstr(p, "load failed")) {
 		q = strstr(p + 1, "prog '");
@@ -206,7 +208,8 @@ void loader__report_error(const struct loader_error *e)
 			e->prog[0] ? e->prog : "?", rel);
 	} else if (e->verifier) {
 		pr_warn("load BPF programs: the kernel's verifier refused program %s on this kernel "
-			"(%s): %s%s", e->prog[0] ? e->prog : "?", rel, strerror(e->err),
+			"(%s): %s%s%s", e->prog[0] ? e->prog : "?", rel, strerror(e->err),
+			e->err == E2BIG ? " (too complex for this verifier)" : "",
 			log__enabled(LOG_DEBUG) ? "; its last lines:" :
 			"; run with -v for the verifier's last lines");
 	} else if (e->err == EPERM || e->err == EACCES) {
