@@ -131,6 +131,6 @@ deps:
 	$(Q)tools/install-deps.sh
 
 include tests/tests.mk
-include tools/vmtest/vmtest.mk
+include tests/vmtest.mk
 
 -include $(BPF_OBJS:.o=.d) $(USER_OBJS:.o=.d)

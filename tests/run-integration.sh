@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Runs every tests/integration/run-*.sh (sorted) against $BPFPROF and $TARGETS, then prints
 # "integration: N passed, N failed" over all named assertions; non-zero exit on any failure.
+# INTEGRATION_ONLY="chain all agent" runs only those scripts (run-NAME.sh), e.g. a smoke run
+# on another kernel (make vmtest).
 set -u
 
 # A whole script may take this long (its bpfprof runs have their own, shorter limits).
@@ -47,6 +49,12 @@ main() {
 
 	start=$SECONDS
 	scripts=$(LC_ALL=C ls "$here"/integration/run-*.sh 2>/dev/null)
+	if [ -n "${INTEGRATION_ONLY:-}" ]; then
+		scripts=$(for name in $INTEGRATION_ONLY; do
+			ls "$here/integration/run-$name.sh" 2>/dev/null ||
+				echo "FAIL integration_setup: no tests/integration/run-$name.sh" >>"$results"
+		done)
+	fi
 	[ -n "$scripts" ] || echo "FAIL integration_setup: no tests/integration/run-*.sh" >>"$results"
 	if check_env; then
 		for script in $scripts; do
