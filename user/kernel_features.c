@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* kernel_features.c: probes of the kernel features the BPF programs use (libbpf's probes). */
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include <stdlib.h>
@@ -11,7 +12,7 @@
 /* Versions: the mainline release that added each (kernel commit history, as in
  * bpf-helpers(7) and libbpf's feature probes). */
 static const struct kernel_feature_info infos[KF__CNT] = {
-	[KF_BTF] = { "kernel BTF (/sys/kernel/btf/vmlinux, CONFIG_DEBUG_INFO_BTF)", "5.4", NULL,
+	[KF_BTF] = { "BTF (/sys/kernel/btf/vmlinux, CONFIG_DEBUG_INFO_BTF)", "5.4", NULL,
 		     "btf" },
 	[KF_PERF_EVENT_PROG] = { "BPF programs on perf_events", "4.9", NULL, "perf_event" },
 	[KF_RINGBUF] = { "BPF ringbuf", "5.8", NULL, "ringbuf" },
@@ -40,6 +41,26 @@ static bool disabled(const char *key)
 		if (!strncmp(p, key, n) && (p[n] == ',' || p[n] == '\0'))
 			return true;
 	return false;
+}
+
+/* Whether the kernel's struct mm_struct has member mm_rb (its BTF; false without BTF). */
+static bool has_vma_tree(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_member *m;
+	const struct btf_type *t;
+	bool found = false;
+	int id, i;
+
+	if (!btf)
+		return false;
+	id = btf__find_by_name_kind(btf, "mm_struct", BTF_KIND_STRUCT);
+	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	for (i = 0, m = t ? btf_members(t) : NULL; t && i < btf_vlen(t); i++, m++)
+		if (!strcmp(btf__name_by_offset(btf, m->name_off), "mm_rb"))
+			found = true;
+	btf__free(btf);
+	return found;
 }
 
 static bool helper(enum bpf_func_id id)
@@ -96,6 +117,8 @@ void kernel_features__probe(struct kernel_features *kf)
 	for (i = 0; i < KF__CNT; i++)
 		if (disabled(infos[i].key))
 			kf->have[i] = false;
+	/* Read only where the fallbacks are needed: the BTF costs ~50 ms to parse. */
+	kf->vma_tree = kernel_features__compat(kf) && !disabled("vma_tree") && has_vma_tree();
 }
 
 enum kernel_feature kernel_features__missing(const struct kernel_features *kf)
@@ -104,6 +127,9 @@ enum kernel_feature kernel_features__missing(const struct kernel_features *kf)
 
 	for (i = 0; i < KF__CNT; i++)
 		if (!kf->have[i] && !infos[i].fallback)
+			return i;
+	for (i = 0; i < KF__CNT; i++)
+		if (!kf->have[i] && !kf->vma_tree)
 			return i;
 	return KF__CNT;
 }
@@ -127,9 +153,12 @@ void kernel_features__print(const struct kernel_features *kf, FILE *out)
 		fi = &infos[i];
 		if (kf->have[i])
 			fprintf(out, "  ok        %s (Linux %s)\n", fi->name, fi->since);
-		else if (fi->fallback)
+		else if (fi->fallback && kf->vma_tree)
 			fprintf(out, "  fallback  %s (Linux %s): %s\n", fi->name, fi->since,
 				fi->fallback);
+		else if (fi->fallback)
+			fprintf(out, "  MISSING   %s (Linux %s): the fallbacks need mm->mm_rb (kernels "
+				"before 6.1), which this kernel lacks\n", fi->name, fi->since);
 		else
 			fprintf(out, "  MISSING   %s (Linux %s): required\n", fi->name, fi->since);
 	}

@@ -35,6 +35,9 @@ struct kernel_features {
 	/* Effective capabilities (/proc/self/status CapEff): CAP_BPF and CAP_PERFMON (5.8), or
 	 * CAP_SYS_ADMIN, load the programs. */
 	bool cap_bpf, cap_perfmon, cap_sys_admin;
+	/* struct mm_struct has mm_rb, the VMA red-black tree (kernels before 6.1, from the kernel's
+	 * BTF): the compat programs' bpf_find_vma() fallback walks it. */
+	bool vma_tree;
 	/* The running kernel's release (uname -r), e.g. "6.1.0-28-amd64". */
 	char release[128];
 };
@@ -53,7 +56,9 @@ void kernel_features__probe(struct kernel_features *kf);
 /* Whether the capabilities allow loading BPF programs and opening perf_events. */
 bool kernel_features__privileged(const struct kernel_features *kf);
 
-/* The first required feature kf lacks, or KF__CNT when all are there. */
+/* The first feature kf lacks that bpfprof cannot do without: a required one, or one with a
+ * fallback when the fallbacks cannot run either (no mm_rb: a kernel >= 6.1 that lacks a 5.17
+ * feature, a vendor kernel or a forced probe). KF__CNT when bpfprof can run. */
 enum kernel_feature kernel_features__missing(const struct kernel_features *kf);
 
 /* Whether the programs built on the fallbacks are needed (a feature with one is missing). */

@@ -198,8 +198,14 @@ void loader__report_error(const struct loader_error *e)
 	}
 	if (e->err == EOPNOTSUPP && missing != KF__CNT) {
 		fi = kernel_feature__info(missing);
-		pr_warn("load BPF programs: this kernel (%s) has no %s (Linux %s): bpfprof needs "
-			"Linux >= 5.10; `bpfprof check` lists what it has", rel, fi->name, fi->since);
+		if (fi->fallback)	/* a kernel >= 6.1 without a 5.17 feature */
+			pr_warn("load BPF programs: this kernel (%s) has no %s (Linux %s), and its "
+				"fallback needs mm->mm_rb (kernels before 6.1), which it lacks too; "
+				"`bpfprof check` lists what it has", rel, fi->name, fi->since);
+		else
+			pr_warn("load BPF programs: this kernel (%s) has no %s (Linux %s): bpfprof "
+				"needs Linux >= 5.10; `bpfprof check` lists what it has", rel,
+				fi->name, fi->since);
 		return;
 	}
 	if (e->core) {
