@@ -9,7 +9,7 @@
  *   feature                       since  fallback
  *   bpf_get_current_task_btf()    5.11   bpf_get_current_task(), fields read with CO-RE
  *   bpf_task_pt_regs()            5.15   the pt_regs at the top of the task's kernel stack
- *   BPF_MAP_TYPE_TASK_STORAGE     5.11   an LRU hash keyed by thread id (stack_vmas_compat)
+ *   BPF_MAP_TYPE_TASK_STORAGE     5.11   an array, a slot per thread id (stack_vmas_compat)
  *   bpf_find_vma()                5.17   a walk of mm->mm_rb, the VMA red-black tree (< 6.1)
  * (The path walk of task_events.bpf.c is a global function with a bounded loop on every
  * kernel: no bpf_loop(), 5.17.)
@@ -133,30 +133,32 @@ static __always_inline bool vma_find(struct task_struct *task, __u64 addr, struc
 	return addr >= vi->start && addr < vi->end;
 }
 
-/* The thread's cached stack mapping (created empty when missing), or NULL. */
+/* The thread's slot of the stack-mapping cache (created empty when missing), or NULL. With
+ * compat the slot may hold another thread's mapping: check its tid. */
 static __always_inline struct stack_vma *stack_vma_cache(struct task_struct *task, __u32 tid,
 							 const bool compat)
 {
-	struct stack_vma zero = {}, *v;
+	__u32 slot = tid % STACK_VMAS_COMPAT_SZ;
 
 	if (!compat)
 		return bpf_task_storage_get(&stack_vmas, task, NULL,
 					    BPF_LOCAL_STORAGE_GET_F_CREATE);
-	v = bpf_map_lookup_elem(&stack_vmas_compat, &tid);
-	if (v)
-		return v;
-	bpf_map_update_elem(&stack_vmas_compat, &tid, &zero, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&stack_vmas_compat, &tid);
+	return bpf_map_lookup_elem(&stack_vmas_compat, &slot);
 }
 
 /* Forgets the thread's cached stack mapping (exec, thread exit). */
 static __always_inline void stack_vma_forget(struct task_struct *task, __u32 tid,
 					     const bool compat)
 {
-	if (compat)
-		bpf_map_delete_elem(&stack_vmas_compat, &tid);
-	else
+	struct stack_vma *v;
+
+	if (!compat) {
 		bpf_task_storage_delete(&stack_vmas, task);
+		return;
+	}
+	v = stack_vma_cache(task, tid, compat);
+	if (v && v->tid == tid)
+		v->tid = 0;
 }
 
 #endif /* BPFPROF_COMPAT_BPF_H */

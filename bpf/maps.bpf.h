@@ -44,6 +44,11 @@ struct stack_vma {
 	 * environment strings (no frame, and possibly secrets), and a random gap exec leaves
 	 * that the process may never touch, which a read cannot cross. */
 	__u64 limit;
+	/* The struct mm_struct the range belongs to: a hit needs the task's current mm, so a
+	 * sample between exec's new mm and the exec tracepoint does not use the old image's. */
+	__u64 mm;
+	__u32 tid;	/* the thread (stack_vmas_compat, where slots are shared), else 0 */
+	__u32 pad;
 };
 
 struct {
@@ -53,14 +58,20 @@ struct {
 	__type(value, struct stack_vma);
 } stack_vmas SEC(".maps") __weak;
 
-/* The same cache on kernels without task storage (< 5.11, compat.bpf.h): key thread id.
- * Entries are deleted at exec and thread exit; LRU eviction bounds the rest. */
+/* The same cache on kernels without task storage (< 5.11, compat.bpf.h): a direct-mapped
+ * array, slot tid % STACK_VMAS_COMPAT_SZ, the owner in the slot's tid. An array, not a hash:
+ * its lookups take no lock, and samples of a hardware event (-e cycles) run in NMI, which
+ * can interrupt a hash map's update holding its bucket lock (5.10 has no guard). Threads
+ * sharing a slot only miss; cleared at exec and thread exit. */
+#define STACK_VMAS_COMPAT_SZ	16384
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, STACK_VMAS_COMPAT_SZ);
 	__type(key, __u32);
 	__type(value, struct stack_vma);
 } stack_vmas_compat SEC(".maps") __weak;
+
+
 
 /* Set by the loader before load. bpfprof -a: every process but bpfprof itself is a target. */
 const volatile bool target_all __weak = false;

@@ -33,9 +33,11 @@ static __always_inline bool stack_vma(struct task_struct *task, __u32 tid, __u64
 				      const bool compat)
 {
 	struct stack_vma *cached = stack_vma_cache(task, tid, compat);
+	__u64 mm = (__u64)BPF_CORE_READ(task, mm);
 	struct vma_info vi;
 
-	if (cached && sp >= cached->start && sp < cached->limit) {	/* limit <= end */
+	if (cached && cached->mm == mm && cached->tid == (compat ? tid : 0) &&
+	    sp >= cached->start && sp < cached->limit) {	/* limit <= end */
 		*out = *cached;
 		return true;
 	}
@@ -45,6 +47,9 @@ static __always_inline bool stack_vma(struct task_struct *task, __u32 tid, __u64
 	out->start = vi.start;
 	out->end = vi.end;
 	out->limit = vi.end;
+	out->mm = mm;
+	out->tid = compat ? tid : 0;
+	out->pad = 0;
 	/* The main thread's stack: end copies with the page holding argc (written by exec),
 	 * unless sp is above it (a stack switched into the argument area). */
 	if (vi.start_stack >= vi.start && vi.start_stack < vi.end)
@@ -156,13 +161,15 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool co
 	/* In kernel mode, the task's saved user registers, never the interrupted kernel's.
 	 * Kernel threads have none. */
 	user_regs = !kernel_mode || !(BPF_CORE_READ(task, flags) & PF_KTHREAD);
+	if (user_regs && kernel_mode) {
+		uregs = task_user_regs(task, compat);
+		/* Found by arithmetic with compat: trusted only when they are user mode's (a
+		 * kernel with another THREAD_SIZE, an io_uring worker's zeroed ones). */
+		if (compat && (BPF_CORE_READ(uregs, cs) & 3) != 3)
+			user_regs = false;
+	}
 	if (user_regs) {
-		if (kernel_mode) {
-			uregs = task_user_regs(task, compat);
-			sp = BPF_CORE_READ(uregs, sp);
-		} else {
-			sp = regs->sp;
-		}
+		sp = kernel_mode ? BPF_CORE_READ(uregs, sp) : regs->sp;
 		/* The live stack: from the red zone below sp to the end of its mapping, at
 		 * most the process's copy size. */
 		copy_sz = bpf_map_lookup_elem(&copy_sizes, &tgid);

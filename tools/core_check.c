@@ -9,7 +9,8 @@
  *
  * usage: core_check OBJECT BTF full|compat
  *   OBJECT: build/bpfprof.bpf.o; BTF: a vmlinux ELF (its .BTF section) or raw BTF.
- * Needs root (libbpf relocates while loading; the load into this kernel is then undone).
+ * Needs root (libbpf relocates while loading; the load into this kernel is then undone) and
+ * this kernel's BTF (libbpf reads it first for the tp_btf programs' attach points).
  * A read guarded by bpf_core_field_exists() is reported too: none is used today.
  * Exit status: 0 when every relocation resolved, 1 when some did not (each printed), 2 on
  * usage or setup errors.
@@ -21,8 +22,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int failures;
+/* libbpf got past relocation (it logs each program it skips or loads after relocating all). */
+static bool relocated;
 
 /* libbpf's debug lines name each failed relocation: "prog 'X': relo #N: <spec>" followed by
  * "no matching targets found" and "substituting insn #M w/ invalid insn". */
@@ -40,6 +44,14 @@ static int print(enum libbpf_print_level level __attribute__((unused)), const ch
 		failures++;
 		fprintf(stderr, "core_check: unresolved: %s", last_spec);
 	}
+	/* Errors that stop relocation instead of poisoning an instruction. */
+	if (strstr(line, "failed to relocate") || strstr(line, "failed to patch") ||
+	    strstr(line, "ambiguous")) {
+		failures++;
+		fprintf(stderr, "core_check: %s", line);
+	}
+	if (strstr(line, "skipped loading") || strstr(line, "BEGIN PROG LOAD LOG"))
+		relocated = true;
 	return 0;	/* the rest, the load into this kernel included, is not checked */
 }
 
@@ -57,6 +69,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	compat = !strcmp(argv[3], "compat");
+	if (geteuid() != 0) {
+		fprintf(stderr, "core_check: needs root (libbpf relocates while loading)\n");
+		return 2;
+	}
 	opts.btf_custom_path = argv[2];
 	libbpf_set_print(print);
 	obj = bpf_object__open_file(argv[1], &opts);
@@ -81,9 +97,14 @@ int main(int argc, char **argv)
 		else if (!strcmp(bpf_map__name(map), "stack_vmas_compat"))
 			bpf_map__set_autocreate(map, compat);
 	}
+	/* Relocated against BTF, then loaded into this kernel: the load may well fail. */
 	err = bpf_object__load(obj);
-	(void)err;	/* relocated against BTF, loaded into this kernel: may well fail */
 	bpf_object__close(obj);
+	if (err && !relocated && !failures) {
+		fprintf(stderr, "core_check: libbpf stopped before relocating: %s\n",
+			strerror(-err));
+		return 2;
+	}
 	if (failures) {
 		fprintf(stderr, "core_check: %d CO-RE relocation%s of the %s programs do not resolve "
 			"against %s\n", failures, failures > 1 ? "s" : "", argv[3], argv[2]);

@@ -45,14 +45,20 @@ static void print_privileges(FILE *out, const struct kernel_features *kf)
 		"NOT ENOUGH: run as root or grant CAP_BPF and CAP_PERFMON");
 }
 
-static void print_system(FILE *out)
+static void print_system(FILE *out, const struct kernel_features *kf)
 {
 	char buf[256];
+	int paranoid;
 	struct statfs sfs;
 
-	read_line("/proc/sys/kernel/perf_event_paranoid", buf, sizeof(buf));
-	fprintf(out, "paranoid    kernel.perf_event_paranoid = %s (no limit with CAP_PERFMON "
-		"or root)\n", buf[0] ? buf : "?");
+	paranoid = kernel_features__paranoid();
+	if (paranoid > 2)
+		fprintf(out, "paranoid    kernel.perf_event_paranoid = %d: above 2 (a Debian and Ubuntu "
+			"patch), only CAP_SYS_ADMIN opens perf_events%s\n", paranoid,
+			kf->cap_sys_admin ? "" : " (not this process: set it to 2)");
+	else
+		fprintf(out, "paranoid    kernel.perf_event_paranoid = %d (no limit with CAP_PERFMON "
+			"or root)\n", paranoid);
 	read_line("/sys/kernel/security/lockdown", buf, sizeof(buf));
 	fprintf(out, "lockdown    %s%s\n", buf[0] ? buf : "unknown (securityfs not mounted)",
 		strstr(buf, "[confidentiality]") ?
@@ -137,7 +143,7 @@ int check__run(FILE *out, const char *event, unsigned long long freq_hz)
 	if (!kernel_features__privileged(&kf) && geteuid() != 0)
 		fprintf(out, "  (unprivileged: the BPF probes below cannot tell)\n");
 	kernel_features__print(&kf, out);
-	print_system(out);
+	print_system(out, &kf);
 	ret = try_run(out, event, freq_hz);
 	missing = kernel_features__missing(&kf);
 	if (ret && !kernel_features__privileged(&kf) && geteuid() != 0)

@@ -43,22 +43,41 @@ static bool disabled(const char *key)
 	return false;
 }
 
-/* Whether the kernel's struct mm_struct has member mm_rb (its BTF; false without BTF). */
+/* Whether struct type id of btf has a member name, looking into anonymous struct and union
+ * members too (since 4.19 all of mm_struct's fields sit in one anonymous struct). */
+static bool has_member(const struct btf *btf, int id, const char *name, int depth)
+{
+	const struct btf_type *t = btf__type_by_id(btf, id);
+	const struct btf_member *m;
+	int i;
+
+	while (t && (btf_is_typedef(t) || btf_is_mod(t))) {
+		id = t->type;
+		t = btf__type_by_id(btf, id);
+	}
+	if (!t || !btf_is_composite(t) || depth > 4)
+		return false;
+	for (i = 0, m = btf_members(t); i < btf_vlen(t); i++, m++) {
+		if (m->name_off == 0 && has_member(btf, m->type, name, depth + 1))
+			return true;
+		if (m->name_off && !strcmp(btf__name_by_offset(btf, m->name_off), name))
+			return true;
+	}
+	return false;
+}
+
+/* Whether the kernel's struct mm_struct has mm_rb (its BTF; false without BTF). */
 static bool has_vma_tree(void)
 {
 	struct btf *btf = btf__load_vmlinux_btf();
-	const struct btf_member *m;
-	const struct btf_type *t;
 	bool found = false;
-	int id, i;
+	int id;
 
 	if (!btf)
 		return false;
 	id = btf__find_by_name_kind(btf, "mm_struct", BTF_KIND_STRUCT);
-	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
-	for (i = 0, m = t ? btf_members(t) : NULL; t && i < btf_vlen(t); i++, m++)
-		if (!strcmp(btf__name_by_offset(btf, m->name_off), "mm_rb"))
-			found = true;
+	if (id > 0)
+		found = has_member(btf, id, "mm_rb", 0);
 	btf__free(btf);
 	return found;
 }
@@ -90,6 +109,19 @@ static void read_caps(struct kernel_features *kf)
 	kf->cap_bpf = eff >> CAP_BPF_BIT & 1;
 }
 
+int kernel_features__paranoid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	int v = -100;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -100;
+		fclose(f);
+	}
+	return v;
+}
+
 bool kernel_features__privileged(const struct kernel_features *kf)
 {
 	return kf->cap_sys_admin || (kf->cap_bpf && kf->cap_perfmon);
@@ -109,9 +141,10 @@ void kernel_features__probe(struct kernel_features *kf)
 		libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_PERF_EVENT, NULL) == 1;
 	kf->have[KF_RINGBUF] = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
 	kf->have[KF_CURRENT_TASK_BTF] = helper(BPF_FUNC_get_current_task_btf);
-	/* Task storage needs BTF to be created; libbpf's probe gives it a BTF of its own. */
+	/* The map type (5.11) and its helpers in tracing programs (5.12). */
 	kf->have[KF_TASK_STORAGE] =
-		libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1;
+		libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1 &&
+		helper(BPF_FUNC_task_storage_get);
 	kf->have[KF_TASK_PT_REGS] = helper(BPF_FUNC_task_pt_regs);
 	kf->have[KF_FIND_VMA] = helper(BPF_FUNC_find_vma);
 	for (i = 0; i < KF__CNT; i++)

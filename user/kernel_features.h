@@ -53,6 +53,11 @@ const struct kernel_feature_info *kernel_feature__info(enum kernel_feature feat)
  */
 void kernel_features__probe(struct kernel_features *kf);
 
+/* kernel.perf_event_paranoid, or -100 when unreadable. Above 2 comes from a Debian and Ubuntu
+ * patch: perf_event_open(2) only with CAP_SYS_ADMIN (measured on Debian's 6.1: CAP_PERFMON is
+ * not enough). */
+int kernel_features__paranoid(void);
+
 /* Whether the capabilities allow loading BPF programs and opening perf_events. */
 bool kernel_features__privileged(const struct kernel_features *kf);
 

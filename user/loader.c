@@ -106,8 +106,10 @@ struct loader *loader__load(const struct loader_opts *opts, struct loader_error 
 		e = &dummy;
 	memset(e, 0, sizeof(*e));
 	l = calloc(1, sizeof(*l));
-	if (!l)
+	if (!l) {
+		e->err = ENOMEM;
 		return NULL;
+	}
 	kernel_features__probe(&l->kf);
 	e->kf = l->kf;
 	e->privileged = kernel_features__privileged(&l->kf);

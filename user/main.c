@@ -139,7 +139,8 @@ static int64_t machine_busy_ns(void)
 	return busy;
 }
 
-static int report_event_error(const struct bpfprof_opts *o, int err, int cpu)
+static int report_event_error(const struct bpfprof_opts *o, int err, int cpu,
+			      const struct kernel_features *kf)
 {
 	const char *hint = "";
 
@@ -147,6 +148,11 @@ static int report_event_error(const struct bpfprof_opts *o, int err, int cpu)
 		hint = !strcmp(o->event, "cycles") ?
 			"; this machine has no hardware PMU for cycles (common in VMs): "
 			"use -e cpu-clock" : "";
+	else if ((err == EACCES || err == EPERM) && !kf->cap_sys_admin &&
+		 kernel_features__paranoid() > 2)
+		hint = "; kernel.perf_event_paranoid is above 2 (a Debian and Ubuntu patch): only "
+		       "CAP_SYS_ADMIN may open perf_events, CAP_PERFMON is not enough; set it to 2 "
+		       "(sysctl kernel.perf_event_paranoid=2) or grant CAP_SYS_ADMIN";
 	else if (err == EACCES || err == EPERM)
 		hint = "; run as root or grant CAP_PERFMON (or lower kernel.perf_event_paranoid)";
 	else if (err == EINVAL)
@@ -835,7 +841,7 @@ static int setup(struct session *s)
 			 "(`bpfprof check` lists them)", loader__features(s->loader)->release);
 	err = perf_events__open(&s->events, &po, &cpu);
 	if (err)
-		return report_event_error(o, -err, cpu);
+		return report_event_error(o, -err, cpu, loader__features(s->loader));
 	err = loader__attach_tracepoints(s->loader);
 	if (!err)
 		err = loader__attach_perf_events(s->loader, &s->events);

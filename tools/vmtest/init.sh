@@ -73,6 +73,12 @@ stage1() {
 	mkdir -p /mnt/rw/upper /mnt/rw/work
 	mount -t overlay -o lowerdir=/mnt/host,upperdir=/mnt/rw/upper,workdir=/mnt/rw/work \
 		overlay /newroot || { log "cannot mount the overlay root"; power_off; }
+	# A file of the overlay that a process maps is the lower (9p) file itself, and the kernel
+	# names it by the lower mount's place, /mnt/host/..., which bpfprof's BPF programs record:
+	# the same path inside the new root reaches the same files (as a container's layers are
+	# reachable on its host).
+	mkdir -p /newroot/mnt/host
+	mount --bind /mnt/host /newroot/mnt/host
 
 	# The checkout, read-write, at the same path as on the host.
 	mount -t 9p -o trans=virtio,version=9p2000.L,msize=$MSIZE,cache=mmap,access=client \
