@@ -19,7 +19,7 @@ static const struct kernel_feature_info infos[KF__CNT] = {
 	[KF_CURRENT_TASK_BTF] = { "bpf_get_current_task_btf()", "5.11",
 				  "bpf_get_current_task() and CO-RE reads", "current_task_btf" },
 	[KF_TASK_STORAGE] = { "BPF task storage", "5.11",
-			      "an LRU hash keyed by thread id", "task_storage" },
+			      "a direct-mapped array, a slot per thread id", "task_storage" },
 	[KF_TASK_PT_REGS] = { "bpf_task_pt_regs()", "5.15",
 			      "the pt_regs at the top of the task's kernel stack", "task_pt_regs" },
 	[KF_FIND_VMA] = { "bpf_find_vma()", "5.17",
