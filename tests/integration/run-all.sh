@@ -54,7 +54,7 @@ disk_work() {
 
 test_all() {
 	local p=$TEST_TMP/all self=$TEST_TMP/bpfprof-self pid sys_pid work_pid comms stats sys
-	local late_pid late
+	local late_pid late i
 
 	start_target pid "$TARGETS/chain" $((DURATION + 20))
 	start_target sys_pid "$TARGETS/sysread" $((DURATION + 20))
@@ -64,8 +64,12 @@ test_all() {
 	cp "$BPFPROF" "$self"
 	BPFPROF=$self start_bpfprof_bg $((DURATION + 40)) "$p" --stats -a -d "$DURATION" -F "$HZ" \
 		-o "$p.folded"
-	# bpfprof's own threads, by name, while it runs.
-	sleep 1
+	# Sampling has begun (loading takes seconds under emulation): bpfprof's own threads, by
+	# name, while it runs.
+	for ((i = 0; i < 300; i++)); do
+		grep -q 'profiling every process' "$p.err" 2>/dev/null && break
+		sleep 0.1
+	done
 	comms=$(cat "/proc/$BP_PID"/task/*/comm 2>/dev/null | sort -u | grep -vx bpfprof-self |
 		tr '\n' ' ')
 	# A program started under -a: its maps are never read from /proc (the exec-time records

@@ -2,12 +2,11 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # make vmtest's guest init (POSIX sh: busybox sh in the initramfs, the host's sh after).
 #
-# Stage 1, PID 1 in the initramfs (busybox): loads the 9p and overlay modules, mounts the host's
-# root file system (9p "hostroot", read-only) under a tmpfs overlay as the new root so the
-# guest can write anywhere (writes are discarded at power off), the checkout (9p "checkout",
-# read-write) at its own path, proc, sysfs, devtmpfs, devpts, /dev/shm, cgroup2, bpffs,
-# tracefs, debugfs, fresh tmpfs on /tmp, /run and /var/tmp, and the kernel package's modules
-# on /lib/modules/<kver>; brings lo up; then switch_root runs stage 2 with the new root.
+# Stage 1, PID 1 in the initramfs (busybox): loads the 9p modules, mounts the host's root file
+# system (9p "hostroot", read-only) as the new root, the checkout (9p "checkout", read-write)
+# at its own path, proc, sysfs, devtmpfs, devpts, /dev/shm, cgroup2, bpffs, tracefs, debugfs,
+# fresh tmpfs on /tmp, /run, /var/tmp, /var/log and /var/cache, and the kernel package's
+# modules on /lib/modules/<kver>; brings lo up; then switch_root runs stage 2 with the new root.
 #
 # Stage 2, PID 1 in the host's root: runs the command script (written by vmtest.sh in the run
 # directory) with bash in its own session, output to the second serial port (ttyS1, the
@@ -53,7 +52,7 @@ load_modules() {
 stage1() {
 	/bin/busybox --install -s /bin
 	export PATH=/bin
-	mkdir -p /proc /sys /dev /mnt/host /mnt/rw /newroot
+	mkdir -p /proc /sys /dev /newroot
 	mount -t proc proc /proc
 	mount -t sysfs sysfs /sys
 	mount -t devtmpfs devtmpfs /dev
@@ -66,19 +65,12 @@ stage1() {
 	kdir=$(param kdir)
 	kver=$(uname -r)
 
-	# The host's root, read-only, under a tmpfs overlay.
+	# The host's root, read-only, as the new root: no overlay, whose files would show another
+	# st_dev than the 9p inodes the kernel maps (bpfprof checks a mapped file's device and
+	# inode when it opens it by path: replays, late drains). Writable: tmpfs on /tmp, /run,
+	# /var/tmp, /var/log, /var/cache and /lib/modules below; HOME is under /tmp.
 	mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=$MSIZE,cache=loose hostroot \
-		/mnt/host || { log "cannot mount the host's root"; power_off; }
-	mount -t tmpfs -o mode=755 tmpfs /mnt/rw
-	mkdir -p /mnt/rw/upper /mnt/rw/work
-	mount -t overlay -o lowerdir=/mnt/host,upperdir=/mnt/rw/upper,workdir=/mnt/rw/work \
-		overlay /newroot || { log "cannot mount the overlay root"; power_off; }
-	# A file of the overlay that a process maps is the lower (9p) file itself, and the kernel
-	# names it by the lower mount's place, /mnt/host/..., which bpfprof's BPF programs record:
-	# the same path inside the new root reaches the same files (as a container's layers are
-	# reachable on its host).
-	mkdir -p /newroot/mnt/host
-	mount --bind /mnt/host /newroot/mnt/host
+		/newroot || { log "cannot mount the host's root"; power_off; }
 
 	# The checkout, read-write, at the same path as on the host.
 	mount -t 9p -o trans=virtio,version=9p2000.L,msize=$MSIZE,cache=mmap,access=client \
@@ -93,13 +85,17 @@ stage1() {
 	try_mount tmpfs mode=1777 tmpfs $r/tmp
 	try_mount tmpfs mode=755 tmpfs $r/run
 	try_mount tmpfs mode=1777 tmpfs $r/var/tmp
+	try_mount tmpfs mode=755 tmpfs $r/var/log
+	try_mount tmpfs mode=755 tmpfs $r/var/cache
 	try_mount cgroup2 nsdelegate cgroup2 $r/sys/fs/cgroup
 	try_mount bpf mode=700 bpf $r/sys/fs/bpf
 	try_mount debugfs mode=700 debugfs $r/sys/kernel/debug
 	try_mount tracefs mode=700 tracefs $r/sys/kernel/tracing
 	[ -e $r/dev/fd ] || ln -s /proc/self/fd $r/dev/fd
-	# The kernel package's modules, for modprobe (veth, ...).
-	if [ -d "$r$kdir/lib/modules/$kver" ]; then
+	# The kernel package's modules, for modprobe (veth, ...), where the host has a
+	# /lib/modules to mount them on (its root is read-only here; this VM's has none).
+	if [ -d "$r$kdir/lib/modules/$kver" ] && [ -d "$r/lib/modules" ]; then
+		try_mount tmpfs mode=755 tmpfs $r/lib/modules
 		mkdir -p "$r/lib/modules/$kver"
 		mount --bind "$r$kdir/lib/modules/$kver" "$r/lib/modules/$kver" ||
 			log "cannot bind the modules"

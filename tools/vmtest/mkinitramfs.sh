@@ -6,12 +6,12 @@
 #
 # KDIR is where fetch-kernel.sh unpacked the package (KDIR/lib/modules/KVER with modules.dep).
 # The initramfs holds a static busybox, tools/vmtest/init.sh as /init, and the modules that
-# mounting the host's root needs (9p over virtio, overlay) with their dependencies from
+# mounting the host's root needs (9p over virtio) with their dependencies from
 # modules.dep, decompressed (busybox insmod loads plain .ko only), and /modules/order, the
 # order to load them in. Modules built into the kernel (modules.builtin) are skipped.
 set -euo pipefail
 
-MODULES=(virtio_pci 9pnet_virtio 9p overlay)
+MODULES=(virtio_pci 9pnet_virtio 9p)
 BUSYBOX=/bin/busybox
 HERE=$(dirname "$(realpath "$0")")
 

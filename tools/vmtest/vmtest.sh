@@ -7,9 +7,9 @@
 # KERNEL: 6.1, 6.12, 5.10 or a linux-image-*.deb (fetch-kernel.sh). COMMAND (bash, default:
 # a smoke test) runs in the checkout (the current directory) as root; the script exits with
 # its status, or 125 when the guest gave none (panic, timeout: the console's last 50 lines are
-# printed). The guest's root is this machine's root file system (9p, read-only, under a tmpfs
-# overlay) and the checkout is shared read-write at the same path, so the host's build runs
-# unchanged inside. The command's output streams here (second serial port); the kernel's
+# printed). The guest's root is this machine's root file system (9p, read-only; tmpfs on /tmp,
+# /run, /var/{tmp,log,cache}) and the checkout is shared read-write at the same path, so the
+# host's build runs unchanged inside. The command's output streams here (second serial port); the kernel's
 # console goes to VMTEST_DIR/<kver>/console.log, the output to VMTEST_DIR/<kver>/output.log.
 #
 # Environment: VMTEST_DIR (build/vmtest), VMTEST_TIMEOUT (3600 s), VMTEST_ACCEL (tcg or kvm;
@@ -57,7 +57,9 @@ write_cmd() {
 	{
 		echo '#!/bin/bash'
 		echo 'export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
-		echo 'export HOME=/root TERM=dumb LANG=C.UTF-8 USER=root LOGNAME=root SHELL=/bin/bash'
+		# HOME on tmpfs: the root file system is the host's, read-only.
+		echo 'export HOME=/tmp/home TERM=dumb LANG=C.UTF-8 USER=root LOGNAME=root SHELL=/bin/bash'
+		echo 'mkdir -p "$HOME"'
 		printf 'export VMTEST_KDIR=%q VMTEST_OUT=%q\n' "$KDIR" "$KOUT"
 		for v in CI ${VMTEST_ENV:-}; do
 			if [ -n "${!v+set}" ]; then printf 'export %s=%q\n' "$v" "${!v}"; fi
