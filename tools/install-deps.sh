@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Installs what bpfprof's build, tests and demo need on Debian 12 (run as root).
 # Each package is explained in docs/dependencies.md. Quiet when everything is there.
+#   tools/install-deps.sh [PKG...]: those packages instead of the list below
+#   (tools/vmtest/install-deps.sh gives make vmtest's).
 set -eu
 
 pkgs=(
@@ -34,13 +36,14 @@ pkgs=(
 	nodejs			# tests: deploy manifests checked with npm kubernetes-models
 )
 
+[ $# -gt 0 ] && pkgs=("$@")
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
 		missing+=("$p")
 done
 # npm: Debian's package on a fresh Debian 12; nodesource's nodejs bundles its own.
-command -v npm >/dev/null || missing+=(npm)
+[ $# -gt 0 ] || command -v npm >/dev/null || missing+=(npm)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps: missing packages: ${missing[*]}; run as root" >&2

@@ -264,29 +264,23 @@ static int attach(struct bpf_program *prog, struct bpf_link **link)
 	return *link ? 0 : -errno;
 }
 
+/* Program NAME or NAME_compat, whichever is loaded, and its link slot: two arguments. */
+#define LOADED(l, s, name)							\
+	((l)->compat ? (s)->progs.name##_compat : (s)->progs.name),		\
+	((l)->compat ? &(s)->links.name##_compat : &(s)->links.name)
+
 int loader__attach_tracepoints(struct loader *l)
 {
 	struct bpfprof_bpf *s = l->skel;
 	int err;
 
-	if (l->compat) {
-		err = attach(s->progs.handle_fork, &s->links.handle_fork);
-		if (!err)
-			err = attach(s->progs.handle_exec_compat, &s->links.handle_exec_compat);
-		if (!err)
-			err = attach(s->progs.handle_exit_compat, &s->links.handle_exit_compat);
-		if (!err)
-			err = attach(s->progs.handle_sys_exit_compat,
-				     &s->links.handle_sys_exit_compat);
-		return err;
-	}
 	err = attach(s->progs.handle_fork, &s->links.handle_fork);
 	if (!err)
-		err = attach(s->progs.handle_exec, &s->links.handle_exec);
+		err = attach(LOADED(l, s, handle_exec));
 	if (!err)
-		err = attach(s->progs.handle_exit, &s->links.handle_exit);
+		err = attach(LOADED(l, s, handle_exit));
 	if (!err)
-		err = attach(s->progs.handle_sys_exit, &s->links.handle_sys_exit);
+		err = attach(LOADED(l, s, handle_sys_exit));
 	return err;
 }
 

@@ -16,17 +16,4 @@ pkgs=(
 	debian-archive-keyring	# verifies bookworm, bookworm-backports and bullseye-security
 )
 
-missing=()
-for p in "${pkgs[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
-		missing+=("$p")
-done
-[ ${#missing[@]} -eq 0 ] && exit 0
-if [ "$(id -u)" -ne 0 ]; then
-	echo "vmtest install-deps: missing packages: ${missing[*]}; run as root" >&2
-	exit 1
-fi
-echo "vmtest install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+exec "$(dirname "$0")/../install-deps.sh" "${pkgs[@]}"
