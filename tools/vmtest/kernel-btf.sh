@@ -20,7 +20,9 @@ if [ ! -s "$out" ]; then
 	[ -n "$off" ] || { echo "kernel-btf: $image: no xz stream" >&2; exit 1; }
 	# xz stops reading at the end of the stream: tail's SIGPIPE is expected.
 	{ tail -c +"$((off + 1))" "$image" || true; } | xz -dc --single-stream >"$out.tmp"
-	readelf -S "$out.tmp" | grep -q ' \.BTF ' ||
+	# Whole output first: grep -q would stop reading, and pipefail count readelf's SIGPIPE.
+	sections=$(readelf -SW "$out.tmp")
+	grep -q ' \.BTF ' <<<"$sections" ||
 		{ echo "kernel-btf: $image: no .BTF section (CONFIG_DEBUG_INFO_BTF off?)" >&2; exit 1; }
 	mv "$out.tmp" "$out"
 fi
