@@ -96,7 +96,8 @@ download() {
 # Unpacks $1 into $VMTEST_DIR/<kver>/root once; prints <kver>.
 unpack() {
 	local deb=$1 kver dir
-	kver=$(dpkg-deb --fsys-tarfile "$deb" | tar -t | sed -n 's|^\./boot/vmlinuz-||p' | head -n 1)
+	kver=$(dpkg-deb --fsys-tarfile "$deb" | tar -t | sed -n 's|^\./boot/vmlinuz-||p')
+	kver=${kver%%$'\n'*}	# the first (no head: its early exit would fail the pipe)
 	[ -n "$kver" ] || die "$deb: no boot/vmlinuz-*"
 	dir=$VMTEST_DIR/$kver
 	if [ ! -e "$dir/root/.unpacked" ] || [ "$(cat "$dir/root/.unpacked")" != "$deb" ]; then
