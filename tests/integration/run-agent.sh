@@ -147,8 +147,12 @@ wait "$CHAIN_PID" "$SYSREAD_PID" 2>/dev/null
 # --- the push API (--pyroscope-api push, here from the environment) -------------------------
 pm=$TEST_TMP/mock-push
 curl -s -X POST "$MOCK_URL/reset?dir=$pm" >/dev/null
+# Two programs, two groups in every interval: the batching below needs more than one
+# profile a request, whatever else the machine runs.
 cd "$TEST_TMP" || exit 1
 "$TARGETS/chain" 30 >/dev/null &
+BG_PIDS+=("$!")
+"$TARGETS/sysread" 30 >/dev/null &
 BG_PIDS+=("$!")
 cd - >/dev/null || exit 1
 p=$TEST_TMP/agent-push
