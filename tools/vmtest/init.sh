@@ -72,10 +72,6 @@ stage1() {
 	mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=$MSIZE,cache=loose hostroot \
 		/newroot || { log "cannot mount the host's root"; power_off; }
 
-	# The checkout, read-write, at the same path as on the host.
-	mount -t 9p -o trans=virtio,version=9p2000.L,msize=$MSIZE,cache=mmap,access=client \
-		checkout "/newroot$src" || { log "cannot mount the checkout on $src"; power_off; }
-
 	for d in proc sys dev; do
 		mount --move "/$d" "/newroot/$d"
 	done
@@ -92,6 +88,11 @@ stage1() {
 	try_mount debugfs mode=700 debugfs $r/sys/kernel/debug
 	try_mount tracefs mode=700 tracefs $r/sys/kernel/tracing
 	[ -e $r/dev/fd ] || ln -s /proc/self/fd $r/dev/fd
+	# The checkout, read-write, at the same path as on the host: after the tmpfs mounts, as
+	# it may lie below one of them (a clone in /tmp).
+	mkdir -p "$r$src" 2>/dev/null
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=$MSIZE,cache=mmap,access=client \
+		checkout "$r$src" || { log "cannot mount the checkout on $src"; power_off; }
 	# The kernel package's modules, for modprobe (veth, ...), where the host has a
 	# /lib/modules to mount them on (its root is read-only here; this VM's has none).
 	if [ -d "$r$kdir/lib/modules/$kver" ] && [ -d "$r/lib/modules" ]; then
