@@ -60,7 +60,8 @@ write_cmd() {
 		# HOME on tmpfs: the root file system is the host's, read-only.
 		echo 'export HOME=/tmp/home TERM=dumb LANG=C.UTF-8 USER=root LOGNAME=root SHELL=/bin/bash'
 		echo 'mkdir -p "$HOME"'
-		printf 'export VMTEST_KDIR=%q VMTEST_OUT=%q\n' "$KDIR" "$KOUT"
+		# VMTEST_ACCEL: tests relax what emulation makes meaningless (tests/lib.sh emulated).
+		printf 'export VMTEST_KDIR=%q VMTEST_OUT=%q VMTEST_ACCEL=%q\n' "$KDIR" "$KOUT" "$ACCEL"
 		for v in CI ${VMTEST_ENV:-}; do
 			if [ -n "${!v+set}" ]; then printf 'export %s=%q\n' "$v" "${!v}"; fi
 		done
@@ -120,6 +121,7 @@ main() {
 	INITRD=$KOUT/initramfs.cpio.gz
 	"$HERE/mkinitramfs.sh" "$KDIR" "$kver" "$INITRD"
 	accel=$(pick_accel)
+	ACCEL=$accel
 	RUN=$(mktemp -d "$KOUT/run.XXXXXX")
 	trap 'rm -rf "$RUN"' EXIT
 	write_cmd "$cmd" "$RUN/cmd"
