@@ -26,6 +26,10 @@
 /* Height bound of the VMA tree: a red-black tree of n nodes is at most 2 log2(n + 1) high,
  * 32 for vm.max_map_count's default 65530. */
 #define VMA_RB_DEPTH		40
+#define PAGE_SHIFT		12
+
+/* A task_struct field: a direct load from a trusted task pointer, a probe read with compat. */
+#define TASK_FIELD(task, field, compat) ((compat) ? BPF_CORE_READ(task, field) : (task)->field)
 
 /* The current task: a trusted BTF pointer (direct loads), or with compat a plain one that
  * only BPF_CORE_READ may read. */
@@ -60,7 +64,7 @@ static long vma_info_cb(struct task_struct *task, struct vm_area_struct *vma, vo
 
 	vi->start = vma->vm_start;
 	vi->end = vma->vm_end;
-	vi->pgoff = vma->vm_pgoff << 12;	/* PAGE_SHIFT */
+	vi->pgoff = vma->vm_pgoff << PAGE_SHIFT;
 	vi->flags = vma->vm_flags;
 	/* A probe read: a plain address, as file_path_walk() takes it. */
 	vi->file = BPF_CORE_READ(vma, vm_file);
@@ -111,7 +115,7 @@ static __always_inline bool vma_find_rb(struct mm_struct___rb *mm, __u64 addr, s
 		return false;
 	vi->start = BPF_CORE_READ(found, vm_start);
 	vi->end = BPF_CORE_READ(found, vm_end);
-	vi->pgoff = BPF_CORE_READ(found, vm_pgoff) << 12;
+	vi->pgoff = BPF_CORE_READ(found, vm_pgoff) << PAGE_SHIFT;
 	vi->flags = BPF_CORE_READ(found, vm_flags);
 	vi->file = BPF_CORE_READ(found, vm_file);
 	vi->start_stack = BPF_CORE_READ(mm, start_stack);
@@ -125,7 +129,7 @@ static __always_inline bool vma_find(struct task_struct *task, __u64 addr, struc
 {
 	__builtin_memset(vi, 0, sizeof(*vi));
 	if (compat) {
-		if (!vma_find_rb((void *)BPF_CORE_READ(task, mm), addr, vi))
+		if (!vma_find_rb((void *)TASK_FIELD(task, mm, compat), addr, vi))
 			return false;
 	} else if (bpf_find_vma(task, addr, vma_info_cb, vi, 0)) {
 		return false;

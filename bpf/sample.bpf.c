@@ -33,7 +33,7 @@ static __always_inline bool stack_vma(struct task_struct *task, __u32 tid, __u64
 				      const bool compat)
 {
 	struct stack_vma *cached = stack_vma_cache(task, tid, compat);
-	__u64 mm = (__u64)BPF_CORE_READ(task, mm);
+	__u64 mm = (__u64)TASK_FIELD(task, mm, compat);
 	struct vma_info vi;
 
 	if (cached && cached->mm == mm && cached->tid == (compat ? tid : 0) &&
@@ -160,7 +160,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool co
 	task = current_task(compat);
 	/* In kernel mode, the task's saved user registers, never the interrupted kernel's.
 	 * Kernel threads have none. */
-	user_regs = !kernel_mode || !(BPF_CORE_READ(task, flags) & PF_KTHREAD);
+	user_regs = !kernel_mode || !(TASK_FIELD(task, flags, compat) & PF_KTHREAD);
 	if (user_regs && kernel_mode) {
 		uregs = task_user_regs(task, compat);
 		/* Found by arithmetic with compat: trusted only when they are user mode's (a

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* check.c: `bpfprof check`: probes, then a real load and attach, reported line by line. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,23 +16,18 @@
 
 #define TRACEFS_MAGIC 0x74726163	/* include/uapi/linux/magic.h */
 
-/* The first line of a small /proc or /sys file, without its newline; "" when unreadable. */
+/* The first line of a small /proc or /sys file (file__read_all()), without its newline; ""
+ * when unreadable. */
 static void read_line(const char *path, char *buf, size_t sz)
 {
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	size_t len;
+	char *text;
 
 	buf[0] = '\0';
-	if (fd < 0)
+	if (file__read_all(path, &text, &len))
 		return;
-	n = read(fd, buf, sz - 1);
-	close(fd);
-	if (n <= 0) {
-		buf[0] = '\0';
-		return;
-	}
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
+	snprintf(buf, sz, "%.*s", (int)strcspn(text, "\n"), text);
+	free(text);
 }
 
 static void print_privileges(FILE *out, const struct kernel_features *kf)

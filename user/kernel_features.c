@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+#include "file.h"
 #include "kernel_features.h"
 
 /* Versions: the mainline release that added each (kernel commit history, as in
@@ -111,13 +112,14 @@ static void read_caps(struct kernel_features *kf)
 
 int kernel_features__paranoid(void)
 {
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	char *text;
+	size_t len;
 	int v = -100;
 
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
+	if (!file__read_all("/proc/sys/kernel/perf_event_paranoid", &text, &len)) {
+		if (sscanf(text, "%d", &v) != 1)
 			v = -100;
-		fclose(f);
+		free(text);
 	}
 	return v;
 }
