@@ -48,8 +48,13 @@ def pprof_stacks(path):
 
 
 def shorten(name):
-    # What pprof's graph views do to C++ names (ShortenFunctionName): template arguments and
-    # parameter lists go, innermost groups first. go tool pprof -raw keeps the full names.
+    # What pprof's symbolizer does to a name it cannot demangle (demangleSingleFunction in
+    # Go 1.19's vendored pprof): if it looks like demangled C++ (looksLikeDemangledCPlusPlus:
+    # "::" or one of "<>[]", not Java's ".<" nor Go's "])."), template arguments and parameter
+    # lists go, innermost groups first; any other name is kept as is, so a static C++ function
+    # keeps "on_alarm(int)". go tool pprof -raw keeps the full names.
+    if '.<' in name or ']).' in name or not (re.search(r'[<>\[\]]', name) or '::' in name):
+        return name
     prev = None
     while prev != name:
         prev = name
