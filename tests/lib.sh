@@ -90,6 +90,8 @@ assert_cmp() {
 
 	if ! is_number "$actual"; then
 		fail "$name" "actual '$actual' is not a number, expected $op $expected$unit"
+	elif ! is_number "$expected"; then
+		fail "$name" "actual $actual$unit, expected $op '$expected', not a number"
 	elif awk -v a="$actual" -v e="$expected" -v op="$op" 'BEGIN {
 		exit !((op == ">=" && a >= e) || (op == "<=" && a <= e) ||
 		       (op == "==" && a == e) || (op == "!=" && a != e)) }'; then
@@ -394,6 +396,21 @@ thread_cpu_ns() {
 		fi
 	done
 	echo "n/a"
+}
+
+# cpu_floor PREFIX NUM DEN: NUM/DEN of the samples bpfprof's summary (PREFIX.err) expects from
+# the targets' own CPU time ("M expected from S s of CPU time"), "n/a" when it printed none. A
+# floor for sample counts that holds on a busy machine, where wall time says nothing about the
+# CPU a target got.
+cpu_floor() {
+	local n
+
+	n=$(sed -n 's/.* samples received, \([0-9]*\) expected from .*/\1/p' "$1.err" | tail -n 1)
+	if [ -z "$n" ]; then
+		echo "n/a"
+	else
+		echo $((n * $2 / $3))
+	fi
 }
 
 # unused_pid: a pid no process or thread has now.

@@ -55,7 +55,8 @@ check_chain() {
 	echo "  chain: $(folded_samples "$folded" chain) samples, ${stats[1]} of ${stats[0]} in chain_leaf complete"
 	sort -t' ' -k2 -rn "$folded" | head -3 | cut -c1-300 | sed 's/^/    /'
 	check_rescans "$label" "${folded%.folded}" "chain ${stats[2]}%"
-	assert_ge "${label}_samples" "$(folded_samples "$folded" chain)" $((RUN_S * HZ / 4))
+	assert_ge "${label}_samples" "$(folded_samples "$folded" chain)" \
+		"$(cpu_floor "${folded%.folded}" 1 4)"
 	assert_ge "${label}_leaf_share" "$(leaf_share "$folded" chain chain_leaf)" "$MIN_LEAF_PCT" %
 	assert_ge "${label}_complete" "${stats[2]}" "$MIN_COMPLETE_PCT" %
 }

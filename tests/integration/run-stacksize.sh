@@ -31,7 +31,7 @@ assert_eq deep_exit "$BP_RC" 0
 read -r leaf complete <<<"$(deep_complete "$p.folded")"
 line=$(stack_line "$p.err" deep)
 echo "  deep_leaf samples $leaf, complete from _start $complete; $line"
-assert_ge deep_samples "$leaf" $((RUN_S * HZ / 2))
+assert_ge deep_samples "$leaf" "$(cpu_floor "$p" 1 2)"
 assert_ge deep_complete_pct "$((leaf ? 100 * complete / leaf : 0))" "$MIN_COMPLETE_PCT" %
 size=$(sed -n 's/.*copy size \([0-9]*\) KiB at the end.*/\1/p' <<<"$line")
 assert_eq deep_copy_size_kib "${size:-0}" 128
@@ -60,7 +60,7 @@ assert_eq edge_exit "$BP_RC" 0
 line=$(stack_line "$p.err" chain)
 read -r -a stats <<<"$(chain_stats "$p.folded" chain '^_start;' "$("$TARGETS/chain" --print-chain)")"
 echo "  chain_leaf samples ${stats[0]}, complete ${stats[1]}; $line"
-assert_ge edge_samples "${stats[0]}" $((2 * HZ / 2))
+assert_ge edge_samples "${stats[0]}" "$(cpu_floor "$p" 1 2)"
 assert_ge edge_complete_pct "${stats[2]}" "$MIN_COMPLETE_PCT" %
 size=$(sed -n 's/.*copy size \([0-9]*\) KiB at the end.*/\1/p' <<<"$line")
 assert_eq edge_copy_size_kib "${size:-0}" 64
