@@ -62,17 +62,24 @@ mnt bind /sys /sys
 mnt bind /dev /dev
 mnt tmpfs tmpfs /tmp mode=1777
 mnt tmpfs tmpfs /run mode=755
+# The machine's network setup, not the project's: its resolver, and the local CAs it trusts (an
+# egress proxy's), which npm reads through NODE_EXTRA_CA_CERTS as on the host.
 cp -L /etc/resolv.conf "$root/etc/resolv.conf"
+mkdir -p "$root/usr/local/share/ca-certificates"
+cp -L /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/" 2>/dev/null ||
+	true
 
 in_root() {
 	chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-		${CI:+CI=$CI} /bin/bash -c "$1"
+		${CI:+CI=$CI} ${NODE_EXTRA_CA_CERTS:+NODE_EXTRA_CA_CERTS=$NODE_EXTRA_CA_CERTS} \
+		/bin/bash -c "$1"
 }
 
 echo "fresh-root: apt-get install make git ca-certificates"
 in_root 'export DEBIAN_FRONTEND=noninteractive; apt-get update -qq &&
-	apt-get install -y -qq --no-install-recommends make git ca-certificates >/dev/null'
+	apt-get install -y -qq --no-install-recommends make git ca-certificates >/dev/null &&
+	update-ca-certificates >/dev/null'
 rm -rf "$root/root/bpfprof"
 git clone -q "$repo" "$root/root/bpfprof"
 echo "fresh-root: $(git -C "$repo" rev-parse --short HEAD): $cmds"

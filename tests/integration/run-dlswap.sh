@@ -95,7 +95,7 @@ test_cmd() {
 	run_bpfprof 40 "$p" --stats -F "$HZ" -o "$p.folded" -- "$TARGETS/dlswap" -r "$p.result" \
 		1.5 1.5
 	assert_eq dlswap_cmd_exit "$BP_RC" 0
-	check_swap dlswap_cmd "$p.folded" "$p.result" $((3 * HZ / 4)) whole
+	check_swap dlswap_cmd "$p.folded" "$p.result" "$(cpu_floor "$p" 1 4)" whole
 }
 
 # -p: attached while libdla.so is mapped (its maps as read at attach time hold it), which
@@ -110,7 +110,7 @@ test_pid() {
 	wait_target "$pid"
 	assert_eq dlswap_pid_exit "$BP_RC" 0
 	assert_eq dlswap_pid_target_exit "$TARGET_RC" 0
-	check_swap dlswap_pid "$p.folded" "$p.result" $((3 * HZ / 4))
+	check_swap dlswap_pid "$p.folded" "$p.result" "$(cpu_floor "$p" 1 4)"
 }
 
 test_cmd
