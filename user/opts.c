@@ -28,17 +28,6 @@ static const char doc[] =
 "(the format follows the file name: .pb.gz or .pprof, .svg, else folded), and\n"
 "a summary to stderr.\n"
 "\n"
-"EXAMPLES:\n"
-"  bpfprof -- make -j2          # a build and every process it starts\n"
-"  bpfprof -F 999 -o out.folded -- python3 app.py\n"
-"  bpfprof -o app.svg -- ./app   # flame graph; open it in a browser\n"
-"  bpfprof -o app.pb.gz -- ./app; go tool pprof -http=: app.pb.gz\n"
-"  bpfprof -p 1234 -d 30 > out.folded   # all threads of 1234 for 30 s\n"
-"  bpfprof -p 1234,5678         # until Ctrl-C or both exit\n"
-"  bpfprof -a -d 10 -o all.folded       # every process and kernel thread\n"
-"  bpfprof --raw-capture run.raw -- ./app; bpfprof report run.raw -o app.folded\n"
-"  bpfprof check                # can bpfprof run here? what falls back?\n"
-"\n"
 "EXIT STATUS: with -- CMD, CMD's status (128+N if signal N killed it, 127 if\n"
 "it could not be started); else 0 on success, 1 on errors (privileges,\n"
 "unknown PID, unsupported event), 64 on usage errors.\n"
@@ -54,7 +43,23 @@ static const char doc[] =
 "                directory\n"
 "A program named like a subcommand runs after --: bpfprof -- report.\n"
 "\n"
-"OPTIONS:";
+"Examples:\n"
+"  bpfprof -- make -j2             a build and every process it starts\n"
+"  bpfprof -F 999 -o out.folded -- python3 app.py\n"
+"                                  999 samples a second per CPU\n"
+"  bpfprof -o app.svg -- ./app     flame graph: open it in a browser\n"
+"  bpfprof -o app.pb.gz -- ./app   pprof: go tool pprof -http=: app.pb.gz\n"
+"  bpfprof -p 1234 -d 30 > out.folded\n"
+"                                  all threads of 1234 for 30 s\n"
+"  bpfprof -p 1234,5678            until Ctrl-C or both exit\n"
+"  bpfprof -a -d 10 -o all.folded  every process and kernel thread\n"
+"  bpfprof --raw-capture r.raw -- ./app\n"
+"                                  also keep every record (stack memory!)\n"
+"  bpfprof report r.raw -o app.svg\n"
+"                                  replay them, into any format\n"
+"  bpfprof check                   can bpfprof run here? what falls back?\n"
+"\n"
+"Options:";
 
 /* The subcommands come first ("bpfprof report FILE [OPTION...]"): the doc lists them. */
 static const char main_args_doc[] =
@@ -66,7 +71,7 @@ static const char report_doc[] =
 "output format (-o, --format), another unwinder (--unwinder), --stats. -p, -a\n"
 "and --raw-capture do not apply.\n"
 "\n"
-"OPTIONS:";
+"Options:";
 
 static const char check_doc[] =
 "bpfprof check: print what this kernel allows (BTF, ringbuf, BPF features,\n"
@@ -74,7 +79,7 @@ static const char check_doc[] =
 "programs as a run would, for event -e at -F Hz. Exit 0 if bpfprof can run\n"
 "here, else 1.\n"
 "\n"
-"OPTIONS:";
+"Options:";
 
 static const char agent_doc[] =
 "bpfprof agent: profile every process continuously (19 Hz) and every --interval\n"
@@ -84,7 +89,7 @@ static const char agent_doc[] =
 "FILE: the command line wins over the environment, which wins over the file.\n"
 "SIGHUP rereads them; SIGTERM sends the interval under way and exits.\n"
 "\n"
-"OPTIONS:";
+"Options:";
 
 /* "bpfprof SUB ARGS...": SUB_NONE is the same as record. */
 enum subcmd { SUB_NONE, SUB_RECORD, SUB_REPORT, SUB_CHECK, SUB_AGENT };
