@@ -59,11 +59,11 @@ BIN := $(OUTPUT)/bpfprof
 MAN := $(OUTPUT)/bpfprof.1
 
 .DELETE_ON_ERROR:
-.PHONY: all clean test unit integration targets deps demo bench install vmtest
+.PHONY: all clean test unit integration targets deps demo bench install vmtest man
 PREFIX ?= /usr/local
 MANDIR ?= $(PREFIX)/share/man
 
-all: $(BIN) $(MAN)
+all: $(BIN)
 
 $(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/vmlinux $(OUTPUT)/proto:
 	$(Q)mkdir -p $@
@@ -108,8 +108,11 @@ $(BIN): $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-# The man page is --help and --version (help2man; docs/bpfprof.h2m adds what they lack): it
-# cannot drift from the options. help2man runs the binary, which needs no privileges for that.
+# make man: build/bpfprof.1 is --help and --version (help2man; docs/bpfprof.h2m adds what they
+# lack): it cannot drift from the options. help2man runs the binary, which needs no privileges
+# for that. Not part of all: the container image's build stage has no help2man and no docs/.
+man: $(MAN)
+
 $(MAN): $(BIN) docs/bpfprof.h2m
 	$(call msg,MAN,$@)
 	$(Q)help2man --no-info --no-discard-stderr --section=1 --include=docs/bpfprof.h2m \
