@@ -56,10 +56,12 @@ USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) $(PROTO_OBJS)
 LIB_OBJS := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
 SKEL := $(OUTPUT)/bpfprof.skel.h
 BIN := $(OUTPUT)/bpfprof
+MAN := $(OUTPUT)/bpfprof.1
 
 .DELETE_ON_ERROR:
-.PHONY: all clean test unit integration targets deps demo bench install vmtest
+.PHONY: all clean test unit integration targets deps demo bench install vmtest man
 PREFIX ?= /usr/local
+MANDIR ?= $(PREFIX)/share/man
 
 all: $(BIN)
 
@@ -106,10 +108,23 @@ $(BIN): $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-# The binary only: the BPF object is inside it (skeleton).
-install: $(BIN)
+# make man: build/bpfprof.1 is --help and --version (help2man; docs/bpfprof.h2m adds what they
+# lack): it cannot drift from the options. help2man runs the binary, which needs no privileges
+# for that. Not part of all: the container image's build stage has no help2man and no docs/.
+man: $(MAN)
+
+$(MAN): $(BIN) docs/bpfprof.h2m
+	$(call msg,MAN,$@)
+	$(Q)help2man --no-info --no-discard-stderr --section=1 --include=docs/bpfprof.h2m \
+		--name='sample CPU stacks with eBPF, unwound with DWARF CFI' \
+		--output=$@.tmp ./$(BIN) && mv $@.tmp $@
+
+# The binary (the BPF object is inside it: skeleton) and its man page; DESTDIR for packaging.
+install: $(BIN) $(MAN)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX)/bin/bpfprof)
 	$(Q)install -D -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/bpfprof
+	$(call msg,INSTALL,$(DESTDIR)$(MANDIR)/man1/bpfprof.1)
+	$(Q)install -D -m 644 $(MAN) $(DESTDIR)$(MANDIR)/man1/bpfprof.1
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))

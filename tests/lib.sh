@@ -197,19 +197,22 @@ DIFF_SEQ=0
 
 # diff_setup ARGS...: for a bpfprof run with ARGS, sets DIFF_ARGS (to put before ARGS),
 # DIFF_CAP (the capture to replay after the run, or empty) and DIFF_OWN (1: ours, deleted
-# after the replay). Not for report runs (bpfprof report FILE must stay argv[1]) nor --help;
-# a run with its own --raw-capture has that one replayed, and kept.
+# after the replay). Not for subcommands (which must stay argv[1]) nor --help; a run with its
+# own --raw-capture has that one replayed, and kept.
 diff_setup() {
 	local a prev=
 
 	DIFF_ARGS=()
 	DIFF_CAP=
 	DIFF_OWN=0
-	[ "$BPFPROF_DIFF" = 1 ] && [ "${1:-}" != report ] || return 0
+	[ "$BPFPROF_DIFF" = 1 ] || return 0
+	case ${1:-} in
+	record|report|check|agent) return 0 ;;
+	esac
 	for a in "$@"; do
 		[ "$a" = -- ] && break
 		case $a in
-		--help|--usage|--version|-V|-\?) return 0 ;;
+		--help|--usage|--version|-V|-\?|-h) return 0 ;;
 		--raw-capture=*) DIFF_CAP=${a#--raw-capture=}; return 0 ;;
 		esac
 		if [ "$prev" = --raw-capture ]; then

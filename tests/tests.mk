@@ -32,6 +32,8 @@ targets: $(TEST_TARGETS)
 unit: $(UNIT_BINS)
 	$(Q)tests/run-unit.sh $(UNIT_BINS)
 
+# run-errors.sh renders the man page built next to the binary.
+integration: $(MAN)
 integration: $(BIN) $(TEST_TARGETS)
 	$(Q)BPFPROF=$(abspath $(BIN)) TARGETS=$(abspath $(TARGETS_DIR)) \
 		tests/run-integration.sh

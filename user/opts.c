@@ -3,15 +3,18 @@
 #include <argp.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "bpf/record.h"
 #include "opts.h"
 #include "perf_event.h"
 #include "unwind.h"
+#include "util.h"
 
 const char *argp_program_version = "bpfprof " BPFPROF_VERSION;
 const char *argp_program_bug_address = "<https://github.com/bpfprof/bpfprof/issues>";
@@ -25,25 +28,96 @@ static const char doc[] =
 "(the format follows the file name: .pb.gz or .pprof, .svg, else folded), and\n"
 "a summary to stderr.\n"
 "\n"
-"EXAMPLES:\n"
-"  bpfprof -- make -j2          # a build and every process it starts\n"
-"  bpfprof -F 999 -o out.folded -- python3 app.py\n"
-"  bpfprof -o app.svg -- ./app   # flame graph; open it in a browser\n"
-"  bpfprof -o app.pb.gz -- ./app; go tool pprof -http=: app.pb.gz\n"
-"  bpfprof -p 1234 -d 30 > out.folded   # all threads of 1234 for 30 s\n"
-"  bpfprof -p 1234,5678         # until Ctrl-C or both exit\n"
-"  bpfprof -a -d 10 -o all.folded       # every process and kernel thread\n"
-"  bpfprof --raw-capture run.raw -- ./app; bpfprof report run.raw -o app.folded\n"
-"  bpfprof check                # can bpfprof run on this kernel? what falls back?\n"
-"\n"
 "EXIT STATUS: with -- CMD, CMD's status (128+N if signal N killed it, 127 if\n"
 "it could not be started); else 0 on success, 1 on errors (privileges,\n"
 "unknown PID, unsupported event), 64 on usage errors.\n"
 "\n"
-"REQUIRES: root, or CAP_BPF and CAP_PERFMON (CAP_CHECKPOINT_RESTORE too for\n"
-"deleted binaries), and a kernel with BTF (/sys/kernel/btf/vmlinux).\n"
+"REQUIRES: a kernel with BTF (/sys/kernel/btf/vmlinux), and root or CAP_BPF\n"
+"and CAP_PERFMON. These two alone copy the stack memory of every process\n"
+"(root's too): never give them to a binary other users can run. Naming the\n"
+"frames of other users' processes and of root daemons also needs\n"
+"CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH; deleted binaries,\n"
+"CAP_CHECKPOINT_RESTORE; kernel symbols, CAP_SYSLOG (README, docs/deploy.md).\n"
 "\n"
-"OPTIONS:";
+"SUBCOMMANDS (bpfprof SUBCOMMAND [OPTION...], each with its own --help):\n"
+"  record ...    the same as none, as perf users type it: bpfprof record -- CMD\n"
+"  report FILE   replay a --raw-capture FILE into any output format\n"
+"  check         what this kernel allows and what falls back\n"
+"  agent         profile every process continuously, export to Pyroscope or a\n"
+"                directory\n"
+"A program named like a subcommand runs after --: bpfprof -- report.\n"
+"\n"
+"Examples:\n"
+"  bpfprof -- make -j2             a build and every process it starts\n"
+"  bpfprof -F 999 -o out.folded -- python3 app.py\n"
+"                                  999 samples a second per CPU\n"
+"  bpfprof -o app.svg -- ./app     flame graph: open it in a browser\n"
+"  bpfprof -o app.pb.gz -- ./app   pprof: go tool pprof -http=: app.pb.gz\n"
+"  bpfprof -p 1234 -d 30 > out.folded\n"
+"                                  all threads of 1234 for 30 s\n"
+"  bpfprof -p 1234,5678            until Ctrl-C or both exit\n"
+"  bpfprof -a -d 10 -o all.folded  every process and kernel thread\n"
+"  bpfprof --raw-capture r.raw -- ./app\n"
+"                                  also keep every record (stack memory!)\n"
+"  bpfprof report r.raw -o app.svg\n"
+"                                  replay them, into any format\n"
+"  bpfprof check                   can bpfprof run here? what falls back?\n"
+"\n"
+"Options:";
+
+/* The subcommands come first ("bpfprof report FILE [OPTION...]"): the doc lists them. */
+static const char main_args_doc[] =
+	"-- CMD [ARGS...]\n-p PID[,PID...] [-d SECONDS]\n-a [-d SECONDS]";
+
+static const char report_doc[] =
+"bpfprof report: replay a raw capture (written by bpfprof --raw-capture FILE)\n"
+"through the same unwinding, symbolization and outputs as a live run: another\n"
+"output format (-o, --format), another unwinder (--unwinder), --stats. -p, -a\n"
+"and --raw-capture do not apply.\n"
+"\n"
+"Options:";
+
+static const char check_doc[] =
+"bpfprof check: print what this kernel allows (BTF, ringbuf, BPF features,\n"
+"privileges, perf_event_paranoid) and what falls back, then load and attach the\n"
+"programs as a run would, for event -e at -F Hz. Exit 0 if bpfprof can run\n"
+"here, else 1.\n"
+"\n"
+"Options:";
+
+static const char agent_doc[] =
+"bpfprof agent: profile every process continuously (19 Hz) and every --interval\n"
+"export a gzipped pprof profile per executable per container to Pyroscope\n"
+"(--pyroscope-url) and/or a directory (--output-dir). Every option is also an\n"
+"environment variable BPFPROF_<OPTION> and a line 'option = value' of --config\n"
+"FILE: the command line wins over the environment, which wins over the file.\n"
+"SIGHUP rereads them; SIGTERM sends the interval under way and exits.\n"
+"\n"
+"Options:";
+
+/* "bpfprof SUB ARGS...": SUB_NONE is the same as record. */
+enum subcmd { SUB_NONE, SUB_RECORD, SUB_REPORT, SUB_CHECK, SUB_AGENT };
+
+static const struct subcommand {
+	const char *name;
+	enum subcmd id;
+	const char *args_doc;	/* argp's usage lines after "bpfprof SUB [OPTION...]" */
+	const char *doc;	/* --help's text above the options */
+} subcommands[] = {
+	{ "record", SUB_RECORD, main_args_doc, doc },
+	{ "report", SUB_REPORT, "FILE", report_doc },
+	{ "check", SUB_CHECK, NULL, check_doc },
+	{ "agent", SUB_AGENT, "[--pyroscope-url URL] [--output-dir DIR]", agent_doc },
+};
+
+/* One opts__parse() run: *o and what the parser needs besides. */
+struct parse_ctx {
+	struct bpfprof_opts *o;
+	enum subcmd sub;
+	const char *config_read;	/* agent: the --config file read before parsing */
+	bool format_set;		/* --format given */
+	bool agent_opt;			/* an agent option given */
+};
 
 enum {
 	OPT_STACK_SIZE = 256,
@@ -84,10 +158,11 @@ enum {
 
 static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Targets:", 1 },
-	{ "pid", 'p', "PID[,PID...]", 0, "Profile running processes (all their threads)", 1 },
+	{ "pid", 'p', "PID[,PID...]", 0, "Profile running processes (all their threads; "
+	  "decimal PIDs, a PID given twice counts once)", 1 },
 	{ "all-cpus", 'a', NULL, 0, "Profile every process and kernel thread (not bpfprof)", 1 },
-	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: when the targets exit "
-	  "or on Ctrl-C)", 1 },
+	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (0.001 to 1 year; m/h suffix "
+	  "allowed; default: when the targets exit or on Ctrl-C)", 1 },
 	{ NULL, 0, NULL, 0, "Sampling:", 2 },
 	{ "freq", 'F', "HZ", 0, "Samples per second per CPU (default 99, 1-100000)", 2 },
 	{ "event", 'e', "EVENT", 0, "cpu-clock (default, software timer) or cycles (needs a "
@@ -133,7 +208,8 @@ static const struct argp_option options[] = {
 	{ "verbose", 'v', NULL, 0, "Debug messages (twice: libbpf's too)", 3 },
 	{ NULL, 0, NULL, 0, "Agent (bpfprof agent; each also as environment variable "
 	  "BPFPROF_<OPTION>, e.g. BPFPROF_PYROSCOPE_URL, or a line 'option = value' in --config):", 4 },
-	{ "interval", OPT_INTERVAL, "SECONDS", 0, "Profile length (default 60; s/m suffix allowed)", 4 },
+	{ "interval", OPT_INTERVAL, "SECONDS", 0, "Profile length (default 60, 1 s to 1 day; "
+	  "m/h suffix allowed)", 4 },
 	{ "group-by", OPT_GROUP_BY, "exe|pid", 0, "One profile per executable per container "
 	  "(default) or per process", 4 },
 	{ "service-name-from", OPT_SERVICE_NAME_FROM, "RULES", 0, "Where service_name comes "
@@ -162,62 +238,161 @@ static const struct argp_option options[] = {
 	{ "log-format", OPT_LOG_FORMAT, "text|json", 0, "Log lines as text (default) or JSON", 4 },
 	{ "config", OPT_CONFIG, "FILE", 0, "Read options from FILE ('option = value' lines, "
 	  "# comments)", 4 },
+	{ NULL, 'h', NULL, 0, "Give this help list (as --help)", -1 },
 	{},
 };
 
-/* A number in [lo, hi] with an optional K/M suffix (when allow_suffix). */
-static int parse_u64(const char *s, uint64_t lo, uint64_t hi, bool allow_suffix, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
+/*
+ * Numbers of options, environment variables and --config lines. Each kind has one parser;
+ * all take plain decimal digits only: no sign, space, "0x" or octal (010 is ten), no
+ * "nan"/"inf", nothing after the number but the suffixes named. They return 0, -EINVAL for
+ * a malformed number or -ERANGE for one outside [lo, hi] (overflow included).
+ */
 
-	errno = 0;
-	if (*s == '-')
+/* The decimal digits at the start of s as *v (at least one); *end after them. */
+static int parse_digits(const char *s, uint64_t *v, const char **end)
+{
+	uint64_t n = 0;
+
+	if (!isdigit((unsigned char)*s))
 		return -EINVAL;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s)
-		return -EINVAL;
-	if (allow_suffix && (*end == 'K' || *end == 'k')) {
-		v *= 1024;
-		end++;
-	} else if (allow_suffix && (*end == 'M' || *end == 'm')) {
-		v *= 1024 * 1024;
-		end++;
+	for (; isdigit((unsigned char)*s); s++) {
+		if (n > (UINT64_MAX - (*s - '0')) / 10)
+			return -ERANGE;
+		n = n * 10 + (*s - '0');
 	}
-	if (*end || v < lo || v > hi)
+	*v = n;
+	*end = s;
+	return 0;
+}
+
+/* A count, frequency or priority in [lo, hi]. */
+static int parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	const char *end;
+	uint64_t v;
+	int err = parse_digits(s, &v, &end);
+
+	if (err)
+		return err;
+	if (*end)
+		return -EINVAL;
+	if (v < lo || v > hi)
 		return -ERANGE;
 	*out = v;
 	return 0;
 }
 
-static int parse_pids(struct bpfprof_opts *o, const char *arg)
+/* A size in bytes in [lo, hi], with an optional binary K, M or G suffix (either case). */
+static int parse_size(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 {
-	char *copy = strdup(arg), *tok, *save = NULL;
-	uint32_t *pids;
+	const char *end;
+	unsigned int shift = 0;
 	uint64_t v;
-	int err = 0;
+	int err = parse_digits(s, &v, &end);
 
-	if (!copy)
-		return -ENOMEM;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		err = parse_u64(tok, 1, INT_MAX, false, &v);
-		if (err)
-			break;
-		pids = realloc(o->pids, (o->pids_cnt + 1) * sizeof(*pids));
-		if (!pids) {
-			err = -ENOMEM;
-			break;
-		}
-		o->pids = pids;
-		o->pids[o->pids_cnt++] = v;
+	if (err)
+		return err;
+	switch (*end) {
+	case 'K': case 'k':
+		shift = 10;
+		break;
+	case 'M': case 'm':
+		shift = 20;
+		break;
+	case 'G': case 'g':
+		shift = 30;
+		break;
 	}
-	if (!err && !o->pids_cnt)
-		err = -EINVAL;
-	free(copy);
-	return err;
+	if (shift)
+		end++;
+	if (*end)
+		return -EINVAL;
+	if (v > hi >> shift || v << shift < lo)
+		return -ERANGE;
+	*out = v << shift;
+	return 0;
 }
 
-static bool format_set, agent_opt;
+/*
+ * A duration in [lo_ns, hi_ns] (lo_ns > 0): seconds with an optional decimal fraction
+ * ("30", "0.5"), or minutes or hours with an "m" or "h" suffix ("s" is allowed too). Whole
+ * nanoseconds: a fraction finer than 1 ns is dropped, so the range check sees the real value.
+ */
+static int parse_duration(const char *s, uint64_t lo_ns, uint64_t hi_ns, uint64_t *out_ns)
+{
+	uint64_t ip = 0, frac = 0, frac_den = 1, unit = 1000000000ull, ns;
+	const char *p = s;
+	int err;
+
+	if (*p != '.') {
+		err = parse_digits(p, &ip, &p);
+		if (err)
+			return err;
+	}
+	if (*p == '.') {
+		p++;
+		if (!isdigit((unsigned char)*p) && p == s + 1)
+			return -EINVAL;		/* "." alone */
+		/* Past the 13th digit, even a fraction of an hour is below 1 ns. */
+		for (; isdigit((unsigned char)*p); p++)
+			if (frac_den < 10000000000000ull) {
+				frac = frac * 10 + (*p - '0');
+				frac_den *= 10;
+			}
+	}
+	if (*p == 'h')
+		unit *= 3600;
+	else if (*p == 'm')
+		unit *= 60;
+	if (*p == 'h' || *p == 'm' || *p == 's')
+		p++;
+	if (*p)
+		return -EINVAL;
+	if (ip > hi_ns / unit)
+		return -ERANGE;
+	ns = ip * unit + (uint64_t)((unsigned __int128)frac * unit / frac_den);
+	if (ns < lo_ns || ns > hi_ns)
+		return -ERANGE;
+	*out_ns = ns;
+	return 0;
+}
+
+/*
+ * -p's list, added to o->pids: decimal PIDs separated by commas, none empty ("1,,2" and "1,"
+ * are errors: a script's empty variable, not a PID). A PID given twice (in one list or in two
+ * -p options, as lists joined from pgrep runs often are) is kept once: it is one process, and
+ * counting it twice would double its CPU time in the summary.
+ */
+static int parse_pids(struct bpfprof_opts *o, const char *arg)
+{
+	const char *p = arg, *end;
+	uint32_t *pids;
+	uint64_t v;
+	size_t i;
+	int err;
+
+	for (;; p = end + 1) {
+		err = parse_digits(p, &v, &end);
+		if (err)
+			return err;
+		if (*end && *end != ',')
+			return -EINVAL;
+		if (v < 1 || v > INT_MAX)
+			return -ERANGE;
+		for (i = 0; i < o->pids_cnt && o->pids[i] != v; i++)
+			;
+		if (i == o->pids_cnt) {
+			pids = realloc(o->pids, (o->pids_cnt + 1) * sizeof(*pids));
+			if (!pids)
+				return -ENOMEM;
+			o->pids = pids;
+			o->pids[o->pids_cnt++] = v;
+		}
+		if (!*end)
+			return 0;
+	}
+}
 
 static bool ends_with(const char *s, const char *suffix)
 {
@@ -260,10 +435,9 @@ static size_t default_ringbuf_sz(const struct bpfprof_opts *o)
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
-	struct bpfprof_opts *o = state->input;
-	uint64_t v;
-	double d;
-	char *end;
+	struct parse_ctx *ctx = state->input;
+	struct bpfprof_opts *o = ctx->o;
+	uint64_t v = 0;
 
 	switch (key) {
 	case 'a':
@@ -271,17 +445,16 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'p':
 		if (parse_pids(o, arg))
-			argp_error(state, "invalid PID list '%s'", arg);
+			argp_error(state, "invalid PID list '%s' (decimal PIDs separated by commas)",
+				   arg);
 		break;
 	case 'd':
-		errno = 0;
-		d = strtod(arg, &end);
-		if (errno || end == arg || *end || d <= 0 || d > 365 * 86400.0)
-			argp_error(state, "invalid duration '%s' (seconds > 0)", arg);
-		o->duration_ns = d * 1e9;
+		if (parse_duration(arg, 1000000, 365 * 86400 * 1000000000ull, &o->duration_ns))
+			argp_error(state, "invalid duration '%s' (seconds, e.g. 30 or 0.5, or with an "
+				   "m or h suffix; 1 ms to 365 days)", arg);
 		break;
 	case 'F':
-		if (parse_u64(arg, 1, 100000, false, &o->freq_hz))
+		if (parse_uint(arg, 1, 100000, &o->freq_hz))
 			argp_error(state, "invalid frequency '%s' (1-100000 Hz)", arg);
 		break;
 	case 'e':
@@ -290,39 +463,40 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->event = arg;
 		break;
 	case OPT_STACK_SIZE:
-		if (parse_u64(arg, 512, BPFPROF_STACK_SZ_MAX, true, &v))
-			argp_error(state, "invalid stack size '%s' (512-%u bytes)", arg,
-				   BPFPROF_STACK_SZ_MAX);
+		if (parse_size(arg, 512, BPFPROF_STACK_SZ_MAX, &v))
+			argp_error(state, "invalid stack size '%s' (512-%u bytes, K suffix allowed)",
+				   arg, BPFPROF_STACK_SZ_MAX);
 		o->stack_sz = (v + 7) & ~7ull;
 		break;
 	case OPT_MAX_STACK_SIZE:
-		if (parse_u64(arg, 512, BPFPROF_STACK_SZ_MAX, true, &v))
-			argp_error(state, "invalid stack size '%s' (512-%u bytes)", arg,
-				   BPFPROF_STACK_SZ_MAX);
+		if (parse_size(arg, 512, BPFPROF_STACK_SZ_MAX, &v))
+			argp_error(state, "invalid stack size '%s' (512-%u bytes, K suffix allowed)",
+				   arg, BPFPROF_STACK_SZ_MAX);
 		o->max_stack_sz = (v + 7) & ~7ull;
 		break;
 	case OPT_MAX_FRAMES:
-		if (parse_u64(arg, 1, 4096, false, &v))
+		if (parse_uint(arg, 1, 4096, &v))
 			argp_error(state, "invalid frame count '%s' (1-4096)", arg);
 		o->max_frames = v;
 		break;
 	case OPT_RINGBUF_SIZE:
-		if (parse_u64(arg, 256 * 1024, 1u << 30, true, &v) || (v & (v - 1)))
-			argp_error(state, "invalid ringbuf size '%s' (a power of 2, 256K-1G)", arg);
+		if (parse_size(arg, 256 * 1024, 1u << 30, &v) || (v & (v - 1)))
+			argp_error(state, "invalid ringbuf size '%s' (a power of 2, 256K-1G, K/M/G "
+				   "suffix allowed)", arg);
 		o->ringbuf_sz = v;
 		break;
 	case OPT_DRAIN_MS:
-		if (parse_u64(arg, 1, 1000, false, &v))
+		if (parse_uint(arg, 1, 1000, &v))
 			argp_error(state, "invalid drain interval '%s' (1-1000 ms)", arg);
 		o->drain_ms = v;
 		break;
 	case OPT_REALTIME:
-		if (parse_u64(arg, 1, 99, false, &v))
+		if (parse_uint(arg, 1, 99, &v))
 			argp_error(state, "invalid realtime priority '%s' (1-99)", arg);
 		o->realtime_prio = v;
 		break;
 	case OPT_TOP:
-		if (parse_u64(arg, 0, 1000, false, &v))
+		if (parse_uint(arg, 0, 1000, &v))
 			argp_error(state, "invalid count '%s' (0-1000)", arg);
 		o->top = v;
 		break;
@@ -340,7 +514,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			o->format = OUTPUT_SVG;
 		else
 			argp_error(state, "unknown format '%s' (folded, pprof or svg)", arg);
-		format_set = true;
+		ctx->format_set = true;
 		break;
 	case OPT_TITLE:
 		o->title = arg;
@@ -378,92 +552,85 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->verbose++;
 		break;
 	case OPT_INTERVAL:
-		errno = 0;
-		d = strtod(arg, &end);
-		if (*end == 'm' && !end[1])
-			d *= 60;
-		else if (*end == 's' && !end[1])
-			;
-		else if (*end)
-			d = -1;
-		if (errno || end == arg || d < 1 || d > 86400)
-			argp_error(state, "invalid interval '%s' (1 s to 1 day)", arg);
-		o->ag.interval_ns = d * 1e9;
-		agent_opt = true;
+		if (parse_duration(arg, 1000000000ull, 86400 * 1000000000ull, &o->ag.interval_ns))
+			argp_error(state, "invalid interval '%s' (seconds, or with an m or h suffix; "
+				   "1 s to 1 day)", arg);
+		ctx->agent_opt = true;
 		break;
 	case OPT_GROUP_BY:
 		if (strcmp(arg, "exe") && strcmp(arg, "pid"))
 			argp_error(state, "unknown grouping '%s' (exe or pid)", arg);
 		o->ag.group_by_pid = !strcmp(arg, "pid");
-		agent_opt = true;
+		ctx->agent_opt = true;
 		break;
 	case OPT_SERVICE_NAME_FROM:
 		o->ag.service_name_from = arg;
-		agent_opt = true;
+		ctx->agent_opt = true;
 		break;
 	case OPT_OUTPUT_DIR:
 		o->ag.output_dir = arg;
-		agent_opt = true;
+		ctx->agent_opt = true;
 		break;
 	case OPT_OUTPUT_DIR_MAX:
-		if (parse_u64(arg, 1024 * 1024, 1ull << 50, true, &v))
-			argp_error(state, "invalid size '%s' (at least 1M)", arg);
+		if (parse_size(arg, 1024 * 1024, 1ull << 50, &v))
+			argp_error(state, "invalid size '%s' (1M to 1P bytes, K/M/G suffix allowed)",
+				   arg);
 		o->ag.output_dir_max = v;
-		agent_opt = true;
+		ctx->agent_opt = true;
 		break;
 	case OPT_PYROSCOPE_URL:
 		o->ag.pyroscope_url = arg;
-		agent_opt = true;
+		ctx->agent_opt = true;
 		break;
 	case OPT_PYROSCOPE_API:
 		if (strcmp(arg, "ingest") && strcmp(arg, "push"))
 			argp_error(state, "unknown Pyroscope API '%s' (ingest or push)", arg);
 		o->ag.pyroscope_push = !strcmp(arg, "push");
-		agent_opt = true;
+		ctx->agent_opt = true;
 		break;
 	case OPT_BASIC_AUTH_FILE:
 		o->ag.basic_auth_file = arg;
-		agent_opt = true;
+		ctx->agent_opt = true;
 		break;
 	case OPT_BEARER_TOKEN_FILE:
 		o->ag.bearer_token_file = arg;
-		agent_opt = true;
+		ctx->agent_opt = true;
 		break;
 	case OPT_TENANT_ID:
 		o->ag.tenant_id = arg;
-		agent_opt = true;
+		ctx->agent_opt = true;
 		break;
 	case OPT_HEADER:
 		if (o->ag.headers_cnt == AGENT_MAX_HEADERS || !strchr(arg, ':'))
 			argp_error(state, "invalid or too many headers at '%s' ('K: V', at most %d)",
 				   arg, AGENT_MAX_HEADERS);
 		o->ag.headers[o->ag.headers_cnt++] = arg;
-		agent_opt = true;
+		ctx->agent_opt = true;
 		break;
 	case OPT_QUEUE_SIZE:
-		if (parse_u64(arg, 1, 100000, false, &v))
+		if (parse_uint(arg, 1, 100000, &v))
 			argp_error(state, "invalid queue size '%s' (1-100000)", arg);
 		o->ag.queue_size = v;
-		agent_opt = true;
+		ctx->agent_opt = true;
 		break;
 	case OPT_KUBERNETES:
 		o->ag.kubernetes = true;
-		agent_opt = true;
+		ctx->agent_opt = true;
 		break;
 	case OPT_KUBERNETES_API:
 		o->ag.kubernetes_api = arg;
 		o->ag.kubernetes = true;
-		agent_opt = true;
+		ctx->agent_opt = true;
 		break;
 	case OPT_METRICS_ADDR:
 		o->ag.metrics_addr = strcmp(arg, "off") ? arg : NULL;
-		agent_opt = true;
+		ctx->agent_opt = true;
 		break;
 	case OPT_LOG_FORMAT:
 		if (strcmp(arg, "text") && strcmp(arg, "json"))
 			argp_error(state, "unknown log format '%s' (text or json)", arg);
 		o->ag.log_json = !strcmp(arg, "json");
-		agent_opt = true;
+		ctx->agent_opt = true;
 		break;
 	case OPT_EXEC:
 		o->exec = true;
@@ -472,22 +639,41 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->strict = true;
 		break;
 	case OPT_CONFIG:
-		o->ag.config = arg;	/* read before parsing (opts__parse) */
-		agent_opt = true;
+		/* Read before parsing (agent_argv()), where the option must be spelled out: an
+		 * abbreviation (--conf) or --config outside the agent would be ignored. */
+		if (!ctx->config_read || strcmp(arg, ctx->config_read))
+			argp_error(state, "--config FILE: only 'bpfprof agent' reads it, and spelled "
+				   "out in full (--config FILE or --config=FILE)");
+		o->ag.config = arg;
+		ctx->agent_opt = true;
+		break;
+	case 'h':
+		argp_state_help(state, state->out_stream, ARGP_HELP_STD_HELP);
 		break;
 	case ARGP_KEY_ARG:
 		if (o->agent)
 			argp_error(state, "agent takes no operands ('%s')", arg);
-		if (o->report)
-			argp_error(state, "report takes one FILE");
+		if (ctx->sub == SUB_REPORT) {
+			if (o->report)
+				argp_error(state, "one FILE only ('%s' is a second)", arg);
+			o->report = arg;
+			break;
+		}
+		/* "bpfprof -q report x": a subcommand comes first, or it is a program after --. */
+		if (state->next < 2 || strcmp(state->argv[state->next - 2], "--"))
+			for (size_t i = 0; i < ARRAY_SIZE(subcommands); i++)
+				if (!strcmp(arg, subcommands[i].name))
+					argp_error(state, "'%s' is a subcommand: bpfprof %s [OPTION...]"
+						   " (a program named %s runs after --)", arg, arg,
+						   arg);
 		/* The first operand starts the command: the rest are its arguments, not ours. */
 		o->cmd = &state->argv[state->next - 1];
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_END:
 		for (size_t i = 0; i < o->outputs_cnt; i++)
-			o->formats[i] = format_set ? o->format : format_from_name(o->outputs[i]);
-		if (agent_opt && !o->agent && !o->exec)
+			o->formats[i] = ctx->format_set ? o->format : format_from_name(o->outputs[i]);
+		if (ctx->agent_opt && !o->agent && !o->exec)
 			argp_error(state, "agent options need 'bpfprof agent' or --exec");
 		if (o->exec && !o->cmd)
 			argp_error(state, "--exec needs -- CMD");
@@ -514,7 +700,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				argp_error(state, "check takes -e, -F and -v only");
 			break;
 		}
-		if (o->report) {
+		if (ctx->sub == SUB_REPORT) {
+			if (!o->report)
+				argp_error(state, "needs a FILE written by --raw-capture");
 			if (o->pids_cnt || o->all || o->raw_capture)
 				argp_error(state, "report replays a capture: no -p, -a or --raw-capture");
 			break;
@@ -600,15 +788,28 @@ static void option_arg(struct argv_buf *b, const struct argp_option *opt, const 
 	argv_add(b, asprintf(&s, "--%s=%s", opt->name, value) < 0 ? NULL : s);
 }
 
-/* The lines of the --config file as options. */
+/*
+ * The lines of the --config file as options. A regular file only: a directory would read as
+ * empty (its options silently lost) and a FIFO would block the agent's start or SIGHUP. The
+ * path may be a symlink (a Kubernetes ConfigMap's file is one).
+ */
 static void config_args(const struct argp *argp, const char *path, struct argv_buf *b)
 {
 	char *line = NULL, *k, *v, *end, where[300];
 	const struct argp_option *opt;
 	size_t cap = 0, len;
 	unsigned int no = 0;
-	FILE *f = fopen(path, "re");
+	struct stat st;
+	FILE *f = NULL;
+	int fd;
 
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd >= 0 && !fstat(fd, &st) && !S_ISREG(st.st_mode)) {
+		fprintf(stderr, "bpfprof: config %s: not a regular file\n", path);
+		exit(BPFPROF_EXIT_USAGE);
+	}
+	if (fd >= 0)
+		f = fdopen(fd, "r");
 	if (!f) {
 		fprintf(stderr, "bpfprof: open config %s: %s\n", path, strerror(errno));
 		exit(BPFPROF_EXIT_USAGE);
@@ -642,6 +843,10 @@ static void config_args(const struct argp *argp, const char *path, struct argv_b
 		}
 		option_arg(b, opt, v ? v : "", where);
 	}
+	if (ferror(f)) {
+		fprintf(stderr, "bpfprof: read config %s: %s\n", path, strerror(errno));
+		exit(BPFPROF_EXIT_ERROR);
+	}
 	free(line);
 	fclose(f);
 }
@@ -666,13 +871,13 @@ static void env_args(const struct argp *argp, struct argv_buf *b)
 }
 
 /*
- * The agent's argv: argv[0], then options from the --config file, from the environment, then
+ * The agent's argv after name: options from the --config file, from the environment, then
  * argv's own (after "agent"): argp keeps the last value of an option, so the command line wins
- * over the environment, which wins over the file. The strings are malloc'd.
+ * over the environment, which wins over the file. ctx->config_read: the file read, if any.
  */
-static char **agent_argv(const struct argp *argp, int argc, char **argv, int *out_argc)
+static void agent_args(const struct argp *argp, int argc, char **argv, struct parse_ctx *ctx,
+		       struct argv_buf *b)
 {
-	struct argv_buf b = {};
 	const char *config = getenv("BPFPROF_CONFIG");
 	int i;
 
@@ -684,25 +889,40 @@ static char **agent_argv(const struct argp *argp, int argc, char **argv, int *ou
 		else if (!strcmp(argv[i], "--"))
 			break;
 	}
-	argv_add(&b, strdup(argv[0]));
 	if (config)
-		config_args(argp, config, &b);
-	env_args(argp, &b);
-	for (i = 2; i < argc; i++)
-		argv_add(&b, strdup(argv[i]));
-	*out_argc = b.cnt;
-	return b.v;
+		config_args(argp, config, b);
+	ctx->config_read = config;
+	env_args(argp, b);
+}
+
+/* The agent's defaults, which its options then change. */
+static void agent_defaults(struct bpfprof_opts *o)
+{
+	o->agent = true;
+	o->freq_hz = 19;
+	o->no_inline = true;
+	o->drain_ms = 250;
+	o->ag.interval_ns = 60 * 1000000000ull;
+	o->ag.service_name_from = "container,unit,comm";
+	o->ag.output_dir_max = 1ull << 30;
+	o->ag.queue_size = 64;
+	o->ag.metrics_addr = "127.0.0.1:9464";
 }
 
 void opts__parse(int argc, char **argv, struct bpfprof_opts *o)
 {
-	static const struct argp argp = {
+	struct argp argp = {
 		.options = options,
 		.parser = parse_opt,
-		.args_doc = "-- CMD [ARGS...]\n-p PID[,PID...] [-d SECONDS]\n-a [-d SECONDS]\nreport FILE"
-			    "\nagent [--pyroscope-url URL] [--output-dir DIR]\ncheck [-e EVENT] [-F HZ]",
+		.args_doc = main_args_doc,
 		.doc = doc,
 	};
+	struct parse_ctx ctx = { .o = o };
+	struct argv_buf b = {};
+	const char *base;
+	char *name = NULL;
+	size_t i;
+	int j;
 
 	memset(o, 0, sizeof(*o));
 	o->freq_hz = 99;
@@ -714,39 +934,33 @@ void opts__parse(int argc, char **argv, struct bpfprof_opts *o)
 	o->drain_ms = 10;
 	o->top = 10;
 	argp_err_exit_status = BPFPROF_EXIT_USAGE;
-	if (argc >= 2 && !strcmp(argv[1], "report")) {
-		/* bpfprof report FILE [OPTIONS]: argp sees "bpfprof [OPTIONS]" with FILE taken. */
-		if (argc < 3 || argv[2][0] == '-') {
-			fprintf(stderr, "bpfprof: report needs a FILE written by --raw-capture\n");
-			exit(BPFPROF_EXIT_USAGE);
-		}
-		o->report = argv[2];
-		argv[2] = argv[0];
-		argp_parse(&argp, argc - 2, argv + 2, ARGP_IN_ORDER, NULL, o);
+	for (i = 0; argc >= 2 && i < ARRAY_SIZE(subcommands); i++)
+		if (!strcmp(argv[1], subcommands[i].name))
+			ctx.sub = subcommands[i].id;
+	if (ctx.sub == SUB_NONE) {
+		argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &ctx);
 		return;
 	}
-	if (argc >= 2 && !strcmp(argv[1], "check")) {
-		/* bpfprof check [-e EVENT] [-F HZ] [-v]: argp sees "bpfprof [OPTIONS]". */
+	/* "bpfprof SUB ARGS...": argp sees "bpfprof SUB" as the program's name (its usage and
+	 * messages say it), then ARGS, in a copy that lives as long as *o (o->cmd points in). */
+	for (i = 0; subcommands[i].id != ctx.sub; i++)
+		;
+	argp.args_doc = subcommands[i].args_doc;
+	argp.doc = subcommands[i].doc;
+	base = strrchr(argv[0], '/');
+	argv_add(&b, asprintf(&name, "%s %s", base ? base + 1 : argv[0], argv[1]) < 0 ? NULL
+										       : name);
+	if (ctx.sub == SUB_CHECK)
 		o->check = true;
-		argv[1] = argv[0];
-		argp_parse(&argp, argc - 1, argv + 1, ARGP_IN_ORDER, NULL, o);
-		return;
+	if (ctx.sub == SUB_AGENT) {
+		agent_defaults(o);
+		agent_args(&argp, argc, argv, &ctx, &b);
+		o->ag.config = ctx.config_read;
 	}
-	if (argc >= 2 && !strcmp(argv[1], "agent")) {
-		o->agent = true;
-		o->freq_hz = 19;
-		o->no_inline = true;
-		o->drain_ms = 250;
-		o->ag.interval_ns = 60 * 1000000000ull;
-		o->ag.service_name_from = "container,unit,comm";
-		o->ag.output_dir_max = 1ull << 30;
-		o->ag.queue_size = 64;
-		o->ag.metrics_addr = "127.0.0.1:9464";
-		o->argv_built = agent_argv(&argp, argc, argv, &argc);
-		argp_parse(&argp, argc, o->argv_built, ARGP_IN_ORDER, NULL, o);
-		return;
-	}
-	argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, o);
+	for (j = 2; j < argc; j++)
+		argv_add(&b, strdup(argv[j]));
+	o->argv_built = b.v;
+	argp_parse(&argp, b.cnt, b.v, ARGP_IN_ORDER, NULL, &ctx);
 }
 
 void opts__free(struct bpfprof_opts *o)

@@ -81,15 +81,20 @@ struct bpfprof_opts {
 	bool exec;			/* --exec: CMD keeps bpfprof's PID, a detached process profiles */
 	bool strict;			/* --strict: with --exec, no profiling means no CMD (exit 1) */
 	struct agent_opts ag;
-	char **argv_built;		/* agent: config file + environment + command line */
+	char **argv_built;		/* a subcommand's argv; agent: config file + environment
+					 * + command line */
 };
 
 /*
- * Parses argv into *o (defaults first). "bpfprof agent [OPTIONS]" runs the fleet agent: its
+ * Parses argv into *o (defaults first). "bpfprof [record] [OPTIONS] -- CMD | -p PID | -a"
+ * profiles; "bpfprof report FILE [OPTIONS]" replays a raw capture (o->report); "bpfprof check"
+ * reports what the kernel allows; "bpfprof agent [OPTIONS]" runs the fleet agent, whose
  * options also come from BPFPROF_<OPTION> environment variables and a --config file of
- * "option = value" lines; the command line wins over the environment, which wins over the file. "bpfprof report FILE [OPTIONS]" replays a raw
- * capture (o->report) instead of profiling; "bpfprof check" reports what the kernel allows. On a usage error or --help/--version, argp prints and
- * exits (64 or 0). The pids array is malloc'd (opts__free()).
+ * "option = value" lines (the command line wins over the environment, which wins over the
+ * file). A subcommand is argv[1] only. Numbers are decimal, range-checked (no nan, sign,
+ * octal or hex). On a usage error argp prints and exits 64; on -h/--help/--version, 0. The
+ * pids array and argv_built (a subcommand's arguments: o->cmd and o->report point in) are
+ * malloc'd (opts__free()).
  */
 void opts__parse(int argc, char **argv, struct bpfprof_opts *o);
 void opts__free(struct bpfprof_opts *o);

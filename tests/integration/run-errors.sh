@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# run-errors.sh: exit codes and messages: usage errors (64), --help/--version (0), an unknown
-# PID, an event the machine may lack, and a user without CAP_BPF/CAP_PERFMON (1).
+# run-errors.sh: exit codes and messages: usage errors (64), --help/-h/--version (0), the man
+# page, subcommands, PID lists, an unknown PID, an event the machine may lack, and a user
+# without CAP_BPF/CAP_PERFMON (1).
 . "$(dirname "$0")/../lib.sh"
 require_bpf
 
@@ -22,6 +23,40 @@ test_usage_errors() {
 	usage_error usage_unknown_option --no-such-option -- /bin/true
 	usage_error usage_bad_frequency -F not-a-number -- /bin/true
 	usage_error usage_missing_pid -p
+	# Numbers that parsed before: nan, an empty PID, a directory as the agent's config.
+	usage_error usage_duration_nan -d nan -- /bin/true
+	usage_error usage_interval_nan --exec --interval nan -- /bin/true
+	usage_error usage_empty_pid -p "$$,,$$" -d 1
+	usage_error usage_config_dir agent --config "$TEST_TMP" --output-dir "$TEST_TMP" \
+		--metrics-addr off
+	assert_grep usage_config_dir_says_why "$TEST_TMP/usage_config_dir.err" 'not a regular file'
+	# A subcommand after options would have run a program of that name.
+	usage_error usage_subcommand_late -q record -- /bin/true
+}
+
+# PIDs are decimal (as ps prints them, a leading 0 is not octal) and a PID given twice is one
+# process.
+test_pid_list() {
+	local p=$TEST_TMP/pidlist pid
+
+	start_target pid sleep 60
+	run_bpfprof 30 "$p" -p "0$pid" -d 0.5 -o "$p.folded"
+	assert_eq pid_leading_zero_exit "$BP_RC" 0
+	assert_grep pid_leading_zero_one_process "$p.err" '^bpfprof: profiling 1 process '
+	run_bpfprof 30 "$p" -p "$pid,$pid" -p "$pid" -d 0.5 -o "$p.folded"
+	assert_eq pid_twice_exit "$BP_RC" 0
+	assert_grep pid_twice_one_process "$p.err" '^bpfprof: profiling 1 process '
+	stop_target "$pid"
+}
+
+# bpfprof record -- CMD runs CMD (as perf record does), not a program named record: CMD's
+# exit status comes back (127 would be "record" not found).
+test_record() {
+	local p=$TEST_TMP/record
+
+	run_bpfprof 30 "$p" record -o "$p.folded" -- /bin/sh -c 'exit 3'
+	assert_eq record_runs_cmd_exit "$BP_RC" 3
+	assert_grep record_runs_cmd "$p.err" '^bpfprof: profiling /bin/sh '
 }
 
 test_help_version() {
@@ -39,6 +74,40 @@ test_help_version() {
 	assert_eq version_exit "$BP_RC" 0
 	cat "$p.out" "$p.err" >"$p.all"
 	assert_grep version_number "$p.all" '[0-9]+\.[0-9]+'
+
+	# -h is --help; each subcommand has its own usage line.
+	p=$TEST_TMP/help_short
+	run_bpfprof 20 "$p" -h
+	assert_eq help_short_exit "$BP_RC" 0
+	assert_grep help_short_usage "$p.out" '^Usage: bpfprof '
+	for a in "report -h" "report --help" "record -h" "check --help" "agent -h"; do
+		p=$TEST_TMP/help_${a// /_}
+		# shellcheck disable=SC2086 # subcommand and option
+		run_bpfprof 20 "$p" $a
+		assert_eq "help_${a// /_}_exit" "$BP_RC" 0
+		assert_grep "help_${a// /_}_usage" "$p.out" "^Usage: bpfprof ${a%% *} "
+	done
+}
+
+# build/bpfprof.1 (help2man, next to the binary) renders without a groff warning and holds
+# the options and subcommands.
+test_man_page() {
+	local p=$TEST_TMP/man page
+
+	page=$(dirname "$BPFPROF")/bpfprof.1
+	if [ ! -f "$page" ]; then
+		fail man_page_built "no $page: make builds it with the binary"
+		return
+	fi
+	MANWIDTH=80 run_limited 20 "$p" man --warnings -l "$page"
+	assert_eq man_page_renders "$BP_RC" 0
+	assert_eq man_page_warnings "$(wc -c <"$p.err")" 0 " bytes on stderr"
+	col -b <"$p.out" >"$p.txt"
+	assert_grep man_page_name "$p.txt" '^ +bpfprof - '
+	assert_grep man_page_synopsis "$p.txt" '^ +bpfprof \[OPTION\.\.\.\] -- CMD'
+	assert_grep man_page_options "$p.txt" '^ +-p, --pid=PID'
+	assert_grep man_page_subcommands "$p.txt" '^ +report FILE'
+	assert_grep man_page_examples "$p.txt" '^EXAMPLES'
 }
 
 test_unknown_pid() {
@@ -89,6 +158,9 @@ test_no_privileges() {
 
 test_usage_errors
 test_help_version
+test_man_page
+test_pid_list
+test_record
 test_unknown_pid
 test_cycles
 test_no_privileges
