@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sample.h"
+#include "cfi_table.h"
 #include "debuginfo.h"
 #include "log.h"
 #include "perf_map.h"
@@ -136,9 +137,25 @@ static int64_t user_location(struct sample_handler *sh, struct proc *p,
 	return aggregate__location(sh->agg, FRAME_USER, NULL, 0, name);
 }
 
+/*
+ * The name of a function no symbol names: "module+0xSTART", START the function's start, i.e.
+ * the initial location of the FDE covering addr (the address addr2line and objdump take), so
+ * that every address in the function gets one name as a symbol would give it; addr itself
+ * where no FDE covers it. A string id or a negative errno.
+ */
+static int64_t unnamed_function(struct aggregate *agg, struct elf_entry *e, uint64_t addr)
+{
+	struct cfi_table *t = cfi_table__get(e);
+	uint64_t start, end;
+
+	if (!t || cfi_table__fde_find(t, addr, &start, &end))
+		start = addr;
+	return intern_fmt(agg, "%s+0x%" PRIx64, e->name, start);
+}
+
 /* Source frames of a user location in an ELF file, innermost first: from DWARF (inline
- * frames, files, lines), else the function symbol, else "module+0xADDR". Returns the count or a
- * negative errno. */
+ * frames, files, lines), else the function symbol, else "module+0xSTART" (unnamed_function()).
+ * Returns the count or a negative errno. */
 static int elf_location_lines(struct aggregate *agg, const struct agg_location *l,
 			      struct agg_line *lines, size_t cap, bool dwarf)
 {
@@ -176,8 +193,7 @@ static int elf_location_lines(struct aggregate *agg, const struct agg_location *
 	st = elf_entry__symtab(e);
 	name = st ? symtab__find(st, l->addr, &off) : NULL;
 	lines[0] = (struct agg_line){};
-	id = name ? aggregate__string(agg, name) :
-		    intern_fmt(agg, "%s+0x%" PRIx64, e->name, l->addr);
+	id = name ? aggregate__string(agg, name) : unnamed_function(agg, e, l->addr);
 	if (id < 0)
 		return id;
 	lines[0].function = id;

@@ -84,6 +84,25 @@ assert_grep sysread_kernel_mapping "$TEST_TMP/sysread.raw.txt" '^[0-9]+: 0x0/0xf
 test_pprof cxx "$TARGETS/cxxchain" 1
 assert_grep cxx_demangled "$TEST_TMP/cxx.raw.txt" 'bpfprof_test::Spinner::operator\(\)\(long\) const'
 
+# A stripped executable: each Location keeps its exact address, its Function is the function's
+# start (chain_stripped+0xSTART, as in the folded stacks, which the comparison above checks):
+# the leaf's several sampled addresses share one function, at the leaf's start.
+test_pprof stripped "$TARGETS/chain_stripped" 1
+p=$TEST_TMP/stripped
+leaf=$(nm "$TARGETS/chain" | awk '$3 == "chain_leaf" { print $1 }')
+leaf=chain_stripped+0x$(printf '%x' "0x$leaf")
+read -r locs bad <<<"$(awk -v leaf="$leaf" '
+	$1 ~ /^[0-9]+:$/ && $4 ~ /^chain_stripped\+0x/ {
+		split($4, f, "+"); start = f[2]
+		if ($4 == leaf) n++
+		# A function named by an address after the location: not its start.
+		if (length(start) > length($2) || (length(start) == length($2) && start > $2)) b++
+	}
+	END { print n + 0, b + 0 }' "$p.raw.txt")"
+echo "  locations in $leaf: $locs"
+assert_ge stripped_leaf_locations "$locs" 2
+assert_eq stripped_function_after_location "$bad" 0
+
 # A real Debian program: python3, through libpython and libc.
 test_pprof python /usr/bin/python3 -c '
 import time
