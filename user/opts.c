@@ -58,6 +58,7 @@ enum {
 	OPT_FORMAT,
 	OPT_TITLE,
 	OPT_NO_DEMANGLE,
+	OPT_FULL_NAMES,
 	OPT_INLINE,
 	OPT_NO_INLINE,
 	OPT_UNWINDER,
@@ -119,6 +120,9 @@ static const struct argp_option options[] = {
 	  ".pb.gz/.pprof pprof, .svg svg, else folded)", 3 },
 	{ "title", OPT_TITLE, "TEXT", 0, "Title of the SVG flame graph", 3 },
 	{ "no-demangle", OPT_NO_DEMANGLE, NULL, 0, "Keep C++ and Rust symbol names mangled", 3 },
+	{ "full-names", OPT_FULL_NAMES, NULL, 0, "Demangled C++ names with their parameter lists, "
+	  "qualifiers and template return types (default: ns::Class<T>::method, as perf shows "
+	  "them; pprof keeps the mangled name in Function.system_name either way)", 3 },
 	{ "no-inline", OPT_NO_INLINE, NULL, 0, "Name frames from symbol tables only: no inline "
 	  "frames or source lines from DWARF (the agent's default: a large library's DWARF costs "
 	  "tens of MB and a CPU-second to load)", 3 },
@@ -347,6 +351,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_NO_DEMANGLE:
 		o->no_demangle = true;
+		break;
+	case OPT_FULL_NAMES:
+		o->full_names = true;
 		break;
 	case OPT_NO_INLINE:
 		o->no_inline = true;

@@ -153,6 +153,25 @@ static int64_t unnamed_function(struct aggregate *agg, struct elf_entry *e, uint
 	return intern_fmt(agg, "%s+0x%" PRIx64, e->name, start);
 }
 
+/* Fills line's names: function (NULL: unnamed) and system_name (mangled, or NULL). */
+static int line_names(struct aggregate *agg, const struct agg_location *l,
+		      struct agg_line *line, const char *function, const char *system_name)
+{
+	int64_t id;
+
+	id = function ? aggregate__string(agg, function) : unnamed_function(agg, l->entry, l->addr);
+	if (id < 0)
+		return id;
+	line->function = id;
+	if (system_name && function && strcmp(system_name, function)) {
+		id = aggregate__string(agg, system_name);
+		if (id < 0)
+			return id;
+		line->system_name = id;
+	}
+	return 0;
+}
+
 /* Source frames of a user location in an ELF file, innermost first: from DWARF (inline
  * frames, files, lines), else the function symbol, else "module+0xSTART" (unnamed_function()).
  * Returns the count or a negative errno. */
@@ -161,20 +180,21 @@ static int elf_location_lines(struct aggregate *agg, const struct agg_location *
 {
 	struct src_frame src[SYMBOLIZE_MAX_INLINE];
 	struct elf_entry *e = l->entry;
-	const char *name;
+	const char *name, *raw = NULL;
 	struct symtab *st;
 	int64_t id;
 	uint64_t off;
-	int n, i;
+	int n, i, err;
 
 	n = !dwarf ? 0 : debuginfo__frames(e, l->addr, src, cap < SYMBOLIZE_MAX_INLINE ? cap :
 					   SYMBOLIZE_MAX_INLINE);
 	for (i = 0; i < n; i++) {
 		lines[i] = (struct agg_line){ .line = src[i].line };
-		id = aggregate__string(agg, src[i].function ? src[i].function : "[unknown]");
-		if (id < 0)
-			return id;
-		lines[i].function = id;
+		err = line_names(agg, l, &lines[i],
+				 src[i].function ? src[i].function : "[unknown]",
+				 src[i].system_name);
+		if (err)
+			return err;
 		if (src[i].file) {
 			id = aggregate__string(agg, src[i].file);
 			if (id < 0)
@@ -191,13 +211,10 @@ static int elf_location_lines(struct aggregate *agg, const struct agg_location *
 		e->symtab_tried = false;
 	}
 	st = elf_entry__symtab(e);
-	name = st ? symtab__find(st, l->addr, &off) : NULL;
+	name = st ? symtab__find_sym(st, l->addr, &off, &raw) : NULL;
 	lines[0] = (struct agg_line){};
-	id = name ? aggregate__string(agg, name) : unnamed_function(agg, e, l->addr);
-	if (id < 0)
-		return id;
-	lines[0].function = id;
-	return 1;
+	err = line_names(agg, l, &lines[0], name, raw);
+	return err ? err : 1;
 }
 
 static int symbolize_locations(struct aggregate *agg, uint32_t from, uint32_t to, void *arg)
