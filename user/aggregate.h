@@ -29,9 +29,11 @@ enum frame_kind {
 
 /* One source-level frame of a location (pprof Line). */
 struct agg_line {
-	uint32_t function;	/* string id of the function's name */
+	uint32_t function;	/* string id of the function's name, as every output shows it */
 	uint32_t file;		/* string id of its source file; 0 ("") when unknown */
 	uint32_t line;		/* source line, 0 when unknown */
+	uint32_t system_name;	/* string id of the name as the ELF file spells it (mangled:
+				 * pprof's Function.system_name); 0 when it is function's */
 };
 
 /* Where one frame is (pprof Location). */

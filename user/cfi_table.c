@@ -717,23 +717,15 @@ struct cfi_table *cfi_table__get(struct elf_entry *e)
 	return t;
 }
 
-const struct cfi_row *cfi_table__lookup(struct cfi_table *t, uint64_t addr, uint64_t *start,
-					uint64_t *end)
+/* The FDE covering ELF vaddr addr, or NULL. */
+static struct cfi_fde *fde_at(const struct cfi_table *t, uint64_t addr)
 {
 	uint64_t rel = addr - t->info.base, b;
-	const struct cfi_row *row;
 	struct cfi_fde *f;
-	size_t lo, hi, mid, slot;
-	uint32_t row_end;
+	size_t lo, hi, mid;
 
 	if (addr < t->info.base || rel >= UINT32_MAX)
 		return NULL;
-	slot = ((uint32_t)rel * 0x9e3779b1u) >> (32 - CACHE_BITS);
-	if (t->cache[slot].rel == rel) {
-		row = t->cache[slot].row;
-		row_end = t->cache[slot].end;
-		goto found;
-	}
 	b = rel >> t->block_shift;
 	if (b >= t->index_cnt)
 		return NULL;	/* past the last FDE */
@@ -749,7 +741,28 @@ const struct cfi_row *cfi_table__lookup(struct cfi_table *t, uint64_t addr, uint
 			hi = mid;
 	}
 	f = &t->fdes[lo];
-	if (rel < f->start || rel >= f->end || f->failed)
+	return rel >= f->start && rel < f->end ? f : NULL;
+}
+
+const struct cfi_row *cfi_table__lookup(struct cfi_table *t, uint64_t addr, uint64_t *start,
+					uint64_t *end)
+{
+	uint64_t rel = addr - t->info.base;
+	const struct cfi_row *row;
+	struct cfi_fde *f;
+	size_t lo, hi, mid, slot;
+	uint32_t row_end;
+
+	if (addr < t->info.base || rel >= UINT32_MAX)
+		return NULL;
+	slot = ((uint32_t)rel * 0x9e3779b1u) >> (32 - CACHE_BITS);
+	if (t->cache[slot].rel == rel) {
+		row = t->cache[slot].row;
+		row_end = t->cache[slot].end;
+		goto found;
+	}
+	f = fde_at(t, addr);
+	if (!f || f->failed)
 		return NULL;
 	if (!f->rows && fde__build(t, f))
 		return NULL;
@@ -784,6 +797,18 @@ int cfi_table__fde(const struct cfi_table *t, size_t i, uint64_t *start, uint64_
 		return -ENOENT;
 	*start = t->info.base + t->fdes[i].start;
 	*end = t->info.base + t->fdes[i].end;
+	return 0;
+}
+
+int cfi_table__fde_find(const struct cfi_table *t, uint64_t addr, uint64_t *start,
+			uint64_t *end)
+{
+	const struct cfi_fde *f = fde_at(t, addr);
+
+	if (!f)
+		return -ENOENT;
+	*start = t->info.base + f->start;
+	*end = t->info.base + f->end;
 	return 0;
 }
 

@@ -132,6 +132,13 @@ const struct cfi_row *cfi_table__lookup(struct cfi_table *t, uint64_t addr, uint
 
 /* FDE i's range [*start, *end) as ELF vaddrs, in address order; -ENOENT past the last. */
 int cfi_table__fde(const struct cfi_table *t, size_t i, uint64_t *start, uint64_t *end);
+/*
+ * The FDE covering ELF vaddr addr: [*start, *end) as ELF vaddrs, *start being its
+ * initial_location, the start of the function holding addr. -ENOENT when no FDE covers it.
+ * Reads only the FDE ranges: no rows are built.
+ */
+int cfi_table__fde_find(const struct cfi_table *t, uint64_t addr, uint64_t *start,
+			uint64_t *end);
 void cfi_table__info(const struct cfi_table *t, struct cfi_table_info *info);
 
 /*

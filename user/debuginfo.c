@@ -694,19 +694,21 @@ cleanup:
 	return err;
 }
 
-static const char *frame_name(struct elf_entry *e, const struct dbg_frame *f, uint64_t addr)
+/* The name of frame f at addr, and in *raw the name as the file spells it (or NULL). */
+static const char *frame_name(struct elf_entry *e, const struct dbg_frame *f, uint64_t addr,
+			      const char **raw)
 {
 	const char *name;
 
-	if (f->from_symtab) {
-		name = symtab__find(elf_entry__symtab(e), addr, NULL);
+	*raw = NULL;
+	if (f->from_symtab || !f->raw) {
+		name = symtab__find_sym(elf_entry__symtab(e), addr, NULL, raw);
 		if (name)
 			return name;
 	}
-	if (!f->raw) {
-		name = symtab__find(elf_entry__symtab(e), addr, NULL);
-		return name ? name : "[unknown]";
-	}
+	if (!f->raw)
+		return "[unknown]";
+	*raw = f->raw;
 	if (symbolize__demangle_on() && f->demangled)
 		return f->demangled;
 	return f->raw;
@@ -752,7 +754,7 @@ int debuginfo__frames(struct elf_entry *e, uint64_t addr, struct src_frame *out,
 	for (i = 0; i < n; i++) {
 		const struct dbg_frame *f = &a->frames[skip + i];
 
-		out[i].function = frame_name(e, f, addr);
+		out[i].function = frame_name(e, f, addr, &out[i].system_name);
 		out[i].file = f->file;
 		out[i].line = f->line;
 	}

@@ -12,6 +12,7 @@
 struct src_frame {
 	const char *function;	/* linkage name, demangled unless --no-demangle; owned by the
 				 * file's cache */
+	const char *system_name; /* the same name as the file spells it (mangled), or NULL */
 	const char *file;	/* source file, or NULL */
 	uint32_t line;		/* 0 when unknown */
 };

@@ -1167,6 +1167,7 @@ int main(int argc, char **argv)
 	opts__parse(argc, argv, &o);
 	stage_timers_on = o.stats;
 	symbolize__set_demangle(!o.no_demangle);
+	symbolize__set_full_names(o.full_names);
 	if (o.unwinder_set)
 		unwind__set_mode(o.unwinder);
 	s.cmdline = join_args(argc, argv);

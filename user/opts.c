@@ -119,6 +119,12 @@ struct parse_ctx {
 	bool agent_opt;			/* an agent option given */
 };
 
+/* --max-frames: the fewest bytes of stack a caller's frame takes (x86_64 psABI: a return
+ * address, and calls made with the stack 16-byte aligned), and the most frames a copy of
+ * BPFPROF_STACK_SZ_MAX bytes could hold even at 8 bytes a frame. */
+#define MIN_FRAME_BYTES		16
+#define MAX_FRAMES_MAX		(BPFPROF_STACK_SZ_MAX / 8u)
+
 enum {
 	OPT_STACK_SIZE = 256,
 	OPT_MAX_STACK_SIZE,
@@ -132,6 +138,7 @@ enum {
 	OPT_FORMAT,
 	OPT_TITLE,
 	OPT_NO_DEMANGLE,
+	OPT_FULL_NAMES,
 	OPT_INLINE,
 	OPT_NO_INLINE,
 	OPT_UNWINDER,
@@ -172,7 +179,8 @@ static const struct argp_option options[] = {
 	  "when stacks stay shallow", 2 },
 	{ "max-stack-size", OPT_MAX_STACK_SIZE, "BYTES", 0, "Largest stack copy per sample "
 	  "(default 128K, 512-128K; K suffix allowed)", 2 },
-	{ "max-frames", OPT_MAX_FRAMES, "N", 0, "User frames unwound per sample (default 256)", 2 },
+	{ "max-frames", OPT_MAX_FRAMES, "N", 0, "User frames unwound per sample (default: as many "
+	  "as the largest stack copy can hold, --max-stack-size / 16: 8192 for 128K)", 2 },
 	{ "ringbuf-size", OPT_RINGBUF_SIZE, "BYTES", 0, "BPF ringbuf size (default: 1 s of "
 	  "samples of every CPU, 1M-16M; agent 0.25 s, up to 64M; a power of 2; K/M suffix allowed)", 2 },
 	{ "drain-interval", OPT_DRAIN_MS, "MS", 0, "Ringbuf drain period (default 10, agent 250; "
@@ -194,6 +202,9 @@ static const struct argp_option options[] = {
 	  ".pb.gz/.pprof pprof, .svg svg, else folded)", 3 },
 	{ "title", OPT_TITLE, "TEXT", 0, "Title of the SVG flame graph", 3 },
 	{ "no-demangle", OPT_NO_DEMANGLE, NULL, 0, "Keep C++ and Rust symbol names mangled", 3 },
+	{ "full-names", OPT_FULL_NAMES, NULL, 0, "Demangled C++ names with their parameter lists, "
+	  "qualifiers and template return types (default: ns::Class<T>::method, as perf shows "
+	  "them; pprof keeps the mangled name in Function.system_name either way)", 3 },
 	{ "no-inline", OPT_NO_INLINE, NULL, 0, "Name frames from symbol tables only: no inline "
 	  "frames or source lines from DWARF (the agent's default: a large library's DWARF costs "
 	  "tens of MB and a CPU-second to load)", 3 },
@@ -475,8 +486,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->max_stack_sz = (v + 7) & ~7ull;
 		break;
 	case OPT_MAX_FRAMES:
-		if (parse_uint(arg, 1, 4096, &v))
-			argp_error(state, "invalid frame count '%s' (1-4096)", arg);
+		if (parse_uint(arg, 1, MAX_FRAMES_MAX, &v))
+			argp_error(state, "invalid frame count '%s' (1-%u)", arg, MAX_FRAMES_MAX);
 		o->max_frames = v;
 		break;
 	case OPT_RINGBUF_SIZE:
@@ -521,6 +532,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_NO_DEMANGLE:
 		o->no_demangle = true;
+		break;
+	case OPT_FULL_NAMES:
+		o->full_names = true;
 		break;
 	case OPT_NO_INLINE:
 		o->no_inline = true;
@@ -671,6 +685,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_END:
+		/* Every frame but the sampled one holds at least 16 bytes of stack (its return
+		 * address, kept 16-byte aligned at calls by the psABI): no more fit in a copy. */
+		if (!o->max_frames)
+			o->max_frames = o->max_stack_sz / MIN_FRAME_BYTES;
 		for (size_t i = 0; i < o->outputs_cnt; i++)
 			o->formats[i] = ctx->format_set ? o->format : format_from_name(o->outputs[i]);
 		if (ctx->agent_opt && !o->agent && !o->exec)
@@ -929,7 +947,7 @@ void opts__parse(int argc, char **argv, struct bpfprof_opts *o)
 	o->event = "cpu-clock";
 	o->stack_sz = 16384;
 	o->max_stack_sz = BPFPROF_STACK_SZ_MAX;
-	o->max_frames = 256;
+	o->max_frames = 0;	/* from --max-stack-size once it is known */
 	o->ringbuf_sz = 0;	/* default_ringbuf_sz() once -F is known */
 	o->drain_ms = 10;
 	o->top = 10;

@@ -55,6 +55,7 @@ struct bpfprof_opts {
 	enum output_format format;	/* --format, or folded: for stdout */
 	const char *title;		/* --title: the flame graph's title */
 	bool no_demangle;		/* --no-demangle: raw C++/Rust symbol names */
+	bool full_names;		/* --full-names: C++ names with parameter lists */
 	bool no_inline;			/* --no-inline (the agent's default; --inline undoes it):
 					 * symbol tables only, no DWARF inline frames or lines */
 	int unwinder;			/* --unwinder: enum unwind_mode */
@@ -66,7 +67,8 @@ struct bpfprof_opts {
 	char **cmd;			/* -- CMD ARGS: NULL-terminated; NULL with -p */
 	uint32_t stack_sz;		/* --stack-size: first copy size per process (default 16 KiB) */
 	uint32_t max_stack_sz;		/* --max-stack-size: largest copy size (default 128 KiB) */
-	uint32_t max_frames;		/* --max-frames: user frames per stack (default 256) */
+	uint32_t max_frames;		/* --max-frames: user frames per stack (default
+					 * max_stack_sz / 16) */
 	uint32_t ringbuf_sz;		/* --ringbuf-size: bytes (default 16 MiB) */
 	uint32_t drain_ms;		/* ringbuf drain period (default 10 ms) */
 	unsigned int top;		/* functions in the summary (default 10, 0 = none) */

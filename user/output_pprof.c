@@ -22,7 +22,7 @@ typedef Perftools__Profiles__Function Function;
 
 #define PAGE_MASK_4K (~(uint64_t)4095)
 
-/* ELF file -> mapping id; (name, file) -> function id. */
+/* ELF file -> mapping id; (name, system name, file) -> function id. */
 struct map_ref {
 	const struct elf_entry *entry;
 	size_t idx;
@@ -31,6 +31,7 @@ struct map_ref {
 
 struct func_key {
 	uint32_t name;
+	uint32_t system_name;
 	uint32_t file;
 };
 
@@ -165,9 +166,16 @@ static ssize_t kernel_mapping(struct encoder *enc)
 	return idx;
 }
 
-static ssize_t function(struct encoder *enc, uint32_t name, uint32_t file)
+/* The function of line (its names and file), added on first use. */
+static ssize_t function(struct encoder *enc, const struct agg_line *line)
 {
-	struct func_key key = { .name = name, .file = file };
+	struct func_key key = {
+		.name = line->function,
+		/* The mangled name, from which pprof's demangler can rebuild any form
+		 * (-symbolize=demangle=full); the name as shown where the file has no other. */
+		.system_name = line->system_name ? line->system_name : line->function,
+		.file = line->file,
+	};
 	struct func_ref *r;
 	Function *f;
 
@@ -186,9 +194,9 @@ static ssize_t function(struct encoder *enc, uint32_t name, uint32_t file)
 	f = &enc->funcs[enc->funcs_cnt];
 	perftools__profiles__function__init(f);
 	f->id = enc->funcs_cnt + 1;
-	f->name = name;
-	f->system_name = name;
-	f->filename = file;
+	f->name = key.name;
+	f->system_name = key.system_name;
+	f->filename = key.file;
 	return enc->funcs_cnt++;
 }
 
@@ -287,7 +295,7 @@ static int encode_locations(struct encoder *enc)
 			Line *line = &enc->lines[k];
 
 			perftools__profiles__line__init(line);
-			fn = function(enc, l->lines[j].function, l->lines[j].file);
+			fn = function(enc, &l->lines[j]);
 			if (fn < 0)
 				return fn;
 			line->function_id = fn + 1;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sample.h"
+#include "cfi_table.h"
 #include "debuginfo.h"
 #include "log.h"
 #include "perf_map.h"
@@ -136,28 +137,64 @@ static int64_t user_location(struct sample_handler *sh, struct proc *p,
 	return aggregate__location(sh->agg, FRAME_USER, NULL, 0, name);
 }
 
+/*
+ * The name of a function no symbol names: "module+0xSTART", START the function's start, i.e.
+ * the initial location of the FDE covering addr (the address addr2line and objdump take), so
+ * that every address in the function gets one name as a symbol would give it; addr itself
+ * where no FDE covers it. A string id or a negative errno.
+ */
+static int64_t unnamed_function(struct aggregate *agg, struct elf_entry *e, uint64_t addr)
+{
+	struct cfi_table *t = cfi_table__get(e);
+	uint64_t start, end;
+
+	if (!t || cfi_table__fde_find(t, addr, &start, &end))
+		start = addr;
+	return intern_fmt(agg, "%s+0x%" PRIx64, e->name, start);
+}
+
+/* Fills line's names: function (NULL: unnamed) and system_name (mangled, or NULL). */
+static int line_names(struct aggregate *agg, const struct agg_location *l,
+		      struct agg_line *line, const char *function, const char *system_name)
+{
+	int64_t id;
+
+	id = function ? aggregate__string(agg, function) : unnamed_function(agg, l->entry, l->addr);
+	if (id < 0)
+		return id;
+	line->function = id;
+	if (system_name && function && strcmp(system_name, function)) {
+		id = aggregate__string(agg, system_name);
+		if (id < 0)
+			return id;
+		line->system_name = id;
+	}
+	return 0;
+}
+
 /* Source frames of a user location in an ELF file, innermost first: from DWARF (inline
- * frames, files, lines), else the function symbol, else "module+0xADDR". Returns the count or a
- * negative errno. */
+ * frames, files, lines), else the function symbol, else "module+0xSTART" (unnamed_function()).
+ * Returns the count or a negative errno. */
 static int elf_location_lines(struct aggregate *agg, const struct agg_location *l,
 			      struct agg_line *lines, size_t cap, bool dwarf)
 {
 	struct src_frame src[SYMBOLIZE_MAX_INLINE];
 	struct elf_entry *e = l->entry;
-	const char *name;
+	const char *name, *raw = NULL;
 	struct symtab *st;
 	int64_t id;
 	uint64_t off;
-	int n, i;
+	int n, i, err;
 
 	n = !dwarf ? 0 : debuginfo__frames(e, l->addr, src, cap < SYMBOLIZE_MAX_INLINE ? cap :
 					   SYMBOLIZE_MAX_INLINE);
 	for (i = 0; i < n; i++) {
 		lines[i] = (struct agg_line){ .line = src[i].line };
-		id = aggregate__string(agg, src[i].function ? src[i].function : "[unknown]");
-		if (id < 0)
-			return id;
-		lines[i].function = id;
+		err = line_names(agg, l, &lines[i],
+				 src[i].function ? src[i].function : "[unknown]",
+				 src[i].system_name);
+		if (err)
+			return err;
 		if (src[i].file) {
 			id = aggregate__string(agg, src[i].file);
 			if (id < 0)
@@ -174,14 +211,10 @@ static int elf_location_lines(struct aggregate *agg, const struct agg_location *
 		e->symtab_tried = false;
 	}
 	st = elf_entry__symtab(e);
-	name = st ? symtab__find(st, l->addr, &off) : NULL;
+	name = st ? symtab__find_sym(st, l->addr, &off, &raw) : NULL;
 	lines[0] = (struct agg_line){};
-	id = name ? aggregate__string(agg, name) :
-		    intern_fmt(agg, "%s+0x%" PRIx64, e->name, l->addr);
-	if (id < 0)
-		return id;
-	lines[0].function = id;
-	return 1;
+	err = line_names(agg, l, &lines[0], name, raw);
+	return err ? err : 1;
 }
 
 static int symbolize_locations(struct aggregate *agg, uint32_t from, uint32_t to, void *arg)

@@ -56,6 +56,7 @@ struct symtab_builder {
 };
 
 static int demangle_on = 1;
+static int full_names;
 static char debug_dir[PATH_MAX] = DEFAULT_DEBUG_DIR;
 
 void symbolize__set_demangle(int on)
@@ -66,6 +67,11 @@ void symbolize__set_demangle(int on)
 int symbolize__demangle_on(void)
 {
 	return demangle_on;
+}
+
+void symbolize__set_full_names(int on)
+{
+	full_names = !!on;
 }
 
 int symbolize__set_debug_dir(const char *dir)
@@ -93,8 +99,10 @@ char *symbol__demangle(const char *name)
 	if (!name || name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
 		return NULL;
 	/* libiberty's demangler, the one binutils and GCC use: C++ and both Rust manglings
-	 * (Rust's legacy names lose their ::h<hash> suffix, as rustc-demangle prints them). */
-	res = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+	 * (Rust's legacy names lose their ::h<hash> suffix, as rustc-demangle prints them).
+	 * Without DMGL_PARAMS it prints what perf prints by default (DMGL_NO_OPTS): a function
+	 * name without its parameters, cv-qualifiers, return type or clone suffix. */
+	res = cplus_demangle(name, full_names ? DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO : DMGL_AUTO);
 	return res;
 }
 
@@ -892,6 +900,12 @@ size_t symtab__cnt(const struct symtab *st)
 
 const char *symtab__find(struct symtab *st, uint64_t addr, uint64_t *offset)
 {
+	return symtab__find_sym(st, addr, offset, NULL);
+}
+
+const char *symtab__find_sym(struct symtab *st, uint64_t addr, uint64_t *offset,
+			     const char **rawp)
+{
 	struct sym *s;
 	char *raw;
 
@@ -903,6 +917,8 @@ const char *symtab__find(struct symtab *st, uint64_t addr, uint64_t *offset)
 	if (offset)
 		*offset = addr - s->start;
 	raw = st->names + s->name;
+	if (rawp)
+		*rawp = raw;
 	if (!demangle_on)
 		return raw;
 	/* Demangling is slow and most symbols are never hit: do it once, on first use. */

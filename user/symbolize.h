@@ -30,11 +30,16 @@ void symtab__free(struct symtab *st);
 size_t symtab__cnt(const struct symtab *st);
 
 /*
- * The function covering addr (ELF virtual address), demangled unless demangling is off,
- * and addr's offset from its start. The name is owned by st and lives until symtab__free().
+ * The function covering addr (ELF virtual address), demangled unless demangling is off
+ * (symbolize__set_demangle(), in the form symbolize__set_full_names() picks), and addr's offset
+ * from its start. The name is owned by st and lives until symtab__free().
  * Returns NULL when no symbol covers addr.
  */
 const char *symtab__find(struct symtab *st, uint64_t addr, uint64_t *offset);
+/* As symtab__find(), and in *raw (non-NULL) the symbol's name as the ELF file spells it:
+ * mangled for C++ and Rust (pprof's Function.system_name). */
+const char *symtab__find_sym(struct symtab *st, uint64_t addr, uint64_t *offset,
+			     const char **raw);
 
 /* What a separate debug file must hold for debug_file__open() to return it (bit mask). */
 enum debug_file_need {
@@ -69,9 +74,18 @@ void symbolize__set_demangle(int on);
 int symbolize__demangle_on(void);
 
 /*
+ * Global switch for the form of demangled names (--full-names), default off: the short form
+ * "ns::Class<T>::method", as perf shows it (libiberty without DMGL_PARAMS: template arguments
+ * kept; no parameter list, cv-qualifiers or return type). On: the full signature
+ * "ns::Class<T>::method(int) const". Set it before the first lookup: symbol tables and DWARF
+ * caches keep the names of their first use.
+ */
+void symbolize__set_full_names(int on);
+
+/*
  * Demangles a C++ (Itanium ABI, "_Z...") or Rust (legacy "_ZN...17h<hash>E", v0 "_R...") name
- * with libiberty's cplus_demangle. Returns a malloc'd string, or NULL when name is not a
- * mangled name (the caller keeps the original).
+ * with libiberty's cplus_demangle, in the form symbolize__set_full_names() picks. Returns a
+ * malloc'd string, or NULL when name is not a mangled name (the caller keeps the original).
  */
 char *symbol__demangle(const char *name);
 

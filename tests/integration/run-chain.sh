@@ -136,8 +136,51 @@ test_dlopen() {
 	check_chain "$p-pid.folded" chain_dlopen_pid $((run_s * 999 / 4))
 }
 
+# chain without symbols (chain_stripped): a frame in one of its functions is named by the start
+# of that function, "chain_stripped+0xSTART" (its FDE's initial location), as the unstripped
+# chain's symbol table has it; never by the sampled address (one name per instruction split the
+# leaf and every caller into several stacks). Folded stacks and the summary's top functions.
+test_stripped() {
+	local p=$TEST_TMP/stripped chain="" f addr stats starts bad cpu_ns top leaf
+
+	for f in ${CHAIN//;/ }; do
+		addr=$(nm "$TARGETS/chain" | awk -v f="$f" '$3 == f && $2 ~ /^[Tt]$/ { print $1 }')
+		if [ -n "$addr" ]; then
+			chain+="chain_stripped+0x$(printf '%x' "0x$addr");"
+		else
+			chain+="$f;"	# libchain.so keeps its symbols
+		fi
+	done
+	chain=${chain%;}
+	run_bpfprof 40 "$p" -F 999 -o "$p.folded" -- "$TARGETS/chain_stripped" -t "$p.cpu" 2
+	assert_eq chain_stripped_exit "$BP_RC" 0
+	cpu_ns=$(cat "$p.cpu" 2>/dev/null)
+	is_number "$cpu_ns" || cpu_ns=0
+	read -r -a stats <<<"$(chain_stats "$p.folded" chain_stripped '^_start;' "$chain")"
+	echo "  leaf samples: ${stats[0]}, complete from _start under function-start names: ${stats[1]}"
+	# Half the samples the program's own CPU time gives (run-rate.sh checks the rate).
+	assert_ge chain_stripped_leaf_samples "${stats[0]}" $((cpu_ns * 999 / 2000000000))
+	assert_ge chain_stripped_complete "${stats[2]}" "$MIN_COMPLETE_PCT" %
+	# Every chain_stripped+0x name is a function's start in the unstripped symbol table.
+	starts=$(nm "$TARGETS/chain" | awk '$2 ~ /^[Tt]$/ { print $1 }' |
+		while read -r addr; do printf '0x%x ' "0x$addr"; done)
+	bad=$(tr ';' '\n' <"$p.folded" | sed -n 's/^chain_stripped+\(0x[0-9a-f]*\).*/\1/p' |
+		sort -u | awk -v s=" $starts" 'index(s, " " $1 " ") == 0' | wc -l)
+	assert_eq chain_stripped_names_not_at_function_start "$bad" 0
+	# The summary names the hot function as the folded stacks do: once, at its start.
+	leaf=${chain##*;}
+	top=$(sed -n '/top [0-9]* functions by self time/{n;p;q}' "$p.err" | awk '{ print $NF }')
+	echo "  top function by self time: $top (chain_leaf: $leaf)"
+	if [ -n "$top" ] && [ "$top" = "$leaf" ]; then
+		pass chain_stripped_top_is_leaf_start "$top"
+	else
+		fail chain_stripped_top_is_leaf_start "top function '$top', expected '$leaf'"
+	fi
+}
+
 test_cmd 99
 test_cmd 999
+test_stripped
 test_exit_status
 test_pid
 test_stack_size

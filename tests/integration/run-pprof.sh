@@ -44,7 +44,7 @@ test_pprof() {
 	go tool pprof -traces -sample_index=samples "$p.pb.gz" >"$p.traces" 2>"$p.traces.err"
 	assert_eq "${label}_pprof_traces_exit" "$?" 0
 	read -r -a cmp <<<"$(python3 "$here/pprof_vs_folded.py" "$p.traces" "$p.folded" \
-		2>"$p.cmp.err")"
+		"$p.raw.txt" 2>"$p.cmp.err")"
 	sed 's/^/  | /' "$p.cmp.err"
 	echo "  samples pprof ${cmp[0]:-?} folded ${cmp[1]:-?}, stacks ${cmp[2]:-?} / ${cmp[3]:-?}"
 	assert_ge "${label}_samples" "${cmp[0]:-0}" 100
@@ -79,10 +79,34 @@ assert_grep chain_main_file "$p.top" '^File: chain$'
 test_pprof sysread "$TARGETS/sysread" 1
 assert_grep sysread_kernel_mapping "$TEST_TMP/sysread.raw.txt" '^[0-9]+: 0x0/0xffffffffffffffff/0x0 \[kernel.kallsyms\]'
 
-# C++: demangled names with templates and operator(), in full in the profile (-raw; pprof's
-# other views shorten them).
+# C++: the names the folded stacks show (templates and operator(), no parameter list), the
+# mangled symbol as system_name (-raw prints it in parentheses), from which pprof's own
+# demangler gives the full signature on request.
 test_pprof cxx "$TARGETS/cxxchain" 1
-assert_grep cxx_demangled "$TEST_TMP/cxx.raw.txt" 'bpfprof_test::Spinner::operator\(\)\(long\) const'
+p=$TEST_TMP/cxx
+assert_grep cxx_demangled "$p.raw.txt" \
+	' bpfprof_test::Spinner::operator\(\) [^ ]*:[0-9]+ s=0\(_ZNK12bpfprof_test7SpinnerclEl\)$'
+go tool pprof -symbolize=remote:demangle=full -traces "$p.pb.gz" >"$p.full" 2>/dev/null
+assert_grep cxx_full_signature "$p.full" '^ +bpfprof_test::Spinner::operator\(\)\(long\) const$'
+
+# A stripped executable: each Location keeps its exact address, its Function is the function's
+# start (chain_stripped+0xSTART, as in the folded stacks, which the comparison above checks):
+# the leaf's several sampled addresses share one function, at the leaf's start.
+test_pprof stripped "$TARGETS/chain_stripped" 1
+p=$TEST_TMP/stripped
+leaf=$(nm "$TARGETS/chain" | awk '$3 == "chain_leaf" { print $1 }')
+leaf=chain_stripped+0x$(printf '%x' "0x$leaf")
+read -r locs bad <<<"$(awk -v leaf="$leaf" '
+	$1 ~ /^[0-9]+:$/ && $4 ~ /^chain_stripped\+0x/ {
+		split($4, f, "+"); start = f[2]
+		if ($4 == leaf) n++
+		# A function named by an address after the location: not its start.
+		if (length(start) > length($2) || (length(start) == length($2) && start > $2)) b++
+	}
+	END { print n + 0, b + 0 }' "$p.raw.txt")"
+echo "  locations in $leaf: $locs"
+assert_ge stripped_leaf_locations "$locs" 2
+assert_eq stripped_function_after_location "$bad" 0
 
 # A real Debian program: python3, through libpython and libc.
 test_pprof python /usr/bin/python3 -c '

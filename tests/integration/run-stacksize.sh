@@ -4,7 +4,8 @@
 # its leaf: starting from the 16 KiB default, its copy size grows to 128 KiB and nearly all of
 # its stacks unwind to _start; capped at 32 KiB they cannot (the test would see a regression).
 # A shallow program keeps the 16 KiB size and copies only its live stack. A leaf whose red zone
-# lies in a page never touched still gets its copy size raised.
+# lies in a page never touched still gets its copy size raised. A recursion thousands of frames
+# deep is unwound whole: the frame limit follows the copy size.
 . "$(dirname "$0")/../lib.sh"
 require_bpf
 
@@ -64,6 +65,45 @@ assert_ge edge_samples "${stats[0]}" "$(cpu_floor "$p" 1 2)"
 assert_ge edge_complete_pct "${stats[2]}" "$MIN_COMPLETE_PCT" %
 size=$(sed -n 's/.*copy size \([0-9]*\) KiB at the end.*/\1/p' <<<"$line")
 assert_eq edge_copy_size_kib "${size:-0}" 64
+
+# Real recursion: deep -s nests 1500 frames of 32 bytes (~48 KiB of stack, one copy holds it).
+# The default frame limit is what the largest copy can hold (--max-stack-size / 16 = 8192), so
+# the stacks reach _start with every level (256 cut them: "depth limit"). An explicit
+# --max-frames still bounds them, and says so.
+LEVELS=1500
+p=$TEST_TMP/recursion
+run_bpfprof 60 "$p" -F "$HZ" -o "$p.folded" -- \
+	/usr/bin/time -f '%U %S' -o "$p.time" "$TARGETS/deep" -s "$RUN_S" "$LEVELS"
+assert_eq recursion_exit "$BP_RC" 0
+read -r leaf complete all_levels <<<"$(awk -v levels="$LEVELS" '{ n = $NF
+	if ($0 !~ /^deep;/ || $0 !~ /;deep_leaf( |;)/) next
+	t += n
+	if ($0 !~ /^deep;_start;__libc_start_main;__libc_start_call_main;main;deep_small;/) next
+	c += n
+	x = $0
+	if (gsub(/;deep_small/, "", x) == levels) a += n }
+	END { print t + 0, c + 0, a + 0 }' "$p.folded")"
+cpu_ms=$(awk '{ printf "%d", ($1 + $2) * 1000 }' "$p.time" 2>/dev/null)
+echo "  deep_leaf samples $leaf, complete from _start $complete, with all $LEVELS levels $all_levels"
+# Half of what deep's own CPU time gives (run-rate.sh checks the rate).
+assert_ge recursion_samples "$leaf" $((${cpu_ms:-0} * HZ / 2000))
+assert_ge recursion_complete_pct "$((leaf ? 100 * complete / leaf : 0))" "$MIN_COMPLETE_PCT" %
+assert_eq recursion_all_levels "$all_levels" "$complete"
+if grep -q 'depth limit' "$p.err"; then
+	fail recursion_no_depth_limit_stop "$(grep 'unwound to root' "$p.err")"
+else
+	pass recursion_no_depth_limit_stop "no stack stopped at the frame limit"
+fi
+
+p=$TEST_TMP/recursion256
+run_bpfprof 60 "$p" -F "$HZ" --max-frames 256 -o "$p.folded" -- "$TARGETS/deep" -s 1 "$LEVELS"
+assert_eq recursion256_exit "$BP_RC" 0
+assert_grep recursion256_depth_limit "$p.err" '^bpfprof: unwound to root: .*depth limit [0-9]+'
+# The deepest stack holds exactly 256 user frames (the comm and kernel frames aside).
+deepest=$(awk '{ sub(/ [0-9]+$/, ""); k = split($0, f, ";"); u = 0
+	for (i = 2; i <= k; i++) if (f[i] !~ /_\[k\]$/) u++
+	if (u > m) m = u } END { print m + 0 }' "$p.folded")
+assert_eq recursion256_deepest "$deepest" 256
 
 # A shallow program: 16 KiB stays, the live stack (~10 KiB) is all that is copied.
 p=$TEST_TMP/chain

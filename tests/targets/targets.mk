@@ -3,7 +3,7 @@
 # pointers, through an executable and a shared library. Included by the top Makefile.
 TEST_TARGETS += $(addprefix $(TARGETS_DIR)/,libchain.so libchain_dl.so chain threads sysread \
 	cxxchain libdla.so libdlb.so dlswap forkexec blip shortlived crowd libnocfi.so nocfi \
-	rustchain_legacy rustchain_v0)
+	rustchain_legacy rustchain_v0 chain_stripped)
 
 # Debian's rustc (tools/install-deps.sh), not one a user put first in PATH.
 RUSTC ?= /usr/bin/rustc
@@ -25,6 +25,15 @@ $(TARGETS_DIR)/chain $(TARGETS_DIR)/threads: $(TARGETS_DIR)/%: $(TARGETS_SRC)/%.
 		-lpthread -o $@
 # chain -l needs its dlopen library next to it.
 $(TARGETS_DIR)/chain: $(TARGETS_DIR)/libchain_dl.so
+
+# chain without symbols (strip --strip-all: no .symtab, no DWARF; the .dynsym of a PIE names
+# none of its functions): its frames are named by the start of their function (FDE), which
+# the unstripped chain's symbol table gives.
+$(TARGETS_DIR)/chain_stripped: $(TARGETS_DIR)/chain
+	$(call msg,STRIP,$@)
+	$(Q)strip --strip-all -o $@ $<
+	$(Q)if readelf -SW $@ | grep -qE ' \.(symtab|debug_info) ' || \
+		nm -D $@ | grep -q ' chain_leaf$$'; then echo "$@: symbols remain" >&2; exit 1; fi
 
 # Programs of one file each: no library of their own.
 $(TARGETS_DIR)/sysread $(TARGETS_DIR)/forkexec $(TARGETS_DIR)/blip $(TARGETS_DIR)/shortlived \

@@ -565,6 +565,36 @@ static void test_boundaries(void **state)
 	fixture__close(&f);
 }
 
+/* fde_find(addr): the FDE holding addr, from its first byte to its last, whatever its rows
+ * say; nothing outside every FDE. What names a function without a symbol by its start. */
+static void test_fde_find(void **state)
+{
+	uint64_t fn, s, e, start, end, a;
+	struct fixture f;
+	size_t i;
+
+	fixture__open(&f, CFI_FIXTURE_EH);
+	fn = symbol(f.elf, "cfi_fix_frame");
+	for (a = fn; a < fn + 9; a++) {
+		assert_int_equal(cfi_table__fde_find(f.t, a, &s, &e), 0);
+		assert_int_equal(s, fn);
+		assert_int_equal(e, fn + 9);
+	}
+	assert_int_equal(cfi_table__fde_find(f.t, fn + 9, &s, &e), -ENOENT);
+	assert_int_equal(cfi_table__fde_find(f.t, 0, &s, &e), -ENOENT);
+	assert_int_equal(cfi_table__fde_find(f.t, UINT64_MAX, &s, &e), -ENOENT);
+	/* Every FDE, its rows built or not, supported or not (cfi_fix_expr's CFA expression). */
+	for (i = 0; !cfi_table__fde(f.t, i, &start, &end); i++) {
+		assert_int_equal(cfi_table__fde_find(f.t, start, &s, &e), 0);
+		assert_int_equal(s, start);
+		assert_int_equal(cfi_table__fde_find(f.t, end - 1, &s, &e), 0);
+		assert_int_equal(s, start);
+		assert_int_equal(e, end);
+	}
+	assert_true(i > 3);
+	fixture__close(&f);
+}
+
 static void test_unsupported(void **state)
 {
 	const struct cfi_row *r;
@@ -721,6 +751,7 @@ int main(void)
 		cmocka_unit_test(test_readelf_eh),
 		cmocka_unit_test(test_readelf_debug_frame),
 		cmocka_unit_test(test_boundaries),
+		cmocka_unit_test(test_fde_find),
 		cmocka_unit_test(test_unsupported),
 		cmocka_unit_test(test_plt_unsupported),
 		cmocka_unit_test(test_budget),

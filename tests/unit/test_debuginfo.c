@@ -316,6 +316,7 @@ static int setup(void **state)
 static int reset(void **state)
 {
 	symbolize__set_demangle(1);
+	symbolize__set_full_names(0);
 	return symbolize__set_debug_dir(debug_root);
 }
 
@@ -527,7 +528,11 @@ static void test_no_dwarf(void **state)
 	unload(&l);
 }
 
-/* C++: names through DW_AT_abstract_origin and DW_AT_specification, demangled or not. */
+/*
+ * C++: names through DW_AT_abstract_origin and DW_AT_specification, demangled or not, with the
+ * mangled linkage name as system_name. Full signatures (--full-names) as addr2line -C prints
+ * them; by default the short form perf shows, "ns::counter::step".
+ */
 static void test_cxx(void **state)
 {
 	const char *path = fix("inline_cxx");
@@ -537,30 +542,40 @@ static void test_cxx(void **state)
 	uint64_t run, run_sz;
 	size_t i, two = 0;
 	struct loaded l;
-	int n;
+	int n, full;
 
 	nm_func(path, "_ZN2ns3runEm", &run, &run_sz);
-	load(path, &l);
-	refs = addr2line(path, run, run_sz, true);
-	check_like_addr2line(l.e, refs, run_sz);
-	free(refs);
-	for (i = 0; i < run_sz; i++) {
-		n = debuginfo__frames(l.e, run + i, f, MAX_FRAMES);
-		assert_true(n >= 1);
-		assert_string_equal(f[n - 1].function, "ns::run(unsigned long)");
-		if (n != 2)
-			continue;
-		two++;
-		assert_string_equal(f[0].function, "ns::counter::step(unsigned long)");
-		assert_int_equal(f[1].line, call_step);
-		symbolize__set_demangle(0);
-		assert_int_equal(debuginfo__frames(l.e, run + i, f, MAX_FRAMES), 2);
-		assert_string_equal(f[0].function, "_ZN2ns7counter4stepEm");
-		assert_string_equal(f[1].function, "_ZN2ns3runEm");
-		symbolize__set_demangle(1);
+	for (full = 1; full >= 0; full--) {
+		/* The form is set before the file's first lookup (its names are cached). */
+		symbolize__set_full_names(full);
+		load(path, &l);
+		if (full) {
+			refs = addr2line(path, run, run_sz, true);
+			check_like_addr2line(l.e, refs, run_sz);
+			free(refs);
+		}
+		for (i = 0; i < run_sz; i++) {
+			n = debuginfo__frames(l.e, run + i, f, MAX_FRAMES);
+			assert_true(n >= 1);
+			assert_string_equal(f[n - 1].function,
+					    full ? "ns::run(unsigned long)" : "ns::run");
+			assert_string_equal(f[n - 1].system_name, "_ZN2ns3runEm");
+			if (n != 2)
+				continue;
+			two++;
+			assert_string_equal(f[0].function, full ? "ns::counter::step(unsigned long)"
+								 : "ns::counter::step");
+			assert_string_equal(f[0].system_name, "_ZN2ns7counter4stepEm");
+			assert_int_equal(f[1].line, call_step);
+			symbolize__set_demangle(0);
+			assert_int_equal(debuginfo__frames(l.e, run + i, f, MAX_FRAMES), 2);
+			assert_string_equal(f[0].function, "_ZN2ns7counter4stepEm");
+			assert_string_equal(f[1].function, "_ZN2ns3runEm");
+			symbolize__set_demangle(1);
+		}
+		unload(&l);
 	}
 	assert_true(two > 0);
-	unload(&l);
 }
 
 /* Without DEBUGINFOD_URLS nothing is queued; a file with DWARF is never fetched. */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* test_output_pprof.c: the pprof encoding, decoded back with protobuf-c: sample order (leaf
- * first), values, labels, inline lines (innermost first), functions, strings. */
+ * first), values, labels, inline lines (innermost first), functions and their system names,
+ * strings. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -137,6 +138,68 @@ static void test_roundtrip(void **state)
 	aggregate__free(agg);
 }
 
+/*
+ * Function.name is the name the other outputs show, Function.system_name the symbol as the file
+ * spells it (mangled): two overloads that share a short name stay two functions, each with its
+ * own system_name; a name without one (C) is its own system_name.
+ */
+static void test_system_name(void **state)
+{
+	static const char *const mangled[2] = { "_ZN2ns1fEi", "_ZN2ns1fEl" };
+	struct pprof_opts o = { .freq_hz = 100 };
+	struct aggregate *agg = aggregate__new();
+	const Perftools__Profiles__Function *f;
+	struct agg_line line;
+	uint32_t locs[3], comm;
+	size_t gz_sz, sz, i, seen = 0;
+	void *gz = NULL;
+	uint8_t *raw;
+	Profile *p;
+	int64_t v;
+
+	comm = str(agg, "x");
+	v = aggregate__location(agg, FRAME_USER, NULL, 0, str(agg, "main"));
+	assert_true(v >= 0);
+	locs[0] = v;
+	for (i = 0; i < 2; i++) {
+		/* Two locations (kernel ones: no ELF file needed), one name. */
+		v = aggregate__location(agg, FRAME_KERNEL, NULL, 0x1000 + i, AGG_NO_NAME);
+		assert_true(v >= 0);
+		locs[1 + i] = v;
+		line = (struct agg_line){ .function = str(agg, "ns::f"),
+					  .system_name = str(agg, mangled[i]) };
+		assert_int_equal(aggregate__set_lines(agg, v, &line, 1), 0);
+	}
+	assert_int_equal(aggregate__add(agg, 1, 1, comm, locs, 2, 1), 0);
+	locs[1] = locs[2];
+	assert_int_equal(aggregate__add(agg, 1, 1, comm, locs, 2, 1), 0);
+
+	assert_int_equal(output_pprof__encode(agg, &o, &gz, &gz_sz), 0);
+	raw = gunzip(gz, gz_sz, &sz);
+	p = perftools__profiles__profile__unpack(NULL, sz, raw);
+	assert_non_null(p);
+	assert_int_equal(p->n_function, 3);
+	for (i = 0; i < p->n_function; i++) {
+		f = p->function[i];
+		if (!strcmp(s_of(p, f->name), "main")) {
+			assert_string_equal(s_of(p, f->system_name), "main");
+			continue;
+		}
+		assert_string_equal(s_of(p, f->name), "ns::f");
+		if (!strcmp(s_of(p, f->system_name), mangled[0]))
+			seen |= 1;
+		else if (!strcmp(s_of(p, f->system_name), mangled[1]))
+			seen |= 2;
+		else
+			fail_msg("ns::f with system_name %s", s_of(p, f->system_name));
+	}
+	assert_int_equal(seen, 3);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(raw);
+	free(gz);
+	aggregate__free(agg);
+}
+
 static bool only_pid_10(const struct agg_stack *st, void *arg)
 {
 	return st->pid == 10;
@@ -179,6 +242,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_keep),
+		cmocka_unit_test(test_system_name),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -204,6 +204,7 @@ static int setup(void **state)
 static int reset(void **state)
 {
 	symbolize__set_demangle(1);
+	symbolize__set_full_names(0);
 	return symbolize__set_debug_dir(debug_root);
 }
 
@@ -317,17 +318,26 @@ static void test_sizeless_and_nested(void **state)
 static void test_demangle(void **state)
 {
 	uint64_t foo = nm_addr("_ZN2ns3fooEv");
-	const char *a, *b;
+	const char *a, *b, *raw = NULL;
 	struct symtab *st;
 	struct loaded l;
 	char *s;
 
+	/* The short form by default, as perf shows it; --full-names: the signature. */
+	s = symbol__demangle("_ZN2ns3fooEv");
+	assert_string_equal(s, "ns::foo");
+	free(s);
+	s = symbol__demangle("_ZNSt6vectorIiSaIiEE9push_backERKi");
+	assert_string_equal(s, "std::vector<int, std::allocator<int> >::push_back");
+	free(s);
+	symbolize__set_full_names(1);
 	s = symbol__demangle("_ZN2ns3fooEv");
 	assert_string_equal(s, "ns::foo()");
 	free(s);
 	s = symbol__demangle("_ZNSt6vectorIiSaIiEE9push_backERKi");
 	assert_string_equal(s, "std::vector<int, std::allocator<int> >::push_back(int const&)");
 	free(s);
+	symbolize__set_full_names(0);
 	assert_null(symbol__demangle("main"));
 	assert_null(symbol__demangle("_Z"));
 	assert_null(symbol__demangle("_Zx!"));
@@ -336,14 +346,17 @@ static void test_demangle(void **state)
 
 	st = load(symtest(""), &l);
 	a = symtab__find(st, foo + 1, NULL);
-	assert_string_equal(a, "ns::foo()");
+	assert_string_equal(a, "ns::foo");
 	/* Cached in the table: the same string again. */
 	b = symtab__find(st, foo, NULL);
 	assert_ptr_equal(a, b);
+	/* The name as the file spells it, for pprof's system_name. */
+	assert_ptr_equal(symtab__find_sym(st, foo, NULL, &raw), a);
+	assert_string_equal(raw, "_ZN2ns3fooEv");
 	symbolize__set_demangle(0);
 	assert_sym(st, foo, "_ZN2ns3fooEv", 0);
 	symbolize__set_demangle(1);
-	assert_sym(st, foo, "ns::foo()", 0);
+	assert_sym(st, foo, "ns::foo", 0);
 	/* Not mangled: as is. */
 	assert_sym(st, nm_addr("symtest_global"), "symtest_global", 0);
 	unload(&l);
@@ -375,7 +388,7 @@ static void assert_same_as_full(struct symtab *st)
 	assert_int_equal(symtab__cnt(st), symtab__cnt(full.st));
 	check_all_like_nm(st);
 	assert_sym(st, nm_addr("symtest_local"), "symtest_local", 0);
-	assert_sym(st, nm_addr("_ZN2ns3fooEv"), "ns::foo()", 0);
+	assert_sym(st, nm_addr("_ZN2ns3fooEv"), "ns::foo", 0);
 	unload(&full);
 }
 
@@ -836,32 +849,50 @@ static void test_libc(void **state)
 	symbolize__set_debug_dir(debug_root);
 }
 
-/* Rust's manglings (rustc's legacy one, wrapped in the Itanium grammar, and v0) and names that
- * only look mangled. */
+/* Rust's manglings (rustc's legacy one, wrapped in the Itanium grammar, and v0), C++ in both
+ * forms, and names that only look mangled. */
 static void test_demangle_rust(void **state)
 {
 	static const struct {
-		const char *mangled, *want;
+		const char *mangled, *want, *want_full;	/* default, --full-names */
 	} cases[] = {
-		{ "_ZN4core3fmt5write17h0123456789abcdefE", "core::fmt::write" },
-		{ "_RNvCs15kBYyAo9fc_7mycrate7example", "mycrate::example" },
-		{ "_RNvNtCs1234_7mycrate3foo3bar", "mycrate::foo::bar" },
-		{ "_ZN2ns3fooEv", "ns::foo()" },
-		{ "_Rfoo", NULL },
-		{ "_Zfoo", NULL },
-		{ "main", NULL },
+		{ "_ZN4core3fmt5write17h0123456789abcdefE", "core::fmt::write", "core::fmt::write" },
+		{ "_RNvCs15kBYyAo9fc_7mycrate7example", "mycrate::example", "mycrate::example" },
+		{ "_RNvNtCs1234_7mycrate3foo3bar", "mycrate::foo::bar", "mycrate::foo::bar" },
+		/* v0 generic arguments are part of the path: kept, as perf keeps them. */
+		{ "_RINvNtCsgeViRQ9P5Or_9rustchain5chain6level2mEB4_",
+		  "rustchain::chain::level2::<u32>", "rustchain::chain::level2::<u32>" },
+		{ "_ZN2ns3fooEv", "ns::foo", "ns::foo()" },
+		/* Template arguments kept; parameters, const, return type and clone suffix not. */
+		{ "_ZNK3FooIiE3getIlEET_v", "Foo<int>::get<long>", "long Foo<int>::get<long>() const" },
+		{ "_ZNK12bpfprof_test7SpinnerclEl", "bpfprof_test::Spinner::operator()",
+		  "bpfprof_test::Spinner::operator()(long) const" },
+		{ "_ZZ4mainENKUliE_clEi", "main::{lambda(int)#1}::operator()",
+		  "main::{lambda(int)#1}::operator()(int) const" },
+		{ "_ZL8on_alarmi", "on_alarm", "on_alarm(int)" },
+		{ "_Z3foov.cold", "foo", "foo() [clone .cold]" },
+		{ "_Rfoo", NULL, NULL },
+		{ "_Zfoo", NULL, NULL },
+		{ "main", NULL, NULL },
 	};
+	const char *want;
 	size_t i;
 	char *got;
+	int full;
 
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		got = symbol__demangle(cases[i].mangled);
-		if (!cases[i].want)
-			assert_null(got);
-		else
-			assert_string_equal(got, cases[i].want);
-		free(got);
+	for (full = 0; full < 2; full++) {
+		symbolize__set_full_names(full);
+		for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			got = symbol__demangle(cases[i].mangled);
+			want = full ? cases[i].want_full : cases[i].want;
+			if (!want)
+				assert_null(got);
+			else
+				assert_string_equal(got, want);
+			free(got);
+		}
 	}
+	symbolize__set_full_names(0);
 }
 
 int main(void)
