@@ -63,6 +63,11 @@ struct agent {
 	struct agent_counters c;
 	uint64_t cuts, profiles, profile_bytes;
 	uint64_t last_cut_ns;		/* CLOCK_REALTIME of the last cut's end */
+	/* Liveness of the sampling loop for /healthz, CLOCK_MONOTONIC ns, under lock. */
+	uint64_t loop_ns;		/* the last agent__set_counters(): the loop drained the ringbuf */
+	uint64_t sample_ns;		/* the last time the sample count grew */
+	uint64_t health_limit_ns;	/* AGENT_HEALTH_INTERVALS intervals */
+	bool need_samples;		/* every process is profiled: samples must keep coming */
 };
 
 /* Copies s into out (sz bytes), cut short if it must be. */
@@ -118,6 +123,33 @@ static void fill_metrics(struct metrics_writer *w, void *arg)
 		dir_exporter__metrics(a->dir, w);
 }
 
+bool agent__health(struct agent *a, uint64_t now, char *reason, size_t sz)
+{
+	uint64_t loop_age, sample_age;
+	double limit_s = a->health_limit_ns / 1e9;
+
+	pthread_mutex_lock(&a->lock);
+	loop_age = now > a->loop_ns ? now - a->loop_ns : 0;
+	sample_age = now > a->sample_ns ? now - a->sample_ns : 0;
+	pthread_mutex_unlock(&a->lock);
+	if (loop_age > a->health_limit_ns) {
+		snprintf(reason, sz, "sampling loop stalled: no ringbuf drain for %.1f s (limit %.1f s, "
+			 "%d intervals)", loop_age / 1e9, limit_s, AGENT_HEALTH_INTERVALS);
+		return false;
+	}
+	if (a->need_samples && sample_age > a->health_limit_ns) {
+		snprintf(reason, sz, "sampling stopped: no sample handled for %.1f s (limit %.1f s, "
+			 "%d intervals)", sample_age / 1e9, limit_s, AGENT_HEALTH_INTERVALS);
+		return false;
+	}
+	return true;
+}
+
+static bool health(char *reason, size_t sz, void *arg)
+{
+	return agent__health(arg, now_ns(), reason, sz);
+}
+
 struct agent *agent__new(const struct bpfprof_opts *o)
 {
 	const struct agent_opts *ao = &o->ag;
@@ -132,6 +164,10 @@ struct agent *agent__new(const struct bpfprof_opts *o)
 	if (gethostname(a->hostname, sizeof(a->hostname) - 1))
 		snprintf(a->hostname, sizeof(a->hostname), "unknown");
 	a->node = getenv("NODE_NAME");
+	a->loop_ns = a->sample_ns = now_ns();
+	a->health_limit_ns = AGENT_HEALTH_INTERVALS * (ao->interval_ns ?: 60000000000ull);
+	/* A -p or -- CMD target may sleep for long; a whole machine never stops running. */
+	a->need_samples = o->agent || o->all;
 	if (ao->pyroscope_url) {
 		struct pyroscope_opts po = {
 			.url = ao->pyroscope_url,
@@ -176,7 +212,7 @@ struct agent *agent__new(const struct bpfprof_opts *o)
 		}
 	}
 	if (ao->metrics_addr) {
-		a->metrics = metrics__start(ao->metrics_addr, fill_metrics, a);
+		a->metrics = metrics__start(ao->metrics_addr, fill_metrics, health, a);
 		if (!a->metrics) {
 			err = errno;
 			pr_warn("agent: serve /metrics on %s: %s", ao->metrics_addr, strerror(err));
@@ -194,7 +230,12 @@ fail:
 
 void agent__set_counters(struct agent *a, const struct agent_counters *c)
 {
+	uint64_t now = now_ns();
+
 	pthread_mutex_lock(&a->lock);
+	a->loop_ns = now;
+	if (c->samples != a->c.samples)
+		a->sample_ns = now;
 	a->c = *c;
 	pthread_mutex_unlock(&a->lock);
 }
