@@ -21,6 +21,7 @@ pkgs=(
 	libc6-dbg		# tests: libc's local symbols (__libc_start_call_main, start_thread)
 	openssl			# test_kube: the mock API server's TLS certificate, made at run time
 	procps util-linux	# tests: ps, setpriv
+	curl			# tests: run-agent.sh scrapes /metrics and /healthz
 	iproute2		# tests: loopback up in run-debuginfod.sh's network namespace
 	linux-perf time		# make bench: the peer measured in the same run, /usr/bin/time
 	libprotobuf-c-dev protobuf-c-compiler	# pprof output (profile.proto)
