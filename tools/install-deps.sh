@@ -22,6 +22,7 @@ pkgs=(
 	openssl			# test_kube: the mock API server's TLS certificate, made at run time
 	procps util-linux	# tests: ps, setpriv
 	help2man man-db		# the man page from --help; tests: man -l renders it
+	curl			# tests: run-agent.sh scrapes /metrics and /healthz
 	iproute2		# tests: loopback up in run-debuginfod.sh's network namespace
 	linux-perf time		# make bench: the peer measured in the same run, /usr/bin/time
 	libprotobuf-c-dev protobuf-c-compiler	# pprof output (profile.proto)

@@ -45,6 +45,9 @@ struct group {
 	struct kube_pod pod;
 	bool has_pod;
 	uint64_t samples;
+	char service[256];		/* service_name */
+	char file[600];			/* its files' name in --output-dir, before sanitizing */
+	bool alike;			/* another group of the cut has the same file */
 	UT_hash_handle hh;
 };
 
@@ -63,6 +66,11 @@ struct agent {
 	struct agent_counters c;
 	uint64_t cuts, profiles, profile_bytes;
 	uint64_t last_cut_ns;		/* CLOCK_REALTIME of the last cut's end */
+	/* Liveness of the sampling loop for /healthz, CLOCK_MONOTONIC ns, under lock. */
+	uint64_t loop_ns;		/* the last agent__set_counters(): the loop drained the ringbuf */
+	uint64_t sample_ns;		/* the last time the sample count grew */
+	uint64_t health_limit_ns;	/* AGENT_HEALTH_INTERVALS intervals */
+	bool need_samples;		/* every process is profiled: samples must keep coming */
 };
 
 /* Copies s into out (sz bytes), cut short if it must be. */
@@ -118,6 +126,33 @@ static void fill_metrics(struct metrics_writer *w, void *arg)
 		dir_exporter__metrics(a->dir, w);
 }
 
+bool agent__health(struct agent *a, uint64_t now, char *reason, size_t sz)
+{
+	uint64_t loop_age, sample_age;
+	double limit_s = a->health_limit_ns / 1e9;
+
+	pthread_mutex_lock(&a->lock);
+	loop_age = now > a->loop_ns ? now - a->loop_ns : 0;
+	sample_age = now > a->sample_ns ? now - a->sample_ns : 0;
+	pthread_mutex_unlock(&a->lock);
+	if (loop_age > a->health_limit_ns) {
+		snprintf(reason, sz, "sampling loop stalled: no ringbuf drain for %.1f s (limit %.1f s, "
+			 "%d intervals)", loop_age / 1e9, limit_s, AGENT_HEALTH_INTERVALS);
+		return false;
+	}
+	if (a->need_samples && sample_age > a->health_limit_ns) {
+		snprintf(reason, sz, "sampling stopped: no sample handled for %.1f s (limit %.1f s, "
+			 "%d intervals)", sample_age / 1e9, limit_s, AGENT_HEALTH_INTERVALS);
+		return false;
+	}
+	return true;
+}
+
+static bool health(char *reason, size_t sz, void *arg)
+{
+	return agent__health(arg, now_ns(), reason, sz);
+}
+
 struct agent *agent__new(const struct bpfprof_opts *o)
 {
 	const struct agent_opts *ao = &o->ag;
@@ -132,6 +167,10 @@ struct agent *agent__new(const struct bpfprof_opts *o)
 	if (gethostname(a->hostname, sizeof(a->hostname) - 1))
 		snprintf(a->hostname, sizeof(a->hostname), "unknown");
 	a->node = getenv("NODE_NAME");
+	a->loop_ns = a->sample_ns = now_ns();
+	a->health_limit_ns = AGENT_HEALTH_INTERVALS * (ao->interval_ns ?: 60000000000ull);
+	/* A -p or -- CMD target may sleep for long; a whole machine never stops running. */
+	a->need_samples = o->agent || o->all;
 	if (ao->pyroscope_url) {
 		struct pyroscope_opts po = {
 			.url = ao->pyroscope_url,
@@ -176,7 +215,7 @@ struct agent *agent__new(const struct bpfprof_opts *o)
 		}
 	}
 	if (ao->metrics_addr) {
-		a->metrics = metrics__start(ao->metrics_addr, fill_metrics, a);
+		a->metrics = metrics__start(ao->metrics_addr, fill_metrics, health, a);
 		if (!a->metrics) {
 			err = errno;
 			pr_warn("agent: serve /metrics on %s: %s", ao->metrics_addr, strerror(err));
@@ -194,7 +233,12 @@ fail:
 
 void agent__set_counters(struct agent *a, const struct agent_counters *c)
 {
+	uint64_t now = now_ns();
+
 	pthread_mutex_lock(&a->lock);
+	a->loop_ns = now;
+	if (c->samples != a->c.samples)
+		a->sample_ns = now;
 	a->c = *c;
 	pthread_mutex_unlock(&a->lock);
 }
@@ -351,28 +395,60 @@ static void service_name(const struct agent *a, const struct group *g, char *out
 	copy_str(out, sz, g->exe[0] ? base_name(g->exe) : g->comm);
 }
 
+/*
+ * Names every group of the cut: service_name, and the name of its files in --output-dir: the
+ * service, then what tells apart groups of one service on a node: the pod (replicas of a
+ * Deployment), else the container (12 hex digits, as docker ps shows), and the pid with
+ * --group-by pid. Groups of one service still alike (two executables of one name, a unit
+ * running two programs) add 8 hex digits of a hash of their executable's path and container:
+ * the same name at every interval, never "name.1" for one and "name" for the other by chance.
+ */
+static void name_groups(const struct agent *a, struct group *groups)
+{
+	struct group *g, *o;
+	int n;
+
+	for (g = groups; g; g = g->hh.next) {
+		service_name(a, g, g->service, sizeof(g->service));
+		n = snprintf(g->file, sizeof(g->file), "%s", g->service);
+		if (g->has_pod && g->pod.pod[0])
+			n += snprintf(g->file + n, sizeof(g->file) - n, "_%s", g->pod.pod);
+		else if (g->container_id[0])
+			n += snprintf(g->file + n, sizeof(g->file) - n, "_%.12s", g->container_id);
+		if (a->ao->group_by_pid && (size_t)n < sizeof(g->file))
+			snprintf(g->file + n, sizeof(g->file) - n, "-%u", g->pid);
+	}
+	for (g = groups; g; g = g->hh.next)
+		for (o = groups; o && !g->alike; o = o->hh.next)
+			g->alike = o != g && !strcmp(o->file, g->file);
+	for (g = groups; g; g = g->hh.next) {
+		n = strlen(g->file);
+		if (g->alike && (size_t)n + 10 <= sizeof(g->file))
+			snprintf(g->file + n, sizeof(g->file) - n, "_%08x",
+				 (unsigned int)hash_bytes(g->key, strlen(g->key), 0));
+	}
+}
+
 static int export_group(struct cut_ctx *c, struct group *g, int64_t start_ns, int64_t end_ns)
 {
 	struct agent *a = c->a;
+	struct export_label labels[AGENT_MAX_LABELS];
+	struct pprof_label plabels[AGENT_MAX_LABELS];
 	struct pprof_opts po = {
 		.freq_hz = a->o->freq_hz,
 		.time_ns = start_ns,
 		.duration_ns = end_ns - start_ns,
+		.labels = plabels,
 		.keep = in_group,
 		.keep_arg = c,
 	};
-	struct export_label labels[AGENT_MAX_LABELS];
-	char service[256], pid[16], file[300];
+	const char *service = g->service;
 	struct export_profile *p;
-	size_t n = 0, gz_sz = 0;
+	char pid[16];
+	size_t i, n = 0, gz_sz = 0;
 	void *gz = NULL;
 	int err;
 
-	c->g = g;
-	err = output_pprof__encode(c->agg, &po, &gz, &gz_sz);
-	if (err)
-		return err;
-	service_name(a, g, service, sizeof(service));
 	labels[n++] = (struct export_label){ "service_name", service };
 	labels[n++] = (struct export_label){ "hostname", a->hostname };
 	if (a->node)
@@ -395,16 +471,20 @@ static int export_group(struct cut_ctx *c, struct group *g, int64_t start_ns, in
 		snprintf(pid, sizeof(pid), "%u", g->pid);
 		labels[n++] = (struct export_label){ "pid", pid };
 	}
+	/* The profile carries its labels too: a file or a body read alone says what it is of. */
+	for (i = 0; i < n; i++)
+		plabels[i] = (struct pprof_label){ labels[i].key, labels[i].value };
+	po.labels_cnt = n;
+	c->g = g;
+	err = output_pprof__encode(c->agg, &po, &gz, &gz_sz);
+	if (err)
+		return err;
 	p = export_profile__new(gz, gz_sz, labels, n, start_ns, end_ns, a->o->freq_hz);
 	free(gz);
 	if (!p)
 		return -errno;
 	if (a->dir) {
-		if (a->ao->group_by_pid)
-			snprintf(file, sizeof(file), "%s-%u", service, g->pid);
-		else
-			snprintf(file, sizeof(file), "%s", service);
-		err = dir_exporter__write(a->dir, p, file);
+		err = dir_exporter__write(a->dir, p, g->file);
 		if (err)
 			pr_warn("agent: write profile of %s to %s: %s", service, a->ao->output_dir,
 				strerror(-err));
@@ -433,6 +513,7 @@ int agent__cut(struct agent *a, struct aggregate *agg, int64_t start_ns, int64_t
 	err = aggregate__symbolize(agg);
 	if (!err)
 		err = aggregate__for_each(agg, assign_group, &c);
+	name_groups(a, c.groups);
 	HASH_ITER(hh, c.groups, g, gtmp) {
 		if (!err) {
 			err = export_group(&c, g, start_ns, end_ns);

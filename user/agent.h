@@ -8,6 +8,8 @@
 #ifndef BPFPROF_AGENT_H
 #define BPFPROF_AGENT_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "aggregate.h"
 #include "opts.h"
@@ -42,8 +44,26 @@ struct agent *agent__new(const struct bpfprof_opts *o);
  */
 int agent__cut(struct agent *a, struct aggregate *agg, int64_t start_ns, int64_t end_ns);
 
-/* Updates the counters /metrics shows. */
+/*
+ * Updates the counters /metrics shows. The sampling loop calls it after draining the ringbuf,
+ * at least every AGENT_HEALTH_INTERVALS intervals: /healthz takes each call as a drain, and a
+ * grown c->samples as samples handled.
+ */
 void agent__set_counters(struct agent *a, const struct agent_counters *c);
+
+/*
+ * /healthz fails after this many --interval lengths without a ringbuf drain (the sampling loop
+ * is stuck), or, profiling the whole machine (bpfprof agent, -a), without a sample handled.
+ */
+#define AGENT_HEALTH_INTERVALS 3
+
+/*
+ * What /healthz answers at now (CLOCK_MONOTONIC ns): true when the sampling loop drained the
+ * ringbuf and (whole machine only) handled samples within AGENT_HEALTH_INTERVALS intervals,
+ * else false with the reason, NUL-terminated, in reason (sz bytes). The clock starts at
+ * agent__new(). Thread-safe.
+ */
+bool agent__health(struct agent *a, uint64_t now, char *reason, size_t sz);
 
 /* Delivers what is queued within timeout_ms, then stops everything and frees a. NULL is
  * fine. */

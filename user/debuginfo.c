@@ -22,8 +22,11 @@
 #include "util.h"
 
 #define MAX_BUILD_ID 64
-/* Progress lines during one transfer: at most one per this many ns. */
-#define PROGRESS_INTERVAL_NS 1000000000ull
+/* Progress lines during one fetch: at most one per this many ns. */
+#define PROGRESS_INTERVAL_NS 5000000000ull
+/* libdebuginfod gives up on a server sending less than 100 KB in DEBUGINFOD_TIMEOUT s (its
+ * default, elfutils 0.188: debuginfod-client.c). */
+#define DEBUGINFOD_DEFAULT_TIMEOUT "90"
 
 /* One frame as cached: the name is chosen at each lookup (--no-demangle may change). */
 struct dbg_frame {
@@ -88,6 +91,7 @@ struct fetch {
 	char *file;		/* the ELF file's path, for messages */
 	char *path;		/* the debug file in the client cache, when FETCH_DONE */
 	enum fetch_state state;
+	uint64_t start_ns;		/* CLOCK_MONOTONIC: the fetch began */
 	uint64_t last_progress_ns;
 	struct fetch *next;	/* queue */
 	UT_hash_handle hh;
@@ -104,6 +108,8 @@ static struct {
 	struct fetch *all;	/* every build-id requested */
 	struct fetch *head, *tail;
 	unsigned int pending;	/* queued or running */
+	uint64_t wait_deadline_ns;	/* debuginfo__wait() waits until then; 0: nobody waits */
+	bool wait_over;		/* a wait ran out or was skipped: later ones only poll */
 } fetcher = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* Bumped at each finished fetch: files without DWARF look again (read without the lock). */
@@ -129,27 +135,48 @@ static int cond_init(void)
 	return 0;
 }
 
-/* libdebuginfod's progress callback: a line per second of transfer; non-zero cancels. */
+/*
+ * libdebuginfod's progress callback, after each second of waiting (curl_multi_wait) or any
+ * transfer: a line every PROGRESS_INTERVAL_NS; non-zero cancels. Until a server sends the first
+ * bytes, libdebuginfod passes its count of calls as got (elfutils 0.188): only once
+ * debuginfod_get_url() names the server answering are got and total bytes (total 0: unknown).
+ */
 static int fetch_progress(debuginfod_client *client, long got, long total)
 {
 	struct fetch *f = debuginfod_get_user_data(client);
-	uint64_t now = now_ns();
+	const char *url = debuginfod_get_url(client), *env;
+	uint64_t now = now_ns(), deadline;
+	char what[96], wait[96];
 	bool stop;
 
 	pthread_mutex_lock(&fetcher.lock);
 	stop = fetcher.stop;
+	deadline = fetcher.wait_deadline_ns;
 	pthread_mutex_unlock(&fetcher.lock);
 	if (stop)
 		return 1;
-	if (f && got > 0 && now - f->last_progress_ns >= PROGRESS_INTERVAL_NS) {
-		f->last_progress_ns = now;
-		if (total > 0)
-			pr_info("fetching debug info of %s (build-id %s): %ld of %ld bytes",
-				f->file, f->id_hex, got, total);
-		else
-			pr_info("fetching debug info of %s (build-id %s): %ld bytes", f->file,
-				f->id_hex, got);
+	if (!f || now - f->last_progress_ns < PROGRESS_INTERVAL_NS)
+		return 0;
+	f->last_progress_ns = now;
+	if (deadline)
+		snprintf(wait, sizeof(wait), "; bpfprof waits %.0f s more, Ctrl-C skips the wait",
+			 deadline > now ? (deadline - now) / 1e9 : 0.0);
+	else
+		wait[0] = '\0';
+	if (!url) {
+		env = getenv(DEBUGINFOD_TIMEOUT_ENV_VAR);
+		pr_info("debuginfod: no answer from %s after %.0f s for %s (build-id %s); "
+			"libdebuginfod gives up after %s s without 100 KB (DEBUGINFOD_TIMEOUT)%s",
+			getenv(DEBUGINFOD_URLS_ENV_VAR) ?: "", (now - f->start_ns) / 1e9, f->file,
+			f->id_hex, env && *env ? env : DEBUGINFOD_DEFAULT_TIMEOUT, wait);
+		return 0;
 	}
+	if (total > 0)
+		snprintf(what, sizeof(what), "%ld of %ld bytes", got, total);
+	else
+		snprintf(what, sizeof(what), "%ld bytes", got);
+	pr_info("debuginfod: fetching debug info of %s (build-id %s): %s after %.0f s%s", f->file,
+		f->id_hex, what, (now - f->start_ns) / 1e9, wait);
 	return 0;
 }
 
@@ -183,7 +210,7 @@ static void *fetch_thread(void *arg)
 		path = NULL;
 		pr_info("fetching debug info of %s (build-id %s) from debuginfod", f->file,
 			f->id_hex);
-		f->last_progress_ns = now_ns();
+		f->start_ns = f->last_progress_ns = now_ns();
 		if (client) {
 			debuginfod_set_user_data(client, f);
 			fd = debuginfod_find_debuginfo(client, f->id, f->id_sz, &path);
@@ -309,20 +336,53 @@ int debuginfo__fetched_path(const uint8_t *id, size_t id_sz, char *buf, size_t b
 	return err;
 }
 
+/* A SIGINT or SIGTERM waits for the main thread (blocked, read from its signalfd). */
+static bool stop_signal_pending(void)
+{
+	sigset_t set;
+
+	return !sigpending(&set) && (sigismember(&set, SIGINT) == 1 ||
+				     sigismember(&set, SIGTERM) == 1);
+}
+
 unsigned int debuginfo__wait(uint64_t timeout_ns)
 {
-	uint64_t deadline = now_ns() + timeout_ns;
+	uint64_t deadline = now_ns() + timeout_ns, slice;
 	struct timespec ts;
 	unsigned int pending;
+	bool skipped = false;
 
 	pthread_mutex_lock(&fetcher.lock);
-	while (fetcher.pending && fetcher.started && now_ns() < deadline) {
-		ts.tv_sec = deadline / 1000000000ull;
-		ts.tv_nsec = deadline % 1000000000ull;
+	if (fetcher.wait_over || !fetcher.started)
+		timeout_ns = 0;
+	pending = fetcher.pending;
+	if (pending && timeout_ns)
+		fetcher.wait_deadline_ns = deadline;
+	pthread_mutex_unlock(&fetcher.lock);
+	if (pending && timeout_ns)
+		pr_info("debuginfod: waiting up to %.0f s for %u debug file%s (Ctrl-C skips the "
+			"wait)", timeout_ns / 1e9, pending, pending > 1 ? "s" : "");
+
+	pthread_mutex_lock(&fetcher.lock);
+	while (fetcher.pending && timeout_ns && now_ns() < deadline) {
+		if (stop_signal_pending()) {
+			skipped = true;
+			break;
+		}
+		/* Wakes at each finished fetch, and every 100 ms to look at signals. */
+		slice = min_t(uint64_t, deadline, now_ns() + 100000000ull);
+		ts.tv_sec = slice / 1000000000ull;
+		ts.tv_nsec = slice % 1000000000ull;
 		pthread_cond_timedwait(&fetcher.cond, &fetcher.lock, &ts);
 	}
 	pending = fetcher.pending;
+	fetcher.wait_deadline_ns = 0;
+	/* The limit is for the whole run: a later profile format does not wait again. */
+	if (pending && timeout_ns)
+		fetcher.wait_over = true;
 	pthread_mutex_unlock(&fetcher.lock);
+	if (skipped)
+		pr_info("debuginfod: wait skipped (Ctrl-C)");
 	return pending;
 }
 

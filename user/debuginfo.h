@@ -45,14 +45,19 @@ int debuginfo__frames(struct elf_entry *e, uint64_t addr, struct src_frame *out,
  * at hand (no .debug_info, no installed debug file). Never blocks: it may be called from the
  * sample path, once per file (it remembers). Fetches run in a background thread (libdebuginfod:
  * debuginfod_find_debuginfo(), its client cache, DEBUGINFOD_* variables), once per build-id,
- * with progress lines on stderr (pr_info): the file, its build-id, bytes received, then done
- * (and the size) or failed (and why). libdebuginfod reads DEBUGINFOD_URLS at each fetch: it
+ * with progress lines on stderr (pr_info, every 5 s): the file, its build-id, bytes received
+ * (of the total when the server says it) or that no server answered yet, how long bpfprof
+ * still waits (debuginfo__wait()), then done (and the size) or failed (and why). libdebuginfod reads DEBUGINFOD_URLS at each fetch: it
  * must stay in the environment.
  */
 void debuginfo__request(struct elf_entry *e);
 
-/* Waits until queued fetches finish or timeout_ns passes (bpfprof calls this before symbolizing
- * a profile; 0 only polls). Returns the number still pending. */
+/*
+ * Waits until queued fetches finish or timeout_ns passes (bpfprof calls this before symbolizing
+ * a profile; 0 only polls), saying so on stderr; a SIGINT or SIGTERM pending for the process
+ * (blocked: bpfprof reads them from a signalfd) ends the wait at once. Once a wait has ended
+ * with fetches pending, later calls only poll. Returns the number still pending.
+ */
 unsigned int debuginfo__wait(uint64_t timeout_ns);
 
 /* Stops the fetch thread (at exit): a transfer in progress is cancelled, queued fetches are

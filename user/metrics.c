@@ -45,15 +45,38 @@ struct metrics_writer {
 	int err;		/* first error, negative errno */
 };
 
+/*
+ * Connections: METRICS_CONN_MAX open at most. A new one beyond that shuts the connection idle
+ * longest (no request, or none since its last) of the client address holding the most
+ * connections, so idle or slow clients cannot lock the kubelet's probe out: it always gets in
+ * and is answered at once. libmicrohttpd's own limits cannot do that (its connection and per-IP
+ * limits refuse the newcomer, and a node-local user connects from the kubelet's own address);
+ * its limit here is a backstop above ours for connections shut but not yet closed.
+ */
+#define METRICS_CONN_MAX	32
+#define METRICS_CONN_BACKSTOP	(2 * METRICS_CONN_MAX)
+/* Seconds of inactivity after which libmicrohttpd closes a connection (idle keep-alive ones
+ * included: Prometheus reconnects at its next scrape). */
+#define METRICS_CONN_TIMEOUT_S	10
+
+/* One open connection, in metrics.conns; its socket_context. Only the server's thread. */
+struct conn {
+	struct MHD_Connection *mhd;	/* NULL: free slot */
+	int fd;
+	struct sockaddr_storage addr;	/* the client's address (port ignored) */
+	uint64_t active_ns;		/* CLOCK_MONOTONIC: accepted, or its last request */
+	bool shut;			/* shut down to make room, not closed yet */
+};
+
 struct metrics {
 	struct MHD_Daemon *daemon;
 	int fd;
 	int port;
 	metrics_fill_fn fill;
+	metrics_health_fn health;
 	void *arg;
-	pthread_mutex_t lock;	/* healthy, reason */
-	bool healthy;
-	char reason[256];
+	struct conn conns[METRICS_CONN_BACKSTOP];
+	uint64_t evicted;		/* connections shut to make room */
 };
 
 static int sb_grow(struct strbuf *b, size_t add)
@@ -404,11 +427,16 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 {
 	static const char *const text = "text/plain; charset=utf-8";
 	struct metrics *m = cls;
+	const union MHD_ConnectionInfo *ci;
 	struct metrics_writer *w;
 	char msg[300];
 	size_t len;
 	char *body;
 
+	/* A request: the connection is not idle. */
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	if (ci && ci->socket_context)
+		((struct conn *)ci->socket_context)->active_ns = now_ns();
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, text, "method not allowed\n", 19,
 			     false);
@@ -419,6 +447,9 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 			return MHD_NO;
 		if (m->fill)
 			m->fill(w, m->arg);
+		metrics__counter(w, "bpfprof_http_connections_shut_total",
+				 "Idle connections to this endpoint shut to make room for new ones.",
+				 NULL, m->evicted);
 		metrics__process(w);
 		body = metrics_writer__render(w, &len);
 		if (!body) {
@@ -431,12 +462,10 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 			     len, true);
 	}
 	if (!strcmp(url, "/healthz")) {
-		bool ok;
+		char reason[256] = "unhealthy";
+		bool ok = !m->health || m->health(reason, sizeof(reason), m->arg);
 
-		pthread_mutex_lock(&m->lock);
-		ok = m->healthy;
-		snprintf(msg, sizeof(msg), "%s\n", ok ? "ok" : m->reason);
-		pthread_mutex_unlock(&m->lock);
+		snprintf(msg, sizeof(msg), "%s\n", ok ? "ok" : reason);
 		return reply(conn, ok ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, text, msg,
 			     strlen(msg), false);
 	}
@@ -453,6 +482,98 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	while (n && buf[n - 1] == '\n')
 		buf[--n] = '\0';
 	pr_debug("metrics endpoint: %s", buf);
+}
+
+/* The client's address without its port, to compare two connections' clients. */
+static bool same_client(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	if (a->ss_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr));
+	return true;
+}
+
+/* MHD_OPTION_NOTIFY_CONNECTION: a slot per open connection (the server's thread only). */
+static void on_connection(void *cls, struct MHD_Connection *mhd, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	const union MHD_ConnectionInfo *fd_info, *addr_info;
+	struct metrics *m = cls;
+	struct conn *c = *socket_context;
+	size_t i;
+
+	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+		if (c)
+			c->mhd = NULL;
+		*socket_context = NULL;
+		return;
+	}
+	for (i = 0; i < ARRAY_SIZE(m->conns) && m->conns[i].mhd; i++)
+		;
+	fd_info = MHD_get_connection_info(mhd, MHD_CONNECTION_INFO_CONNECTION_FD);
+	addr_info = MHD_get_connection_info(mhd, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	/* Never more than libmicrohttpd's limit, the size of conns. */
+	if (i == ARRAY_SIZE(m->conns) || !fd_info)
+		return;
+	c = &m->conns[i];
+	memset(c, 0, sizeof(*c));
+	c->mhd = mhd;
+	c->fd = fd_info->connect_fd;
+	if (addr_info && addr_info->client_addr) {
+		socklen_t len = addr_info->client_addr->sa_family == AF_INET6 ?
+				sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+
+		memcpy(&c->addr, addr_info->client_addr, len);
+	}
+	c->active_ns = now_ns();
+	*socket_context = c;
+}
+
+/*
+ * Makes room for one more connection: shuts (shutdown(2), libmicrohttpd then closes it at once)
+ * the connection idle longest of the client with the most open connections.
+ */
+static void make_room(struct metrics *m)
+{
+	struct conn *victim = NULL, *c, *o;
+	size_t open = 0, most = 0, cnt, i, j;
+
+	for (i = 0; i < ARRAY_SIZE(m->conns); i++)
+		open += m->conns[i].mhd && !m->conns[i].shut;
+	if (open < METRICS_CONN_MAX)
+		return;
+	for (i = 0; i < ARRAY_SIZE(m->conns); i++) {
+		c = &m->conns[i];
+		if (!c->mhd || c->shut)
+			continue;
+		for (cnt = 0, j = 0; j < ARRAY_SIZE(m->conns); j++) {
+			o = &m->conns[j];
+			cnt += o->mhd && !o->shut && same_client(&c->addr, &o->addr);
+		}
+		if (cnt > most || (cnt == most && c->active_ns < victim->active_ns)) {
+			most = cnt;
+			victim = c;
+		}
+	}
+	if (!victim)
+		return;
+	shutdown(victim->fd, SHUT_RDWR);
+	victim->shut = true;
+	m->evicted++;
+}
+
+/* MHD_AcceptPolicyCallback: every connection is accepted, after making room for it. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+	(void)addr;
+	(void)addrlen;
+	make_room(cls);
+	return MHD_YES;
 }
 
 /* Splits "HOST:PORT", "[V6]:PORT", ":PORT" and binds a listening socket. */
@@ -518,7 +639,8 @@ static int listen_on(const char *addr, int *port)
 	return fd;
 }
 
-struct metrics *metrics__start(const char *addr, metrics_fill_fn fill, void *arg)
+struct metrics *metrics__start(const char *addr, metrics_fill_fn fill, metrics_health_fn health,
+			       void *arg)
 {
 	sigset_t all, old;
 	struct metrics *m;
@@ -528,26 +650,29 @@ struct metrics *metrics__start(const char *addr, metrics_fill_fn fill, void *arg
 	if (!m)
 		return NULL;
 	m->fill = fill;
+	m->health = health;
 	m->arg = arg;
-	m->healthy = true;
-	pthread_mutex_init(&m->lock, NULL);
 	m->fd = listen_on(addr, &m->port);
 	if (m->fd < 0) {
 		err = m->fd;
 		goto err_out;
 	}
 	/*
-	 * One internal thread serves every connection in turn (scrapes are rare and short); the
-	 * timeout closes idle or stalled clients so a slow one cannot hold the endpoint.
+	 * One internal thread serves every connection as events (epoll on Linux: MHD_USE_AUTO;
+	 * select() would refuse a socket numbered past FD_SETSIZE, and the agent holds many
+	 * descriptors). Requests are answered at once, never blocking: fill and health read
+	 * copies. Connections: METRICS_CONN_MAX and the timeout, above.
 	 */
 	/* The server's thread blocks every signal: they stay with the agent's threads. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	m->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL,
-				     NULL, handle_request, m,
+	m->daemon = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0,
+				     on_accept, m, handle_request, m,
 				     MHD_OPTION_LISTEN_SOCKET, (MHD_socket)m->fd,
-				     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
-				     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)32,
+				     MHD_OPTION_CONNECTION_TIMEOUT,
+				     (unsigned int)METRICS_CONN_TIMEOUT_S,
+				     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)METRICS_CONN_BACKSTOP,
+				     MHD_OPTION_NOTIFY_CONNECTION, on_connection, m,
 				     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 				     MHD_OPTION_END);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -559,7 +684,6 @@ struct metrics *metrics__start(const char *addr, metrics_fill_fn fill, void *arg
 	return m;
 
 err_out:
-	pthread_mutex_destroy(&m->lock);
 	free(m);
 	errno = -err;
 	return NULL;
@@ -570,20 +694,14 @@ int metrics__port(const struct metrics *m)
 	return m->port;
 }
 
-void metrics__set_health(struct metrics *m, bool healthy, const char *reason)
-{
-	pthread_mutex_lock(&m->lock);
-	m->healthy = healthy;
-	snprintf(m->reason, sizeof(m->reason), "%s", reason ?: "unhealthy");
-	pthread_mutex_unlock(&m->lock);
-}
-
 void metrics__stop(struct metrics *m)
 {
 	if (!m)
 		return;
 	/* MHD_stop_daemon closes the listening socket it was given. */
 	MHD_stop_daemon(m->daemon);
-	pthread_mutex_destroy(&m->lock);
+	if (m->evicted)
+		pr_debug("metrics endpoint: %llu idle connections shut to make room",
+			 (unsigned long long)m->evicted);
 	free(m);
 }

@@ -64,23 +64,29 @@ void metrics_writer__free(struct metrics_writer *w);
 struct metrics;
 
 /*
+ * Decides what /healthz answers, at each request, on the HTTP server's thread (so it reads only
+ * what is safe there): true when healthy, else false with the reason, NUL-terminated, in
+ * reason (sz bytes).
+ */
+typedef bool (*metrics_health_fn)(char *reason, size_t sz, void *arg);
+
+/*
  * Listens on addr ("HOST:PORT", "[IPV6]:PORT" or ":PORT" for every address; port 0 picks a
- * free one, see metrics__port()) and serves, from one thread of libmicrohttpd:
+ * free one, see metrics__port()) and serves, from one thread of libmicrohttpd (epoll):
  *   GET /metrics  200, Content-Type "text/plain; version=0.0.4; charset=utf-8": what fill adds,
  *                 then metrics__process(); 500 when fill hit an error;
- *   GET /healthz  200 "ok\n" while healthy (the start state), else 503 "<reason>\n";
+ *   GET /healthz  200 "ok\n" when health says so (or is NULL), else 503 "<reason>\n";
  *   anything else 404 (405 for methods other than GET and HEAD).
- * Returns NULL with errno EINVAL (addr not parsed), the errno of socket/bind/listen (e.g.
- * EADDRINUSE, EACCES), or ENOMEM. Stop with metrics__stop().
+ * fill and health get arg. At most 32 connections are open: one more shuts the connection idle
+ * longest of the client holding the most, so idle clients cannot lock a probe out; a connection
+ * idle for 10 s is closed. Returns NULL with errno EINVAL (addr not parsed), the errno of
+ * socket/bind/listen (e.g. EADDRINUSE, EACCES), or EIO (libmicrohttpd). Stop with
+ * metrics__stop().
  */
-struct metrics *metrics__start(const char *addr, metrics_fill_fn fill, void *arg);
+struct metrics *metrics__start(const char *addr, metrics_fill_fn fill, metrics_health_fn health,
+			       void *arg);
 /* The TCP port listened on (host byte order). */
 int metrics__port(const struct metrics *m);
-/*
- * What /healthz answers from now on: healthy, or unhealthy with reason (copied, 255 bytes at
- * most; NULL: "unhealthy"). Thread-safe.
- */
-void metrics__set_health(struct metrics *m, bool healthy, const char *reason);
 /* Stops serving (waits for a scrape in progress), closes the socket, frees m; NULL ok. */
 void metrics__stop(struct metrics *m);
 

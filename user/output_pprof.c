@@ -68,12 +68,15 @@ struct encoder {
 	size_t samples_cnt;
 	uint64_t *sample_locs;		/* all samples' location ids, back to back */
 	int64_t *sample_values;		/* two per sample */
-	Label *labels;			/* three per sample */
+	Label *labels;			/* labels_per_sample per sample */
 	Label **label_ptrs;
+	size_t labels_per_sample;	/* pid, tid, comm, then o->labels */
 	size_t sample_locs_used;
 	char **strings;
-	int64_t comment;
+	int64_t *comments;		/* o->comment, then "key=value" per o->labels */
+	size_t comments_cnt;
 	int64_t s_pid, s_tid, s_comm;
+	int64_t *s_labels;		/* o->labels: key and value ids, two per label */
 	int err;
 };
 
@@ -337,16 +340,16 @@ static int count_locs(const struct agg_stack *st, void *arg)
 static int add_sample(const struct agg_stack *st, void *arg)
 {
 	struct encoder *enc = arg;
+	size_t i, nl = enc->labels_per_sample;
 	Sample *s;
 	Label *lb;
-	size_t i;
 	uint32_t j;
 
 	if (!kept(enc, st))
 		return 0;
 	i = enc->samples_cnt++;
 	s = &enc->samples[i];
-	lb = &enc->labels[3 * i];
+	lb = &enc->labels[nl * i];
 	perftools__profiles__sample__init(s);
 	s->location_id = &enc->sample_locs[enc->sample_locs_used];
 	s->n_location_id = st->n;
@@ -357,9 +360,9 @@ static int add_sample(const struct agg_stack *st, void *arg)
 	s->n_value = 2;
 	s->value[0] = st->count;
 	s->value[1] = st->count * enc->period;
-	for (j = 0; j < 3; j++) {
+	for (j = 0; j < nl; j++) {
 		perftools__profiles__label__init(&lb[j]);
-		enc->label_ptrs[3 * i + j] = &lb[j];
+		enc->label_ptrs[nl * i + j] = &lb[j];
 	}
 	lb[0].key = enc->s_pid;
 	lb[0].num = st->pid;
@@ -367,8 +370,12 @@ static int add_sample(const struct agg_stack *st, void *arg)
 	lb[1].num = st->tid;
 	lb[2].key = enc->s_comm;
 	lb[2].str = st->comm;
-	s->label = &enc->label_ptrs[3 * i];
-	s->n_label = 3;
+	for (j = 3; j < nl; j++) {
+		lb[j].key = enc->s_labels[2 * (j - 3)];
+		lb[j].str = enc->s_labels[2 * (j - 3) + 1];
+	}
+	s->label = &enc->label_ptrs[nl * i];
+	s->n_label = nl;
 	enc->sample_ptrs[i] = s;
 	return 0;
 }
@@ -383,8 +390,8 @@ static int encode_samples(struct encoder *enc)
 	enc->sample_ptrs = calloc(n[0] + 1, sizeof(*enc->sample_ptrs));
 	enc->sample_locs = calloc(n[1] + 1, sizeof(*enc->sample_locs));
 	enc->sample_values = calloc(2 * n[0] + 1, sizeof(*enc->sample_values));
-	enc->labels = calloc(3 * n[0] + 1, sizeof(*enc->labels));
-	enc->label_ptrs = calloc(3 * n[0] + 1, sizeof(*enc->label_ptrs));
+	enc->labels = calloc(enc->labels_per_sample * n[0] + 1, sizeof(*enc->labels));
+	enc->label_ptrs = calloc(enc->labels_per_sample * n[0] + 1, sizeof(*enc->label_ptrs));
 	if (!enc->samples || !enc->sample_ptrs || !enc->sample_locs || !enc->sample_values ||
 	    !enc->labels || !enc->label_ptrs)
 		return -ENOMEM;
@@ -420,6 +427,33 @@ static void encoder__free(struct encoder *enc)
 	free(enc->labels);
 	free(enc->label_ptrs);
 	free(enc->strings);
+	free(enc->comments);
+	free(enc->s_labels);
+}
+
+/* The comment, o->labels as sample labels and as "key=value" comments: their string ids. */
+static int profile_labels(struct encoder *enc)
+{
+	const struct pprof_opts *o = enc->o;
+	char *kv;
+	size_t i;
+
+	enc->labels_per_sample = 3 + o->labels_cnt;
+	enc->comments = calloc(1 + o->labels_cnt, sizeof(*enc->comments));
+	enc->s_labels = calloc(2 * o->labels_cnt + 1, sizeof(*enc->s_labels));
+	if (!enc->comments || !enc->s_labels)
+		return -ENOMEM;
+	if (o->comment)
+		enc->comments[enc->comments_cnt++] = str(enc, o->comment);
+	for (i = 0; i < o->labels_cnt; i++) {
+		enc->s_labels[2 * i] = str(enc, o->labels[i].key);
+		enc->s_labels[2 * i + 1] = str(enc, o->labels[i].value);
+		if (asprintf(&kv, "%s=%s", o->labels[i].key, o->labels[i].value) < 0)
+			return -ENOMEM;
+		enc->comments[enc->comments_cnt++] = str(enc, kv);
+		free(kv);
+	}
+	return 0;
 }
 
 /* Profile -> protobuf bytes -> gzip (RFC 1952 framing: deflateInit2 with 16 + MAX_WBITS).
@@ -496,9 +530,8 @@ int output_pprof__encode(struct aggregate *agg, const struct pprof_opts *o, void
 	enc.s_pid = str(&enc, "pid");
 	enc.s_tid = str(&enc, "tid");
 	enc.s_comm = str(&enc, "comm");
-	if (o->comment)
-		enc.comment = str(&enc, o->comment);
-	err = enc.err;
+	err = profile_labels(&enc);
+	err = err ?: enc.err;
 	if (!err)
 		err = encode_locations(&enc);
 	if (!err)
@@ -539,10 +572,8 @@ int output_pprof__encode(struct aggregate *agg, const struct pprof_opts *o, void
 	p->duration_nanos = o->duration_ns;
 	p->period_type = &enc.period_type;
 	p->period = enc.period;
-	if (o->comment) {
-		p->comment = &enc.comment;
-		p->n_comment = 1;
-	}
+	p->comment = enc.comments;
+	p->n_comment = enc.comments_cnt;
 
 	sz = perftools__profiles__profile__get_packed_size(p);
 	buf = malloc(sz + 1);

@@ -13,11 +13,21 @@
 #include <stdio.h>
 #include "aggregate.h"
 
+/* A label of a whole profile: key and value, NUL-terminated UTF-8. */
+struct pprof_label {
+	const char *key, *value;
+};
+
 struct pprof_opts {
 	uint64_t freq_hz;	/* sampling rate: period = 1e9 / freq_hz ns of CPU per sample */
 	int64_t time_ns;	/* start of the profile, CLOCK_REALTIME ns since the epoch */
 	int64_t duration_ns;	/* its length, ns */
 	const char *comment;	/* e.g. the command line; NULL: none */
+	/* What the profile is of (service_name, exe, pod...): a string label of every sample, as
+	 * Pyroscope (series labels it lacks) and Parca read them, and a "key=value" comment each
+	 * (go tool pprof -comments). labels_cnt of them; borrowed for the call. */
+	const struct pprof_label *labels;
+	size_t labels_cnt;
 	/* Only the samples keep() accepts (with the locations, mappings and functions they use);
 	 * NULL: all. */
 	bool (*keep)(const struct agg_stack *st, void *arg);
@@ -28,7 +38,7 @@ struct pprof_opts {
  * Encodes agg (symbolized first: aggregate__symbolize()) as a profile.proto Profile:
  * sample types samples/count and cpu/nanoseconds (count x period), period type
  * cpu/nanoseconds; one Sample per (pid, tid, stack) with leaf-first location ids and labels
- * pid, tid (numbers) and comm; one Location per unique location (ELF virtual address for files,
+ * pid, tid (numbers), comm and o->labels; one Location per unique location (ELF virtual address for files,
  * kernel address for the kernel), its lines innermost first (inline frames, the pprof
  * convention); one Mapping per ELF file (filename, hex build-id, ELF address range of its
  * PT_LOAD segments and the file offset of the first; has_* flags from what was found) and one

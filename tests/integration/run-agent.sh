@@ -236,6 +236,106 @@ kill -TERM "$BP_PID"
 wait_bpfprof_bg "$p"
 assert_eq agent_down_exit "$BP_RC" 0
 
+# --- /healthz: idle connections cannot lock it out; 503 when the sampling loop stalls --------
+# --output-dir: each file is named after its service and its pprof carries the group's labels.
+p=$TEST_TMP/agent-health
+HEALTH_INTERVAL_S=2
+cd "$TEST_TMP" || exit 1
+"$TARGETS/chain" 40 >/dev/null &
+CHAIN_PID=$!
+BG_PIDS+=("$CHAIN_PID")
+cd - >/dev/null || exit 1
+start_bpfprof_bg 90 "$p" agent -F 49 --interval "$HEALTH_INTERVAL_S" --output-dir "$p.dir" \
+	--metrics-addr 127.0.0.1:0
+for ((i = 0; i < 100; i++)); do
+	port=$(metrics_port "$p.err")
+	[ -n "$port" ] && break
+	sleep 0.1
+done
+assert_true agent_health_port "port ${port:-none}" test -n "$port"
+# More idle connections than the endpoint keeps open, held until killed.
+python3 - "$port" 40 >"$p.idle" 2>&1 <<'PY' &
+import socket, sys, time
+socks = [socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=5)
+         for _ in range(int(sys.argv[2]))]
+print(len(socks), 'open', flush=True)
+time.sleep(60)
+PY
+IDLE_PID=$!
+BG_PIDS+=("$IDLE_PID")
+for ((i = 0; i < 100; i++)); do
+	grep -q open "$p.idle" && break
+	sleep 0.1
+done
+sed 's/^/  idle: /' "$p.idle"
+curl -s -m 2 -o "$p.healthz" -w '%{http_code} %{time_total}\n' \
+	"http://127.0.0.1:$port/healthz" >"$p.code"
+echo "  /healthz with 40 idle connections: $(cat "$p.code")"
+assert_grep agent_healthz_with_idle_connections "$p.code" '^200 '
+kill "$IDLE_PID" 2>/dev/null
+wait "$IDLE_PID" 2>/dev/null
+
+# The sampling loop (bpfprof's main thread, its pid) stopped for real, by ptrace, while the
+# HTTP server's thread runs on: /healthz must notice within 3 intervals.
+python3 - "$BP_PID" >"$p.tracer" 2>&1 <<'PY' &
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.ptrace.argtypes = (ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p)
+tid = int(sys.argv[1])
+for req in (0x4206, 0x4207):  # PTRACE_SEIZE, PTRACE_INTERRUPT: this thread alone stops
+    if libc.ptrace(req, tid, None, None):
+        sys.exit(f'ptrace {req:#x} {tid}: {os.strerror(ctypes.get_errno())}')
+os.waitpid(tid, 0x40000000)  # __WALL
+print('stopped', flush=True)
+time.sleep(60)  # the kernel detaches (the thread runs on) when this process ends
+PY
+TRACER_PID=$!
+BG_PIDS+=("$TRACER_PID")
+for ((i = 0; i < 50; i++)); do
+	[ -s "$p.tracer" ] && break
+	sleep 0.1
+done
+sed 's/^/  tracer: /' "$p.tracer"
+assert_grep agent_loop_stopped "$p.tracer" '^stopped$'
+sleep $((3 * HEALTH_INTERVAL_S + 1))
+curl -s -m 2 -o "$p.stalled" -w '%{http_code}\n' "http://127.0.0.1:$port/healthz" >"$p.code"
+echo "  /healthz with the loop stopped: $(cat "$p.code") $(cat "$p.stalled")"
+assert_grep agent_healthz_loop_stalled "$p.code" '^503$'
+assert_grep agent_healthz_stalled_reason "$p.stalled" 'no ringbuf drain for [0-9.]+ s'
+kill "$TRACER_PID" 2>/dev/null
+wait "$TRACER_PID" 2>/dev/null
+for ((i = 0; i < 30; i++)); do
+	curl -s -m 2 -o /dev/null -w '%{http_code}\n' "http://127.0.0.1:$port/healthz" >"$p.code"
+	grep -q '^200$' "$p.code" && break
+	sleep 0.1
+done
+assert_grep agent_healthz_recovers "$p.code" '^200$'
+kill -TERM "$BP_PID"
+wait_bpfprof_bg "$p"
+assert_eq agent_health_exit "$BP_RC" 0
+kill "$CHAIN_PID" 2>/dev/null
+wait "$CHAIN_PID" 2>/dev/null
+
+# Our chain's files: other programs named chain may run here (then the name gets a hash).
+ours=()
+for f in "$p.dir"/*_chain*.pb.gz; do
+	[ -e "$f" ] || continue
+	go tool pprof -raw "$f" >"$f.raw" 2>/dev/null
+	grep -q "exe:\[$TARGETS/chain\]" "$f.raw" && ours+=("$f")
+done
+echo "  files: $(ls "$p.dir" | grep -c '') in $p.dir, ${#ours[@]} of our chain: ${ours[*]##*/}"
+assert_ge agent_dir_labelled_files "${#ours[@]}" 1
+if [ ${#ours[@]} -gt 0 ]; then
+	f=${ours[0]}
+	assert_true agent_dir_file_name "${f##*/}" \
+		grep -Eq '^[0-9]{8}T[0-9]{6}Z_chain(_[0-9a-f]{8})?(\.[0-9]+)?\.pb\.gz$' <<<"${f##*/}"
+	assert_grep agent_dir_service_label "$f.raw" 'service_name:\[chain\]'
+	assert_grep agent_dir_build_id_label "$f.raw" 'build_id:\[[0-9a-f]{40}\]'
+	assert_grep agent_dir_hostname_label "$f.raw" "hostname:\\[$(cat /proc/sys/kernel/hostname)\\]"
+	go tool pprof -comments "$f" >"$f.comments" 2>/dev/null
+	assert_grep agent_dir_comment "$f.comments" '^service_name=chain$'
+fi
+
 # --- SIGHUP rereads --config; a broken file keeps the running configuration -----------------
 h=$TEST_TMP/hup
 mkdir -p "$h/a" "$h/b"

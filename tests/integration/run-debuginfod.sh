@@ -3,7 +3,8 @@
 # run-debuginfod.sh: a stripped program (no .symtab, no DWARF, no debuglink, no installed debug
 # file) gets its function names and inlined frames from the debug file only a local debuginfod
 # serves; without DEBUGINFOD_URLS its frames stay "inline_stripped+0xOFF". Also runs
-# test_debuginfo's fetch test against the same server. Debian's debuginfod 0.188 binds every
+# test_debuginfo's fetch test against the same server. A server that never answers: progress
+# says so with the wait limit, and Ctrl-C ends the wait at exit. Debian's debuginfod 0.188 binds every
 # interface (--listen-address came in 0.193): the script re-runs itself in a network namespace
 # of its own, where only its loopback exists, and bpfprof runs there too.
 
@@ -116,6 +117,60 @@ test_profile() {
 		"$(frame_share "$p.folded" inline_stripped 'inline_stripped\+0x[0-9a-f]+')" 0 %
 }
 
+# A server that accepts and never answers: progress says so (no made-up byte counts), with the
+# wait limit, and Ctrl-C during the wait at exit ends it at once, the profile written.
+test_stalled_server() {
+	local p=$TEST_TMP/stalled port i t0 took
+
+	python3 - "$p.port" >"$p.srv.out" 2>&1 <<'PY' &
+import socket, sys
+s = socket.socket()
+s.bind(('127.0.0.1', 0))
+s.listen(16)
+open(sys.argv[1], 'w').write(str(s.getsockname()[1]))
+held = []
+while True:
+    held.append(s.accept()[0])
+PY
+	BG_PIDS+=("$!")
+	for ((i = 0; i < 50; i++)); do
+		[ -s "$p.port" ] && break
+		sleep 0.1
+	done
+	port=$(cat "$p.port" 2>/dev/null)
+	DEBUGINFOD_URLS=http://127.0.0.1:${port:-1} DEBUGINFOD_CACHE_PATH=$TEST_TMP/cache-stalled \
+		start_bpfprof_bg 150 "$p" -F "$HZ" -o "$p.folded" -- "$TARGETS/inline_stripped" 1
+	# The end-of-run wait, then a progress line (every 5 s).
+	for ((i = 0; i < 200; i++)); do
+		grep -q 'debuginfod: no answer' "$p.err" && break
+		sleep 0.1
+	done
+	t0=$(date +%s.%N)
+	kill -INT "$BP_PID"
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$BP_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	took=$(awk -v s="$t0" -v e="$(date +%s.%N)" 'BEGIN { printf "%d", e - s }')
+	wait_bpfprof_bg "$p"
+	assert_eq debuginfod_stalled_exit "$BP_RC" 0
+	assert_le debuginfod_stalled_ctrl_c_seconds "$took" 3 s
+	assert_grep debuginfod_stalled_wait_limit "$p.err" \
+		'debuginfod: waiting up to 120 s for 1 debug file \(Ctrl-C skips the wait\)'
+	assert_grep debuginfod_stalled_no_answer "$p.err" \
+		"no answer from http://127.0.0.1:$port after [0-9]+ s for .*inline_stripped"
+	assert_grep debuginfod_stalled_waits_more "$p.err" 'bpfprof waits [0-9]+ s more, Ctrl-C skips'
+	# No bytes arrived: no byte count (libdebuginfod passes its call count until then).
+	if grep -Eq '(fetching debug info of|debuginfod: ).*[0-9]+ bytes' "$p.err"; then
+		fail debuginfod_stalled_no_bytes \
+			"$(grep -Em1 '(fetching debug info of|debuginfod: ).*[0-9]+ bytes' "$p.err")"
+	else
+		pass debuginfod_stalled_no_bytes "no byte count before any byte came"
+	fi
+	assert_ge debuginfod_stalled_profile "$(folded_samples "$p.folded" inline_stripped)" 1
+}
+
 start_server
 test_unit_fetch
 test_profile
+test_stalled_server

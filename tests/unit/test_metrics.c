@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <curl/curl.h>
@@ -248,7 +250,7 @@ static void test_endpoint_scrape(void **state)
 	int port;
 
 	burn(200);
-	m = metrics__start("127.0.0.1:0", fill, &a);
+	m = metrics__start("127.0.0.1:0", fill, NULL, &a);
 	assert_non_null(m);
 	port = metrics__port(m);
 	assert_true(port > 0);
@@ -284,9 +286,27 @@ static void test_endpoint_scrape(void **state)
 	metrics__stop(m);
 }
 
+/* What the health callback of test_endpoint_healthz answers. */
+struct health {
+	bool ok;
+	const char *reason;
+	int calls;
+};
+
+static bool health(char *reason, size_t sz, void *arg)
+{
+	struct health *h = arg;
+
+	h->calls++;
+	if (!h->ok)
+		snprintf(reason, sz, "%s", h->reason);
+	return h->ok;
+}
+
 static void test_endpoint_healthz(void **state)
 {
-	struct metrics *m = metrics__start("127.0.0.1:0", NULL, NULL);
+	struct health h = { .ok = true };
+	struct metrics *m = metrics__start("127.0.0.1:0", NULL, health, &h);
 	char *body;
 	int port;
 
@@ -295,11 +315,13 @@ static void test_endpoint_healthz(void **state)
 	assert_int_equal(http_get(port, "/healthz", false, &body, NULL), 200);
 	assert_string_equal(body, "ok\n");
 	free(body);
-	metrics__set_health(m, false, "no samples for 120 s");
+	/* Asked at every request. */
+	h = (struct health){ .ok = false, .reason = "no samples for 120 s" };
 	assert_int_equal(http_get(port, "/healthz", false, &body, NULL), 503);
 	assert_string_equal(body, "no samples for 120 s\n");
+	assert_int_equal(h.calls, 1);
 	free(body);
-	metrics__set_health(m, true, NULL);
+	h.ok = true;
 	assert_int_equal(http_get(port, "/healthz", false, NULL, NULL), 200);
 	assert_int_equal(http_get(port, "/nope", false, NULL, NULL), 404);
 	assert_int_equal(http_get(port, "/metrics", true, NULL, NULL), 405);
@@ -308,40 +330,118 @@ static void test_endpoint_healthz(void **state)
 	assert_true(check_exposition(body) >= 4);
 	free(body);
 	metrics__stop(m);
+	/* Without a health callback: always healthy. */
+	m = metrics__start("127.0.0.1:0", NULL, NULL, NULL);
+	assert_non_null(m);
+	assert_int_equal(http_get(metrics__port(m), "/healthz", false, NULL, NULL), 200);
+	metrics__stop(m);
 	metrics__stop(NULL);
+}
+
+/* A TCP connection from the loopback address from to 127.0.0.1:port that sends nothing. */
+static int idle_connection(const char *from, int port)
+{
+	struct sockaddr_in src = { .sin_family = AF_INET }, dst = {
+		.sin_family = AF_INET, .sin_port = htons(port),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(inet_pton(AF_INET, from, &src.sin_addr), 1);
+	assert_int_equal(bind(fd, (struct sockaddr *)&src, sizeof(src)), 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&dst, sizeof(dst)), 0);
+	return fd;
+}
+
+/* How many of fds[0..n) the server closed (EOF or reset) within timeout_ms. */
+static int closed_by_server(const int *fds, int n, int timeout_ms)
+{
+	struct pollfd pfd[64];
+	int i, closed = 0;
+	char c;
+
+	assert_true(n <= 64);
+	for (i = 0; i < n; i++)
+		pfd[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+	poll(pfd, n, timeout_ms);
+	for (i = 0; i < n; i++)
+		closed += pfd[i].revents && recv(fds[i], &c, 1, MSG_DONTWAIT) <= 0;
+	return closed;
+}
+
+/*
+ * Idle connections cannot lock the endpoint: 40 of them (more than the 32 it keeps open), from
+ * another address or from the prober's own, and /healthz is still answered at once; the idle
+ * ones shut to make room are the oldest of the address holding the most.
+ */
+static void test_endpoint_idle_connections(void **state)
+{
+	struct metrics *m = metrics__start("127.0.0.1:0", NULL, NULL, NULL);
+	static const char *const from[] = { "127.0.0.2", "127.0.0.1" };
+	int fds[40], port, i, k, shut;
+	uint64_t t0, took_ms;
+	char *body;
+
+	assert_non_null(m);
+	port = metrics__port(m);
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i < 40; i++)
+			fds[i] = idle_connection(from[k], port);
+		t0 = now_ns();
+		assert_int_equal(http_get(port, "/healthz", false, &body, NULL), 200);
+		took_ms = (now_ns() - t0) / 1000000;
+		print_message("%d idle connections from %s: /healthz in %llu ms\n", 40, from[k],
+			      (unsigned long long)took_ms);
+		assert_string_equal(body, "ok\n");
+		free(body);
+		assert_true(took_ms < 2000);
+		/* 32 at most open: the 8 oldest went for the last idle ones, one more for curl. */
+		shut = closed_by_server(fds, 9, 1000);
+		assert_int_equal(shut, 9);
+		/* The newest stay. */
+		assert_int_equal(closed_by_server(fds + 9, 31, 0), 0);
+		assert_int_equal(http_get(port, "/metrics", false, &body, NULL), 200);
+		assert_true(sample_value(body, "bpfprof_http_connections_shut_total") >= 9);
+		free(body);
+		for (i = 0; i < 40; i++)
+			close(fds[i]);
+		/* The server sees them go before the next round. */
+		usleep(300000);
+	}
+	metrics__stop(m);
 }
 
 static void test_endpoint_errors(void **state)
 {
 	struct metrics *m;
 
-	assert_null(metrics__start("no-port", NULL, NULL));
+	assert_null(metrics__start("no-port", NULL, NULL, NULL));
 	assert_int_equal(errno, EINVAL);
-	assert_null(metrics__start("127.0.0.1:99999", NULL, NULL));
+	assert_null(metrics__start("127.0.0.1:99999", NULL, NULL, NULL));
 	assert_int_equal(errno, EINVAL);
-	assert_null(metrics__start("[::1:80", NULL, NULL));
+	assert_null(metrics__start("[::1:80", NULL, NULL, NULL));
 	assert_int_equal(errno, EINVAL);
-	m = metrics__start("127.0.0.1:0", NULL, NULL);
+	m = metrics__start("127.0.0.1:0", NULL, NULL, NULL);
 	assert_non_null(m);
 	{
 		char addr[32];
 		struct metrics *again;
 
 		snprintf(addr, sizeof(addr), "127.0.0.1:%d", metrics__port(m));
-		again = metrics__start(addr, NULL, NULL);
+		again = metrics__start(addr, NULL, NULL, NULL);
 		assert_null(again);
 		assert_int_equal(errno, EADDRINUSE);
 	}
 	metrics__stop(m);
 	/* The port is free again once stopped (the socket was closed). */
 	{
-		m = metrics__start("127.0.0.1:0", NULL, NULL);
+		m = metrics__start("127.0.0.1:0", NULL, NULL, NULL);
 		char addr[32];
 		int port = metrics__port(m);
 
 		metrics__stop(m);
 		snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
-		m = metrics__start(addr, NULL, NULL);
+		m = metrics__start(addr, NULL, NULL, NULL);
 		assert_non_null(m);
 		assert_int_equal(metrics__port(m), port);
 		metrics__stop(m);
@@ -370,6 +470,7 @@ int main(void)
 		cmocka_unit_test(test_writer_errors),
 		cmocka_unit_test(test_endpoint_scrape),
 		cmocka_unit_test(test_endpoint_healthz),
+		cmocka_unit_test(test_endpoint_idle_connections),
 		cmocka_unit_test(test_endpoint_errors),
 	};
 

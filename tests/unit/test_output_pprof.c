@@ -237,12 +237,59 @@ static void test_keep(void **state)
 	aggregate__free(agg);
 }
 
+/* o->labels: a string label of every sample, after pid, tid and comm, and a comment each. */
+static void test_profile_labels(void **state)
+{
+	static const struct pprof_label labels[] = {
+		{ "service_name", "web" }, { "pod", "web-7f9c6-x2x4z" }, { "exe", "/usr/bin/web" },
+	};
+	struct pprof_opts o = { .freq_hz = 99, .comment = "bpfprof agent", .labels = labels,
+				.labels_cnt = 3 };
+	struct aggregate *agg = aggregate__new();
+	uint32_t a, comm;
+	size_t gz_sz, sz, i, j;
+	void *gz = NULL;
+	uint8_t *raw;
+	Profile *p;
+
+	comm = str(agg, "web");
+	a = aggregate__location(agg, FRAME_USER, NULL, 0, str(agg, "main"));
+	assert_int_equal(aggregate__add(agg, 10, 10, comm, &a, 1, 2), 0);
+	assert_int_equal(aggregate__add(agg, 10, 12, comm, &a, 1, 1), 0);
+	assert_int_equal(output_pprof__encode(agg, &o, &gz, &gz_sz), 0);
+	raw = gunzip(gz, gz_sz, &sz);
+	p = perftools__profiles__profile__unpack(NULL, sz, raw);
+	assert_non_null(p);
+	assert_int_equal(p->n_sample, 2);
+	for (i = 0; i < p->n_sample; i++) {
+		assert_int_equal(p->sample[i]->n_label, 6);
+		assert_string_equal(s_of(p, p->sample[i]->label[2]->key), "comm");
+		for (j = 0; j < 3; j++) {
+			const Perftools__Profiles__Label *l = p->sample[i]->label[3 + j];
+
+			assert_string_equal(s_of(p, l->key), labels[j].key);
+			assert_string_equal(s_of(p, l->str), labels[j].value);
+			assert_int_equal(l->num, 0);
+		}
+	}
+	assert_int_equal(p->n_comment, 4);
+	assert_string_equal(s_of(p, p->comment[0]), "bpfprof agent");
+	assert_string_equal(s_of(p, p->comment[1]), "service_name=web");
+	assert_string_equal(s_of(p, p->comment[2]), "pod=web-7f9c6-x2x4z");
+	assert_string_equal(s_of(p, p->comment[3]), "exe=/usr/bin/web");
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(raw);
+	free(gz);
+	aggregate__free(agg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_keep),
 		cmocka_unit_test(test_system_name),
+		cmocka_unit_test(test_profile_labels),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
