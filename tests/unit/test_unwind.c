@@ -173,7 +173,7 @@ static char *folded(struct aggregate *agg)
 	size_t sz = 0;
 	FILE *mem = open_memstream(&buf, &sz);
 
-	assert_int_equal(output_folded__write(agg, mem), 0);
+	assert_int_equal(output_folded__write(agg, mem, NULL), 0);
 	fclose(mem);
 	return buf;
 }
