@@ -13,18 +13,24 @@
 struct capture_writer {
 	struct output_file of;
 	struct capture_header hdr;
+	int err;		/* the first write error: every later write fails with it */
 };
 
-static int write_entry(FILE *fp, const void *a, size_t a_sz, const void *b, size_t b_sz)
+/* One entry: a_sz + b_sz bytes, then padding. 0 or the first write error (negative errno). */
+static int write_entry(struct capture_writer *w, const void *a, size_t a_sz, const void *b,
+		       size_t b_sz)
 {
 	static const char zeros[8];
+	FILE *fp = w->of.fp;
 	__u32 sz = a_sz + b_sz;
 	size_t pad = (8 - (sizeof(sz) + sz) % 8) % 8;
 
+	if (w->err)
+		return w->err;
 	if (fwrite(&sz, sizeof(sz), 1, fp) != 1 || fwrite(a, a_sz, 1, fp) != 1 ||
 	    (b_sz && fwrite(b, b_sz, 1, fp) != 1) || (pad && fwrite(zeros, pad, 1, fp) != 1))
-		return -EIO;
-	return 0;
+		w->err = w->of.err ? w->of.err : -EIO;
+	return w->err;
 }
 
 struct capture_writer *capture_writer__open(const char *path, const struct capture_header *hdr)
@@ -34,7 +40,7 @@ struct capture_writer *capture_writer__open(const char *path, const struct captu
 
 	if (!w)
 		return NULL;
-	err = output_file__open_mode(&w->of, path, 0600);
+	err = output_file__open(&w->of, path, OUTPUT_FILE_PRIVATE | OUTPUT_FILE_REGULAR);
 	if (err) {
 		free(w);
 		errno = -err;
@@ -46,9 +52,8 @@ struct capture_writer *capture_writer__open(const char *path, const struct captu
 	w->hdr.version = CAPTURE_VERSION;
 	w->hdr.hdr_sz = sizeof(w->hdr);
 	if (fwrite(&w->hdr, sizeof(w->hdr), 1, w->of.fp) != 1) {
-		output_file__abort(&w->of);
+		errno = -output_file__abort(&w->of, -EIO);
 		free(w);
-		errno = EIO;
 		return NULL;
 	}
 	return w;
@@ -56,7 +61,7 @@ struct capture_writer *capture_writer__open(const char *path, const struct captu
 
 int capture_writer__record(struct capture_writer *w, const void *data, size_t sz)
 {
-	return write_entry(w->of.fp, data, sz, NULL, 0);
+	return write_entry(w, data, sz, NULL, 0);
 }
 
 int capture_writer__text(struct capture_writer *w, uint32_t type, uint32_t tgid,
@@ -68,7 +73,7 @@ int capture_writer__text(struct capture_writer *w, uint32_t type, uint32_t tgid,
 		.len = len,
 	};
 
-	return write_entry(w->of.fp, &r, sizeof(r), text, len);
+	return write_entry(w, &r, sizeof(r), text, len);
 }
 
 int capture_writer__close(struct capture_writer *w, int64_t start_realtime_ns,
@@ -79,7 +84,7 @@ int capture_writer__close(struct capture_writer *w, int64_t start_realtime_ns,
 
 	if (!w)
 		return 0;
-	err = write_entry(w->of.fp, &end, sizeof(end), NULL, 0);
+	err = write_entry(w, &end, sizeof(end), NULL, 0);
 	w->hdr.duration_ns = duration_ns;
 	if (start_realtime_ns > 0)
 		w->hdr.start_realtime_ns = start_realtime_ns;
@@ -88,7 +93,7 @@ int capture_writer__close(struct capture_writer *w, int64_t start_realtime_ns,
 		     fwrite(&w->hdr, sizeof(w->hdr), 1, w->of.fp) != 1))
 		err = -EIO;
 	if (err)
-		output_file__abort(&w->of);
+		err = output_file__abort(&w->of, err);
 	else
 		err = output_file__commit(&w->of);
 	free(w);

@@ -58,19 +58,21 @@ struct capture_maps_record {
 struct capture_writer;
 
 /*
- * Creates path (mode 0600; written to a temp file, renamed at capture_writer__close()).
- * Returns NULL and sets errno.
+ * Creates path: a temp file of mode 0600 (at most) renamed over path at
+ * capture_writer__close(), a regular file only (output_file__open(), OUTPUT_FILE_PRIVATE |
+ * OUTPUT_FILE_REGULAR; it reports failures). Returns NULL and sets errno.
  */
 struct capture_writer *capture_writer__open(const char *path, const struct capture_header *hdr);
-/* Appends one record of sz bytes (starting with struct record_header). 0 or -errno. */
+/* Appends one record of sz bytes (starting with struct record_header). 0 or a negative errno:
+ * the first write error (e.g. -ENOSPC), which every later call returns too. */
 int capture_writer__record(struct capture_writer *w, const void *data, size_t sz);
 /* Appends a RECORD_CAPTURE_MAPS of tgid (or, type RECORD_CAPTURE_KALLSYMS, the kallsyms text
  * with tgid 0). 0 or -errno. */
 int capture_writer__text(struct capture_writer *w, uint32_t type, uint32_t tgid,
 			 const char *text, size_t len);
 /* Sets the profiled run's CLOCK_REALTIME start (0: keep the one given at open) and duration,
- * flushes, renames into place and frees w. 0 or -errno (the temp file is removed then). NULL
- * is fine. */
+ * flushes, renames into place and frees w. 0 or a negative errno, the first write error of
+ * the capture's life (the temp file is removed then). NULL is fine. */
 int capture_writer__close(struct capture_writer *w, int64_t start_realtime_ns,
 			  uint64_t duration_ns);
 

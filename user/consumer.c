@@ -23,11 +23,12 @@ struct consumer {
 static int handle_record(void *arg, void *data, size_t sz)
 {
 	struct consumer *c = arg;
+	int err;
 
 	consumer__handle(c, data, sz);
-	if (c->capture && capture_writer__record(c->capture, data, sz)) {
+	if (c->capture && (err = capture_writer__record(c->capture, data, sz))) {
 		pr_warn("write raw capture: %s; capture stopped, profiling goes on",
-			strerror(EIO));
+			strerror(-err));
 		c->capture = NULL;
 	}
 	return 0;

@@ -78,8 +78,10 @@ struct session {
 	char *cmdline;			/* the command line, for pprof's comment */
 	int stop_signal;		/* the signal that stopped profiling, or 0 */
 	bool events_lost;		/* mapping or task events were lost */
-	struct capture_writer *capture;	/* --raw-capture */
-	bool capture_failed;
+	struct capture_writer *capture;	/* --raw-capture (it keeps its first write error) */
+	struct output_file outs[BPFPROF_MAX_OUTPUTS];	/* open_outputs() */
+	enum output_format out_formats[BPFPROF_MAX_OUTPUTS];
+	size_t outs_cnt;
 	struct replay_maps *replay_maps;	/* bpfprof report: maps texts not read yet */
 	struct agent *agent;		/* bpfprof agent */
 	uint64_t next_cut_ns;		/* agent: CLOCK_MONOTONIC of the next interval's end */
@@ -535,7 +537,7 @@ static int64_t target_cpu_ns(struct session *s)
 	return total;
 }
 
-static int write_svg(struct session *s, FILE *fp)
+static int write_svg(struct session *s, FILE *fp, struct output_counts *counts)
 {
 	const struct bpfprof_opts *o = s->opts;
 	char subtitle[256];
@@ -546,11 +548,13 @@ static int write_svg(struct session *s, FILE *fp)
 	snprintf(subtitle, sizeof(subtitle), "%s, %s %" PRIu64 " Hz, %.1f s, %" PRIu64 " samples",
 		 what, o->event, o->freq_hz, (s->end_ns - s->start_ns) / 1e9,
 		 aggregate__samples(s->agg));
-	return output_svg__write(s->agg, fp, &fo);
+	return output_svg__write(s->agg, fp, &fo, counts);
 }
 
-/* The profile in one format (agg is symbolized by the writer). 0 or a negative errno. */
-static int write_profile(struct session *s, FILE *fp, enum output_format format)
+/* The profile in one format (agg is symbolized by the writer); what was written in *counts.
+ * 0 or a negative errno. */
+static int write_profile(struct session *s, FILE *fp, enum output_format format,
+			 struct output_counts *counts)
 {
 	const struct bpfprof_opts *o = s->opts;
 	struct pprof_opts po = {
@@ -562,65 +566,126 @@ static int write_profile(struct session *s, FILE *fp, enum output_format format)
 
 	switch (format) {
 	case OUTPUT_PPROF:
-		return output_pprof__write(s->agg, fp, &po);
+		return output_pprof__write(s->agg, fp, &po, counts);
 	case OUTPUT_SVG:
-		return write_svg(s, fp);
+		return write_svg(s, fp, counts);
 	case OUTPUT_FOLDED:
 	default:
-		return output_folded__write(s->agg, fp);
+		return output_folded__write(s->agg, fp, counts);
 	}
 }
 
-/* Writes the profile to path (NULL: stdout) in format. 0 or a negative errno. */
-static int write_one(struct session *s, const char *path, enum output_format format)
+static const char *const format_names[] = {
+	[OUTPUT_FOLDED] = "folded stacks", [OUTPUT_PPROF] = "pprof profile",
+	[OUTPUT_SVG] = "flame graph",
+};
+
+/* Without -o, the profile of -- CMD goes to this file of the current directory, not to the
+ * stdout CMD writes to (as perf record writes perf.data). */
+static const char *const default_names[] = {
+	[OUTPUT_FOLDED] = "bpfprof.folded", [OUTPUT_PPROF] = "bpfprof.pb.gz",
+	[OUTPUT_SVG] = "bpfprof.svg",
+};
+
+/* Removes the temp files of the outputs not written (an error, a signal before the end). */
+static void close_outputs(struct session *s)
 {
-	static const char *const format_names[] = {
-		[OUTPUT_FOLDED] = "folded stacks", [OUTPUT_PPROF] = "pprof profile",
-		[OUTPUT_SVG] = "flame graph",
-	};
-	struct output_file of;
+	size_t i;
+
+	for (i = 0; i < s->outs_cnt; i++)
+		if (s->outs[i].fp)
+			output_file__abort(&s->outs[i], 0);
+	s->outs_cnt = 0;
+}
+
+/*
+ * Opens every output before the run: each -o FILE; without -o, stdout, or with -- CMD
+ * default_names[]. A missing or read-only directory, a FIFO without a reader, a link of
+ * another user fail now, before the targets run, not after. 0 or BPFPROF_EXIT_ERROR (reported).
+ */
+static int open_outputs(struct session *s)
+{
+	const struct bpfprof_opts *o = s->opts;
+	size_t i, n = o->outputs_cnt ? o->outputs_cnt : 1;
+	enum output_format format;
+	const char *path;
+
+	for (i = 0; i < n; i++) {
+		path = o->outputs_cnt ? o->outputs[i] : o->cmd ? default_names[o->format] : "-";
+		format = o->outputs_cnt ? o->formats[i] : o->format;
+		if (format != OUTPUT_FOLDED && !strcmp(path, "-") && isatty(STDOUT_FILENO)) {
+			pr_warn("not writing a %s to a terminal: give -o FILE", format_names[format]);
+			break;
+		}
+		if (output_file__open(&s->outs[i], path, 0))	/* reported */
+			break;
+		s->out_formats[i] = format;
+		s->outs_cnt++;
+		if (!o->outputs_cnt && o->cmd)
+			pr_info("the profile goes to %s at the end (-o FILE names another, -o - is "
+				"stdout)", path);
+	}
+	if (s->outs_cnt == n)
+		return 0;
+	close_outputs(s);
+	return BPFPROF_EXIT_ERROR;
+}
+
+/* Writes the profile to an output of open_outputs(). 0 or a negative errno. */
+static int write_one(struct session *s, struct output_file *of, enum output_format format)
+{
+	const char *path = of->path;
+	struct output_counts c = { 0 };
 	uint64_t t0 = now_ns();
 	int err;
 
-	if (format != OUTPUT_FOLDED && !path && isatty(STDOUT_FILENO)) {
-		pr_warn("not writing a %s to a terminal: give -o FILE", format_names[format]);
-		return -EINVAL;
-	}
-	err = output_file__open(&of, path);
-	if (err) {
-		pr_warn("create %s: %s", path, strerror(-err));
-		return err;
-	}
-	err = write_profile(s, of.fp, format);
-	if (err) {
-		output_file__abort(&of);
-	} else {
-		err = output_file__commit(&of);
-	}
+	err = write_profile(s, of->fp, format, &c);
+	err = err ? output_file__abort(of, err) : output_file__commit(of);
 	if (stage_timers_on)
 		stage_timer__add(STAGE_OUTPUT, now_ns() - t0);
 	if (err)
 		pr_warn("write %s: %s", path ? path : "stdout", strerror(-err));
+	else if (path && format == OUTPUT_FOLDED)
+		pr_info("wrote %" PRIu64 " folded stacks (%" PRIu64 " samples) to %s", c.stacks,
+			c.samples, path);
+	else if (path && format == OUTPUT_PPROF)
+		pr_info("wrote pprof profile of %" PRIu64 " samples (%" PRIu64 " stacks by thread) "
+			"to %s", c.samples, c.stacks, path);
 	else if (path)
-		pr_info("wrote %s of %zu stacks to %s", format_names[format],
-			aggregate__stacks(s->agg), path);
+		pr_info("wrote %s of %" PRIu64 " samples to %s", format_names[format], c.samples,
+			path);
 	return err;
 }
 
-/* Every -o file (or stdout). A failed one does not stop the others. */
+/* --raw-capture at the end of a run. 0 or BPFPROF_EXIT_ERROR (reported: the real errno). */
+static int close_capture(struct session *s)
+{
+	int err;
+
+	if (!s->capture)
+		return 0;
+	err = capture_writer__close(s->capture, s->start_realtime_ns, s->end_ns - s->start_ns);
+	s->capture = NULL;
+	if (err) {
+		pr_warn("write %s: %s", s->opts->raw_capture, strerror(-err));
+		return BPFPROF_EXIT_ERROR;
+	}
+	pr_info("wrote raw capture %s", s->opts->raw_capture);
+	return 0;
+}
+
+/* Every output. A failed one does not stop the others. 0 or a negative errno. */
 static int write_output(struct session *s)
 {
-	const struct bpfprof_opts *o = s->opts;
 	int err = 0, ret;
 	size_t i;
 
-	if (!o->outputs_cnt)
-		return write_one(s, NULL, o->format);
-	for (i = 0; i < o->outputs_cnt; i++) {
-		ret = write_one(s, o->outputs[i], o->formats[i]);
+	for (i = 0; i < s->outs_cnt; i++) {
+		ret = write_one(s, &s->outs[i], s->out_formats[i]);
 		if (ret && !err)
 			err = ret;
 	}
+	s->outs_cnt = 0;
 	return err;
 }
 
@@ -719,8 +784,8 @@ static int capture_maps_text(void *ctx, uint32_t tgid, char **text, size_t *len)
 	struct session *s = ctx;
 	int err = proc_table__read_maps(tgid, text, len);
 
-	if (!err && s->capture && capture_writer__text(s->capture, RECORD_CAPTURE_MAPS, tgid, *text, *len))
-		s->capture_failed = true;
+	if (!err && s->capture)	/* a failed write fails the capture's close */
+		capture_writer__text(s->capture, RECORD_CAPTURE_MAPS, tgid, *text, *len);
 	return err;
 }
 
@@ -853,18 +918,18 @@ static int setup(struct session *s)
 		ch.start_ns = now_ns();
 		ch.start_realtime_ns = realtime_ns();
 		s->capture = capture_writer__open(o->raw_capture, &ch);
-		if (!s->capture) {
-			pr_warn("create %s: %s", o->raw_capture, strerror(errno));
+		if (!s->capture)	/* reported */
 			return BPFPROF_EXIT_ERROR;
-		}
 		pr_warn("%s will hold the targets' stack memory (mode 0600): keep it private",
 			o->raw_capture);
 		if (!file__read_all("/proc/kallsyms", &text, &len)) {
 			err = capture_writer__text(s->capture, RECORD_CAPTURE_KALLSYMS, 0, text, len);
 			s->ksyms = ksyms__load_text(text, len);
 			free(text);
-			if (err)
-				s->capture_failed = true;
+			if (err) {	/* a full disk, before the targets run */
+				pr_warn("write %s: %s", o->raw_capture, strerror(-err));
+				return BPFPROF_EXIT_ERROR;
+			}
 		}
 	}
 	err = setup_pipeline(s, loader__ringbuf_fd(s->loader), o->max_stack_sz, o->all);
@@ -890,6 +955,11 @@ static int run_report(struct session *s)
 		pr_warn("open %s: %s", s->opts->report,
 			errno == EINVAL ? "not a bpfprof raw capture" : strerror(errno));
 		return BPFPROF_EXIT_ERROR;
+	}
+	err = open_outputs(s);
+	if (err) {
+		capture_reader__close(r);
+		return err;
 	}
 	/* The kernel symbols of the capture's time, if it recorded them (its first record). */
 	n = capture_reader__next(r, &data, &sz);
@@ -948,6 +1018,7 @@ out:
 
 static void teardown(struct session *s)
 {
+	close_outputs(s);
 	/* An error after the capture started: keep what it holds. */
 	capture_writer__close(s->capture, 0, 0);
 	consumer__free(s->consumer);
@@ -1041,6 +1112,8 @@ static int exec_profiler(struct session *s, pid_t target, int ready_fd)
 			return BPFPROF_EXIT_ERROR;
 	}
 	err = setup(s);
+	if (!err && !exporting)
+		err = open_outputs(s);
 	if (!err) {
 		o->pids = calloc(1, sizeof(*o->pids));
 		s->cpu_start_ns = calloc(1, sizeof(*s->cpu_start_ns));
@@ -1074,6 +1147,8 @@ static int exec_profiler(struct session *s, pid_t target, int ready_fd)
 	s->end_ns = now_ns();
 	pids_alive(s);
 	final_drain(s);
+	if (close_capture(s))
+		err = BPFPROF_EXIT_ERROR;
 	if (s->agent) {
 		agent_counters(s);
 		agent_cut(s);
@@ -1111,7 +1186,9 @@ static int run_exec(struct session *s)
 		mid = fork();
 		if (mid)
 			_exit(mid < 0 ? 1 : 0);
-		_exit(exec_profiler(s, target, ready[1]));
+		status = exec_profiler(s, target, ready[1]);
+		teardown(s);	/* temp files of outputs never written are removed */
+		_exit(status);
 	}
 	close(ready[1]);
 	if (mid > 0)
@@ -1215,6 +1292,8 @@ int main(int argc, char **argv)
 	if (o.pids_cnt && check_pids(&o))
 		goto out;
 	err = setup(&s);
+	if (!err)
+		err = open_outputs(&s);
 	if (err) {
 		ret = err;
 		goto out;
@@ -1262,15 +1341,8 @@ int main(int argc, char **argv)
 		pids_alive(&s);	/* last CPU times, for the expected sample count */
 	final_drain(&s);
 	reap_child(&s, WNOHANG);
-	if (s.capture) {
-		err = capture_writer__close(s.capture, s.start_realtime_ns, s.end_ns - s.start_ns);
-		s.capture = NULL;
-		if (err || s.capture_failed)
-			pr_warn("write %s: %s", o.raw_capture, strerror(err ? -err : EIO));
-		else
-			pr_info("wrote raw capture %s", o.raw_capture);
-	}
-	err = write_output(&s) ? BPFPROF_EXIT_ERROR : 0;
+	err = close_capture(&s);
+	err = write_output(&s) || err ? BPFPROF_EXIT_ERROR : 0;
 	print_summary(&s);
 	if (o.cmd)
 		ret = err ? err : child_exit_code(&s);

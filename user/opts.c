@@ -24,9 +24,10 @@ static const char doc[] =
 "\n"
 "Writes folded stacks (\"comm;root;...;leaf COUNT\", kernel frames suffixed\n"
 "_[k], inlined _[i], JIT _[j]), a gzipped pprof profile (go tool pprof,\n"
-"Pyroscope, speedscope) or an interactive SVG flame graph, to stdout or -o FILE\n"
-"(the format follows the file name: .pb.gz or .pprof, .svg, else folded), and\n"
-"a summary to stderr.\n"
+"Pyroscope, speedscope) or an interactive SVG flame graph to -o FILE (the\n"
+"format follows the name: .pb.gz, .pb, .pprof, .pprof.gz pprof, .svg flame\n"
+"graph, else folded), by default to stdout, or with -- CMD to bpfprof.folded\n"
+"(CMD's own output goes to stdout), and a summary to stderr.\n"
 "\n"
 "EXIT STATUS: with -- CMD, CMD's status (128+N if signal N killed it, 127 if\n"
 "it could not be started); else 0 on success, 1 on errors (privileges,\n"
@@ -48,7 +49,8 @@ static const char doc[] =
 "A program named like a subcommand runs after --: bpfprof -- report.\n"
 "\n"
 "Examples:\n"
-"  bpfprof -- make -j2             a build and every process it starts\n"
+"  bpfprof -- make -j2             a build and every process it starts,\n"
+"                                  into bpfprof.folded (no -o with -- CMD)\n"
 "  bpfprof -F 999 -o out.folded -- python3 app.py\n"
 "                                  999 samples a second per CPU\n"
 "  bpfprof -o app.svg -- ./app     flame graph: open it in a browser\n"
@@ -196,10 +198,11 @@ static const struct argp_option options[] = {
 	{ "unwinder", OPT_UNWINDER, "NAME", 0, "fast (default: per-binary CFI tables, libdwfl "
 	  "for what they cannot express), dwfl (libdwfl only) or diff (both, compared: exit 1 "
 	  "on a difference)", 2 },
-	{ "output", 'o', "FILE", 0, "Write the profile to FILE (default stdout), atomically; "
-	  "repeat for several formats of one run (-o a.svg -o a.pb.gz)", 3 },
+	{ "output", 'o', "FILE", 0, "Write the profile to FILE ('-': stdout; default stdout, "
+	  "with -- CMD bpfprof.folded), created at the start, written at the end; repeat for "
+	  "several formats of one run (-o a.svg -o a.pb.gz)", 3 },
 	{ "format", OPT_FORMAT, "FMT", 0, "folded, pprof or svg (default: from -o's name: "
-	  ".pb.gz/.pprof pprof, .svg svg, else folded)", 3 },
+	  ".pb.gz/.pb/.pprof/.pprof.gz pprof, .svg svg, else folded)", 3 },
 	{ "title", OPT_TITLE, "TEXT", 0, "Title of the SVG flame graph", 3 },
 	{ "no-demangle", OPT_NO_DEMANGLE, NULL, 0, "Keep C++ and Rust symbol names mangled", 3 },
 	{ "full-names", OPT_FULL_NAMES, NULL, 0, "Demangled C++ names with their parameter lists, "
@@ -412,12 +415,25 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= m && !strcmp(s + n - m, suffix);
 }
 
-static enum output_format format_from_name(const char *path)
+/* The format an -o name asks for; *known: its extension said so (or it has none). */
+static enum output_format format_from_name(const char *path, bool *known)
 {
-	if (ends_with(path, ".pb.gz") || ends_with(path, ".pprof") || ends_with(path, ".pb"))
-		return OUTPUT_PPROF;
+	static const char *const pprof[] = { ".pb", ".pb.gz", ".pprof", ".pprof.gz" };
+	static const char *const folded[] = { ".folded", ".collapsed", ".txt" };
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	size_t i;
+
+	*known = true;
+	for (i = 0; i < ARRAY_SIZE(pprof); i++)
+		if (ends_with(path, pprof[i]))
+			return OUTPUT_PPROF;
 	if (ends_with(path, ".svg"))
 		return OUTPUT_SVG;
+	for (i = 0; i < ARRAY_SIZE(folded); i++)
+		if (ends_with(path, folded[i]))
+			return OUTPUT_FOLDED;
+	/* "out", "/dev/stdout", "-", ".hidden": no extension. */
+	*known = !*base || !strchr(base + 1, '.');
 	return OUTPUT_FOLDED;
 }
 
@@ -514,6 +530,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'o':
 		if (o->outputs_cnt == BPFPROF_MAX_OUTPUTS)
 			argp_error(state, "-o given more than %d times", BPFPROF_MAX_OUTPUTS);
+		if (!*arg)
+			argp_error(state, "-o needs a file name ('-' for stdout)");
 		o->outputs[o->outputs_cnt++] = arg;
 		break;
 	case OPT_FORMAT:
@@ -554,6 +572,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->unwinder_set = true;
 		break;
 	case OPT_RAW_CAPTURE:
+		if (!*arg)
+			argp_error(state, "--raw-capture needs a file name");
 		o->raw_capture = arg;
 		break;
 	case 'q':
@@ -689,8 +709,15 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		 * address, kept 16-byte aligned at calls by the psABI): no more fit in a copy. */
 		if (!o->max_frames)
 			o->max_frames = o->max_stack_sz / MIN_FRAME_BYTES;
-		for (size_t i = 0; i < o->outputs_cnt; i++)
-			o->formats[i] = ctx->format_set ? o->format : format_from_name(o->outputs[i]);
+		for (size_t i = 0; i < o->outputs_cnt; i++) {
+			bool known;
+
+			o->formats[i] = ctx->format_set ? o->format : format_from_name(o->outputs[i], &known);
+			if (!ctx->format_set && !known)
+				fprintf(stderr, "bpfprof: %s: extension unknown, writing folded stacks "
+					"(.pb.gz or .pprof: pprof, .svg: flame graph; or --format)\n",
+					o->outputs[i]);
+		}
 		if (ctx->agent_opt && !o->agent && !o->exec)
 			argp_error(state, "agent options need 'bpfprof agent' or --exec");
 		if (o->exec && !o->cmd)

@@ -69,8 +69,9 @@ static int cmp_lines(const void *a, const void *b)
 	return strcmp(((const struct line *)a)->text, ((const struct line *)b)->text);
 }
 
-int output_folded__write(struct aggregate *agg, FILE *fp)
+int output_folded__write(struct aggregate *agg, FILE *fp, struct output_counts *counts)
 {
+	struct output_counts done = { 0 };
 	struct lines lines = { .agg = agg };
 	uint64_t count;
 	size_t i, j;
@@ -94,8 +95,12 @@ int output_folded__write(struct aggregate *agg, FILE *fp)
 				err = -EIO;
 				break;
 			}
+			done.stacks++;
+			done.samples += count;
 		}
 	}
+	if (counts)
+		*counts = done;
 	for (i = 0; i < lines.cnt; i++)
 		free(lines.v[i].text);
 	free(lines.v);

@@ -5,14 +5,16 @@
 
 #include <stdio.h>
 #include "aggregate.h"
+#include "output_file.h"
 
 /*
  * Symbolizes agg (aggregate__symbolize()) and writes one line per unique stack,
  * "comm;root;...;leaf COUNT", lines sorted and equal lines summed (the format of FlameGraph's
  * stackcollapse-perf.pl): suffixes "_[k]" kernel, "_[i]" inlined, "_[j]" JIT frames; ';' in
  * names becomes ':', spaces in comm become '_', control characters become '?'.
+ * counts (NULL: not wanted): the lines written and the samples they hold.
  * Returns 0 or a negative errno (-EIO when fp failed).
  */
-int output_folded__write(struct aggregate *agg, FILE *fp);
+int output_folded__write(struct aggregate *agg, FILE *fp, struct output_counts *counts);
 
 #endif /* BPFPROF_OUTPUT_FOLDED_H */

@@ -501,8 +501,9 @@ static int gzip_bytes(const uint8_t *in, size_t in_sz, void **gz, size_t *gz_sz)
 	return 0;
 }
 
-int output_pprof__encode(struct aggregate *agg, const struct pprof_opts *o, void **gz,
-			 size_t *gz_sz)
+/* output_pprof__encode(), and what it encoded in *counts (NULL: not wanted). */
+static int encode(struct aggregate *agg, const struct pprof_opts *o, void **gz, size_t *gz_sz,
+		  struct output_counts *counts)
 {
 	struct encoder enc = { .agg = agg, .o = o };
 	Profile *p = &enc.prof;
@@ -583,19 +584,32 @@ int output_pprof__encode(struct aggregate *agg, const struct pprof_opts *o, void
 	}
 	perftools__profiles__profile__pack(p, buf);
 	err = gzip_bytes(buf, sz, gz, gz_sz);
+	if (!err && counts) {
+		counts->stacks = enc.samples_cnt;
+		counts->samples = 0;
+		for (i = 0; i < enc.samples_cnt; i++)
+			counts->samples += enc.samples[i].value[0];
+	}
 out:
 	free(buf);
 	encoder__free(&enc);
 	return err;
 }
 
-int output_pprof__write(struct aggregate *agg, FILE *fp, const struct pprof_opts *o)
+int output_pprof__encode(struct aggregate *agg, const struct pprof_opts *o, void **gz,
+			 size_t *gz_sz)
+{
+	return encode(agg, o, gz, gz_sz, NULL);
+}
+
+int output_pprof__write(struct aggregate *agg, FILE *fp, const struct pprof_opts *o,
+			struct output_counts *counts)
 {
 	size_t sz = 0;
 	void *gz = NULL;
 	int err;
 
-	err = output_pprof__encode(agg, o, &gz, &sz);
+	err = encode(agg, o, &gz, &sz, counts);
 	if (err)
 		return err;
 	if (fwrite(gz, 1, sz, fp) != sz)

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "aggregate.h"
+#include "output_file.h"
 
 /* A label of a whole profile: key and value, NUL-terminated UTF-8. */
 struct pprof_label {
@@ -48,7 +49,9 @@ struct pprof_opts {
 int output_pprof__encode(struct aggregate *agg, const struct pprof_opts *o, void **gz,
 			 size_t *gz_sz);
 
-/* output_pprof__encode() written to fp. 0, -ENOMEM or -EIO. */
-int output_pprof__write(struct aggregate *agg, FILE *fp, const struct pprof_opts *o);
+/* output_pprof__encode() written to fp; counts (NULL: not wanted): the Samples encoded (one
+ * per thread and stack) and the samples they hold. 0, -ENOMEM or -EIO. */
+int output_pprof__write(struct aggregate *agg, FILE *fp, const struct pprof_opts *o,
+			struct output_counts *counts);
 
 #endif /* BPFPROF_OUTPUT_PPROF_H */

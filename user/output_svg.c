@@ -11,6 +11,7 @@ struct svg_ctx {
 	const char **names;
 	enum frame_kind *kinds;
 	size_t cap;
+	uint64_t samples;	/* added */
 };
 
 static int add_stack(const struct agg_frame *frames, size_t n, uint64_t count,
@@ -30,10 +31,12 @@ static int add_stack(const struct agg_frame *frames, size_t n, uint64_t count,
 		c->names[i] = aggregate__str(c->agg, frames[i].name);
 		c->kinds[i] = frames[i].kind;
 	}
+	c->samples += count;
 	return flamegraph__add(c->fg, c->names, c->kinds, n, count);
 }
 
-int output_svg__write(struct aggregate *agg, FILE *fp, const struct flamegraph_opts *o)
+int output_svg__write(struct aggregate *agg, FILE *fp, const struct flamegraph_opts *o,
+		      struct output_counts *counts)
 {
 	struct svg_ctx c = { .agg = agg };
 	int err;
@@ -47,6 +50,8 @@ int output_svg__write(struct aggregate *agg, FILE *fp, const struct flamegraph_o
 	err = aggregate__for_each_frames(agg, add_stack, &c);
 	if (!err)
 		err = flamegraph__write_svg(c.fg, fp, o);
+	if (!err && counts)
+		*counts = (struct output_counts){ .samples = c.samples };
 	flamegraph__free(c.fg);
 	free(c.names);
 	free(c.kinds);

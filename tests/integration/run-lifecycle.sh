@@ -89,11 +89,12 @@ test_output_file() {
 		" stderr lines without 'bpfprof: '"
 }
 
-# Without -o the profile goes to stdout (and -e cpu-clock, the default, may be named).
+# -o - writes the profile to stdout (and -e cpu-clock, the default, may be named). Without -o,
+# -- CMD's profile goes to bpfprof.folded: run-outputs.sh.
 test_stdout() {
 	local p=$TEST_TMP/stdout
 
-	run_bpfprof 40 "$p" -e cpu-clock -F "$HZ" -- "$TARGETS/chain" 1
+	run_bpfprof 40 "$p" -e cpu-clock -F "$HZ" -o - -- "$TARGETS/chain" 1
 	assert_eq stdout_exit "$BP_RC" 0
 	assert_ge stdout_samples "$(folded_samples "$p.out" chain)" 1
 	check_folded_file stdout_output "$p.out"
