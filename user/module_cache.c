@@ -10,6 +10,7 @@
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "file.h"
 #include "log.h"
 #include "module_cache.h"
 #include "proc_maps.h"
@@ -172,12 +173,10 @@ static struct elf_entry *cache__get(struct module_cache *mc, const char *open_pa
 	struct stat st;
 	int fd = -1, err;
 
-	fd = open(open_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	fd = file__open_regular(open_path, check ? O_NOFOLLOW : 0, &st);
+	if (fd < 0) {
+		errno = -fd;
 		return NULL;
-	if (fstat(fd, &st)) {
-		err = -errno;
-		goto fail;
 	}
 	if (check && (st.st_dev != dev || st.st_ino != ino)) {
 		err = -ESTALE;

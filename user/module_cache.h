@@ -66,11 +66,12 @@ void module_cache__free(struct module_cache *mc);
 
 /*
  * The entry of the file at open_path (e.g. "/proc/PID/map_files/START-END", which also reaches
- * deleted files and other mount namespaces), as mapped under map_path. The file is stat'ed,
+ * deleted files and other mount namespaces), as mapped under map_path. The file is opened with
+ * file__open_regular() (never blocks; a FIFO, device or directory there is refused), stat'ed,
  * and parsed only when its identity is not cached yet; a file with the build-id of a cached
  * one (the same library in another container, a copy) shares that entry. Returns a new
- * reference, or NULL with errno set (ENOENT, EACCES, ENOEXEC for a file that is not a valid
- * ELF).
+ * reference, or NULL with errno set (ENOENT, EACCES, EINVAL for a file that is not a regular
+ * file, ENOEXEC for one that is not a valid ELF).
  */
 struct elf_entry *module_cache__get(struct module_cache *mc, const char *open_path,
 				    const char *map_path);
@@ -78,7 +79,8 @@ struct elf_entry *module_cache__get(struct module_cache *mc, const char *open_pa
 /*
  * module_cache__get(), but only when the file opened is the inode the mapping refers to
  * (dev as st_dev, ino): a path seen from another mount namespace, or replaced since, may be
- * another file. NULL with errno ESTALE for another inode.
+ * another file. The last component of the path must not be a symlink (the kernel reports mapped
+ * paths resolved). NULL with errno ESTALE for another inode, ELOOP for a symlink.
  */
 struct elf_entry *module_cache__get_checked(struct module_cache *mc, const char *open_path,
 					    const char *map_path, uint64_t dev, uint64_t ino);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "debuginfo.h"
+#include "file.h"
 #include "symbolize.h"
 #include "util.h"
 
@@ -493,11 +494,11 @@ static Elf *debug_file__try(const char *path, Elf *elf, const uint8_t *id, size_
 	Elf *dbg = NULL;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Debug files are often symlinks (.build-id/): followed, but only a regular file is
+	 * opened. */
+	fd = file__open_regular(path, 0, &st);
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
-		goto fail;
 	/* A debuglink naming the file itself would only duplicate its own symbols. */
 	if (self && st.st_dev == self->st_dev && st.st_ino == self->st_ino)
 		goto fail;
