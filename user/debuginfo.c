@@ -442,6 +442,11 @@ static void file_dbg__open(struct file_dbg *fd, struct elf_entry *e)
 	fd->gen = __atomic_load_n(&fetch_gen, __ATOMIC_ACQUIRE);
 	if (!e->elf)
 		return;
+	/* Rewritten in place since it was opened: its sections would be another build's. */
+	if (elf_entry__changed(e)) {
+		pr_debug("read DWARF of %s: the file changed since it was opened", e->path);
+		return;
+	}
 	if (elf_has_debug_info(e->elf)) {
 		fd->dw = dwarf_begin_elf(e->elf, DWARF_C_READ, NULL);
 		if (fd->dw)

@@ -2,8 +2,11 @@
 /* file.c: opening files other users control (never block, regular files only), whole-file reads. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/select.h>
 #include <unistd.h>
 #include "file.h"
 
@@ -36,6 +39,26 @@ int file__open_regular(const char *path, int flags, struct stat *st)
 	}
 	close(pfd);
 	return err ? err : fd;
+}
+
+int file__move_high(int fd)
+{
+	static bool raised;
+	struct rlimit rl;
+	int high;
+
+	if (!raised) {
+		raised = true;
+		if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
+	high = fcntl(fd, F_DUPFD_CLOEXEC, FD_SETSIZE);
+	if (high < 0)
+		return fd;	/* a limit of FD_SETSIZE or less: keep it where it is */
+	close(fd);
+	return high;
 }
 
 int file__read_all(const char *path, char **text, size_t *len)

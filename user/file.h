@@ -19,6 +19,14 @@
 int file__open_regular(const char *path, int flags, struct stat *st);
 
 /*
+ * For descriptors kept open long (one per cached ELF file): raises the soft RLIMIT_NOFILE to
+ * the hard limit once, then moves fd to a number >= FD_SETSIZE when the limit allows, out of
+ * the way of select()-based code (libmicrohttpd's) and of the files bpfprof writes. Returns
+ * the descriptor to use: the new one (fd closed), or fd itself.
+ */
+int file__move_high(int fd);
+
+/*
  * Reads the whole regular file at path (a /proc file: st_size is 0), opened with
  * file__open_regular(), into a malloc'd, NUL-terminated *text of *len bytes. Returns 0 or a
  * negative errno; -ENOENT also when a process went away while its file was read (ESRCH).

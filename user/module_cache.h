@@ -31,15 +31,18 @@ struct symtab;
 
 /*
  * One ELF file. The cache owns it; users hold references (module_cache__get(),
- * elf_entry__get()) and drop them with elf_entry__put(). elf is opened
- * ELF_C_READ_MMAP_PRIVATE with its fd detached, so libdwfl modules can share it through
- * elf_begin(-1, ELF_C_READ_MMAP_PRIVATE, elf) (docs/design.md, "Sharing ELF files").
+ * elf_entry__get()) and drop them with elf_entry__put(). elf is opened ELF_C_READ on fd,
+ * which the entry keeps open: libelf reads what is asked for with pread and keeps it, nothing
+ * is mmap'd, so a file truncated or rewritten meanwhile gives read errors (frames degrade to
+ * module+0xOFF), never SIGBUS. libdwfl modules share it through elf_begin(-1, ELF_C_READ, elf)
+ * (docs/design.md, "Sharing ELF files").
  */
 struct elf_entry {
 	struct file_id id;		/* hash key */
 	char *path;			/* the path as the process mapped it ("[vdso]" for the vdso) */
 	const char *name;		/* basename of path, for "module+0xOFF" frames */
 	Elf *elf;
+	int fd;				/* elf's file; -1 for the vdso (an in-memory image) */
 	bool is_dyn;			/* ET_DYN (shared object, PIE) */
 	uint64_t entry;			/* e_entry */
 	uint8_t build_id[20];		/* NT_GNU_BUILD_ID (first 20 bytes), when the file has one */
@@ -120,7 +123,16 @@ void elf_entry__put(struct elf_entry *e);
 int elf_entry__bias(const struct elf_entry *e, uint64_t start, uint64_t pgoff, uint64_t *bias,
 		    uint64_t *lo, uint64_t *hi);
 
-/* The function symbols of e, loaded at the first call; NULL when they cannot be read. */
+/*
+ * Whether e's file no longer has the identity it was opened with (size, mtime, ctime): a file
+ * rewritten in place (cp over a library) holds another build's bytes at the offsets its headers
+ * gave, a truncated one none. Names are not read from a changed file (its frames stay
+ * module+0xOFF); what was read before stays. False for the vdso.
+ */
+bool elf_entry__changed(const struct elf_entry *e);
+
+/* The function symbols of e, loaded at the first call; NULL when they cannot be read or the file
+ * changed since it was opened. */
 struct symtab *elf_entry__symtab(struct elf_entry *e);
 
 #endif /* BPFPROF_MODULE_CACHE_H */

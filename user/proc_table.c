@@ -39,11 +39,9 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
 	*elfp = NULL;
 	if (!e)
 		return -1;
-	/* Same descriptor, libelf reference count raised; libdwfl's elf_end() drops it. */
-	/* libelf wants the command the Elf was made with: the vdso's is an elf_memory() image
-	 * (ELF_C_READ_MMAP); for it, ELF_C_READ_MMAP_PRIVATE fails ("invalid command"). */
-	*elfp = elf_begin(-1, strcmp(e->path, "[vdso]") ? ELF_C_READ_MMAP_PRIVATE : ELF_C_READ_MMAP,
-			  e->elf);
+	/* Same descriptor, libelf reference count raised; libdwfl's elf_end() drops it. ELF_C_READ
+	 * takes any Elf opened for reading (the vdso's elf_memory() image too). */
+	*elfp = elf_begin(-1, ELF_C_READ, e->elf);
 	if (e->path[0] == '/')
 		*file_name = strdup(e->path);
 	return -1;
@@ -87,7 +85,7 @@ struct proc_table *proc_table__new(const struct proc_table_opts *opts)
 		err = -errno;
 		goto fail;
 	}
-	pt->ref_elf = elf_begin(pt->ref_fd, ELF_C_READ_MMAP, NULL);
+	pt->ref_elf = elf_begin(pt->ref_fd, ELF_C_READ, NULL);
 	if (!pt->ref_elf) {
 		err = -ENOEXEC;
 		goto fail;

@@ -502,7 +502,10 @@ static Elf *debug_file__try(const char *path, Elf *elf, const uint8_t *id, size_
 	/* A debuglink naming the file itself would only duplicate its own symbols. */
 	if (self && st.st_dev == self->st_dev && st.st_ino == self->st_ino)
 		goto fail;
-	dbg = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* pread, not mmap: a debug file truncated while in use must not raise SIGBUS. The fd
+	 * lives as long as the Elf (the DWARF of a debug file stays open). */
+	fd = file__move_high(fd);
+	dbg = elf_begin(fd, ELF_C_READ, NULL);
 	if (!dbg || elf_kind(dbg) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr) ||
 	    !gelf_getehdr(dbg, &dbg_ehdr))
 		goto fail;

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/select.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -90,6 +92,24 @@ static void test_open_regular(void **state)
 	assert_int_equal(file__open_regular("/nonexistent/file", 0, NULL), -ENOENT);
 }
 
+static void test_move_high(void **state)
+{
+	struct dir *d = *state;
+	struct rlimit rl;
+	int fd;
+
+	fd = file__open_regular(d->file, 0, NULL);
+	assert_true(fd >= 0 && fd < FD_SETSIZE);
+	fd = file__move_high(fd);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	/* The soft limit is the hard one now; above FD_SETSIZE when that allows. */
+	assert_true(rl.rlim_cur == rl.rlim_max);
+	if (rl.rlim_max > FD_SETSIZE)
+		assert_true(fd >= FD_SETSIZE);
+	assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	close(fd);
+}
+
 static void test_read_all(void **state)
 {
 	struct dir *d = *state;
@@ -111,6 +131,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_open_regular, dir_setup, dir_teardown),
+		cmocka_unit_test_setup_teardown(test_move_high, dir_setup, dir_teardown),
 		cmocka_unit_test_setup_teardown(test_read_all, dir_setup, dir_teardown),
 	};
 
