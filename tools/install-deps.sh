@@ -19,6 +19,7 @@ pkgs=(
 	libcmocka-dev		# unit tests
 	python3			# the demo's and tests' real-world target
 	libc6-dbg		# tests: libc's local symbols (__libc_start_call_main, start_thread)
+	dwz			# tests: a DWARF with a dwz alt file (.gnu_debugaltlink)
 	openssl			# test_kube: the mock API server's TLS certificate, made at run time
 	procps util-linux	# tests: ps, setpriv
 	help2man man-db		# the man page from --help; tests: man -l renders it

@@ -20,8 +20,9 @@
 /* 2 added start_realtime_ns; version 1 files are still read (start_realtime_ns 0). */
 #define CAPTURE_VERSION		2
 
-/* The text of /proc/PID/maps as the process table read it, before the record that made it
- * read (struct capture_maps_record). */
+/* The text of /proc/PID/maps as the process table read it (proc_table__read_maps(): with a
+ * "root PATH" line for a process with a root of its own), before the record that made it read
+ * (struct capture_maps_record). */
 #define RECORD_CAPTURE_MAPS	100
 /* The text of /proc/kallsyms at the start (struct capture_text_record with tgid 0): BPF
  * programs' symbols change from one load to the next. First record of a capture. */

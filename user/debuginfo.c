@@ -68,6 +68,9 @@ struct file_dbg {
 	Dwarf *dw;		/* of the file itself or of dbg_elf; NULL: none */
 	Elf *dbg_elf;		/* the separate debug file, or NULL */
 	int dbg_fd;
+	Dwarf *alt_dw;		/* dw's dwz alt file (dwarf_setalt()), or NULL */
+	Elf *alt_elf;
+	int alt_fd;
 	struct cu_range *cus;	/* sorted by lo; built at the first address aranges miss */
 	size_t cus_cnt;
 	bool cus_built;
@@ -437,6 +440,14 @@ static void file_dbg__reset(struct file_dbg *fd)
 	fd->cus_built = false;
 	dwarf_end(fd->dw);
 	fd->dw = NULL;
+	/* After dw: libdw leaves an alt file given with dwarf_setalt() to its caller. */
+	dwarf_end(fd->alt_dw);
+	fd->alt_dw = NULL;
+	elf_end(fd->alt_elf);
+	fd->alt_elf = NULL;
+	if (fd->alt_fd >= 0)
+		close(fd->alt_fd);
+	fd->alt_fd = -1;
 	elf_end(fd->dbg_elf);
 	fd->dbg_elf = NULL;
 	if (fd->dbg_fd >= 0)
@@ -465,6 +476,7 @@ static struct file_dbg *file_dbg(struct elf_entry *e)
 	if (!fd)
 		return NULL;
 	fd->dbg_fd = -1;
+	fd->alt_fd = -1;
 	e->dbg = fd;
 	e->dbg_free = file_dbg__free;
 	return fd;
@@ -495,6 +507,33 @@ static const char *entry_path(const struct elf_entry *e)
 	return e->path && e->path[0] == '/' ? e->path : NULL;
 }
 
+/*
+ * libdw opens the dwz alt file a DWARF names (.gnu_debugaltlink) when it first needs it, with
+ * a plain open() (a FIFO there blocks for ever) and mmap (a truncation raises SIGBUS). So
+ * fd->dw gets its alt file opened our way (debug_file__open_alt(), dwarf_setalt()); a DWARF
+ * whose alt file is not found is not used (its frames get symbol names). The .dwo files of
+ * split units are opened the same way by libdw, but only for calls this file does not make
+ * (a skeleton unit's subdie or integrated attributes): it reads skeletons' line tables only.
+ * Returns whether fd->dw can be used.
+ */
+static bool file_dbg__own_files(struct file_dbg *fd, Elf *elf, int elf_fd, const char *path)
+{
+	if (debug_file__open_alt(elf, elf_fd, fd->dw, &fd->alt_elf, &fd->alt_fd)) {
+		pr_debug("DWARF of %s not used: its dwz alt file (.gnu_debugaltlink) is missing",
+			 path);
+		return false;
+	}
+	if (!fd->alt_elf)
+		return true;
+	fd->alt_dw = dwarf_begin_elf(fd->alt_elf, DWARF_C_READ, NULL);
+	if (!fd->alt_dw) {
+		pr_debug("DWARF of %s not used: its dwz alt file: %s", path, dwarf_errmsg(-1));
+		return false;
+	}
+	dwarf_setalt(fd->dw, fd->alt_dw);
+	return true;
+}
+
 /* Opens the DWARF of e: its own, else its separate debug file's. Leaves fd->dw NULL if none. */
 static void file_dbg__open(struct file_dbg *fd, struct elf_entry *e)
 {
@@ -502,19 +541,27 @@ static void file_dbg__open(struct file_dbg *fd, struct elf_entry *e)
 	fd->gen = __atomic_load_n(&fetch_gen, __ATOMIC_ACQUIRE);
 	if (!e->elf)
 		return;
+	/* Rewritten in place since it was opened: its sections would be another build's. */
+	if (elf_entry__changed(e)) {
+		pr_debug("read DWARF of %s: the file changed since it was opened", e->path);
+		return;
+	}
 	if (elf_has_debug_info(e->elf)) {
 		fd->dw = dwarf_begin_elf(e->elf, DWARF_C_READ, NULL);
-		if (fd->dw)
+		if (fd->dw) {
+			if (!file_dbg__own_files(fd, e->elf, e->fd, e->path))
+				file_dbg__reset(fd);
 			return;
+		}
 	}
 	fd->dbg_elf = debug_file__open(e->elf, entry_path(e), DEBUG_FILE_DWARF, &fd->dbg_fd);
 	if (!fd->dbg_elf)
 		return;
 	fd->dw = dwarf_begin_elf(fd->dbg_elf, DWARF_C_READ, NULL);
-	if (!fd->dw) {
+	if (!fd->dw)
 		pr_debug("read DWARF of %s: %s", e->path, dwarf_errmsg(-1));
+	if (!fd->dw || !file_dbg__own_files(fd, fd->dbg_elf, fd->dbg_fd, e->path))
 		file_dbg__reset(fd);
-	}
 }
 
 static int cu_range_cmp(const void *a, const void *b)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* module_cache.c: one Elf per file identity, opened MMAP_PRIVATE and shared by reference. */
+/* module_cache.c: one Elf per file identity, read through pread (ELF_C_READ), shared by reference. */
 #include <errno.h>
 #include <fcntl.h>
 #include <elfutils/libdwelf.h>
@@ -10,6 +10,7 @@
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "file.h"
 #include "log.h"
 #include "module_cache.h"
 #include "proc_maps.h"
@@ -50,7 +51,13 @@ static void entry__free(struct elf_entry *e)
 	if (e->dbg_free)
 		e->dbg_free(e->dbg);
 	symtab__free(e->symtab);
-	/* libdwfl modules that still use the Elf hold their own libelf references. */
+	if (e->fd >= 0) {
+		/* libdwfl modules still using the Elf hold their own libelf references to it: make
+		 * their reads fail cleanly instead of reading whatever gets this fd number next. */
+		if (e->elf)
+			elf_cntl(e->elf, ELF_C_FDDONE);
+		close(e->fd);
+	}
 	elf_end(e->elf);
 	free(e->loads);
 	free(e->path);
@@ -159,8 +166,20 @@ static struct elf_entry *entry__new(const char *map_path)
 	}
 	slash = strrchr(e->path, '/');
 	e->name = slash ? slash + 1 : e->path;
+	e->fd = -1;
 	e->refcnt = 1;	/* the cache's own */
 	return e;
+}
+
+static void file_id__set(struct file_id *id, const struct stat *st)
+{
+	*id = (struct file_id){
+		.dev = st->st_dev,
+		.ino = st->st_ino,
+		.size = st->st_size,
+		.mtime_ns = st->st_mtim.tv_sec * 1000000000ll + st->st_mtim.tv_nsec,
+		.ctime_ns = st->st_ctim.tv_sec * 1000000000ll + st->st_ctim.tv_nsec,
+	};
 }
 
 static struct elf_entry *cache__get(struct module_cache *mc, const char *open_path,
@@ -168,26 +187,20 @@ static struct elf_entry *cache__get(struct module_cache *mc, const char *open_pa
 {
 	struct elf_entry *e = NULL, *same = NULL;
 	struct id_alias *alias = NULL;
-	struct file_id id = {};
+	struct file_id id;
 	struct stat st;
 	int fd = -1, err;
 
-	fd = open(open_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	fd = file__open_regular(open_path, check ? O_NOFOLLOW : 0, &st);
+	if (fd < 0) {
+		errno = -fd;
 		return NULL;
-	if (fstat(fd, &st)) {
-		err = -errno;
-		goto fail;
 	}
 	if (check && (st.st_dev != dev || st.st_ino != ino)) {
 		err = -ESTALE;
 		goto fail;
 	}
-	id.dev = st.st_dev;
-	id.ino = st.st_ino;
-	id.size = st.st_size;
-	id.mtime_ns = st.st_mtim.tv_sec * 1000000000ll + st.st_mtim.tv_nsec;
-	id.ctime_ns = st.st_ctim.tv_sec * 1000000000ll + st.st_ctim.tv_nsec;
+	file_id__set(&id, &st);
 	HASH_FIND(hh, mc->entries, &id, sizeof(id), e);
 	if (!e) {
 		HASH_FIND(hh, mc->aliases, &id, sizeof(id), alias);
@@ -203,7 +216,11 @@ static struct elf_entry *cache__get(struct module_cache *mc, const char *open_pa
 		goto fail;
 	}
 	e->id = id;
-	e->elf = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
+	/* libelf reads sections through it as they are asked for, as long as the entry lives. */
+	e->fd = file__move_high(fd);
+	fd = -1;
+	/* Read with pread, never mmap: a file truncated under a mapping would raise SIGBUS. */
+	e->elf = elf_begin(e->fd, ELF_C_READ, NULL);
 	if (!e->elf) {
 		err = -ENOEXEC;
 		goto fail;
@@ -211,12 +228,6 @@ static struct elf_entry *cache__get(struct module_cache *mc, const char *open_pa
 	err = entry__parse(e);
 	if (err)
 		goto fail;
-	/* Detach the fd: the mapping stays, the descriptor can go. */
-	if (elf_cntl(e->elf, ELF_C_FDREAD)) {
-		err = -EIO;
-		goto fail;
-	}
-	close(fd);
 	mc->opened++;
 	if (e->build_id_sz) {
 		HASH_FIND(hh_build_id, mc->by_build_id, e->build_id, e->build_id_sz, same);
@@ -400,10 +411,27 @@ int elf_entry__bias(const struct elf_entry *e, uint64_t start, uint64_t pgoff, u
 	return 0;
 }
 
+bool elf_entry__changed(const struct elf_entry *e)
+{
+	struct file_id now;
+	struct stat st;
+
+	if (e->fd < 0)
+		return false;
+	if (fstat(e->fd, &st))
+		return true;
+	file_id__set(&now, &st);
+	return memcmp(&now, &e->id, sizeof(now));
+}
+
 struct symtab *elf_entry__symtab(struct elf_entry *e)
 {
 	if (!e->symtab_tried) {
 		e->symtab_tried = true;
+		if (elf_entry__changed(e)) {
+			pr_debug("read symbols of %s: the file changed since it was opened", e->path);
+			return NULL;
+		}
 		e->symtab = symtab__new(e->elf, e->path[0] == '/' ? e->path : NULL);
 		if (!e->symtab)
 			pr_debug("read symbols of %s: %s", e->path, strerror(errno));

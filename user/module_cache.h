@@ -31,15 +31,18 @@ struct symtab;
 
 /*
  * One ELF file. The cache owns it; users hold references (module_cache__get(),
- * elf_entry__get()) and drop them with elf_entry__put(). elf is opened
- * ELF_C_READ_MMAP_PRIVATE with its fd detached, so libdwfl modules can share it through
- * elf_begin(-1, ELF_C_READ_MMAP_PRIVATE, elf) (docs/design.md, "Sharing ELF files").
+ * elf_entry__get()) and drop them with elf_entry__put(). elf is opened ELF_C_READ on fd,
+ * which the entry keeps open: libelf reads what is asked for with pread and keeps it, nothing
+ * is mmap'd, so a file truncated or rewritten meanwhile gives read errors (frames degrade to
+ * module+0xOFF), never SIGBUS. libdwfl modules share it through elf_begin(-1, ELF_C_READ, elf)
+ * (docs/design.md, "Sharing ELF files").
  */
 struct elf_entry {
 	struct file_id id;		/* hash key */
 	char *path;			/* the path as the process mapped it ("[vdso]" for the vdso) */
 	const char *name;		/* basename of path, for "module+0xOFF" frames */
 	Elf *elf;
+	int fd;				/* elf's file; -1 for the vdso (an in-memory image) */
 	bool is_dyn;			/* ET_DYN (shared object, PIE) */
 	uint64_t entry;			/* e_entry */
 	uint8_t build_id[20];		/* NT_GNU_BUILD_ID (first 20 bytes), when the file has one */
@@ -66,11 +69,12 @@ void module_cache__free(struct module_cache *mc);
 
 /*
  * The entry of the file at open_path (e.g. "/proc/PID/map_files/START-END", which also reaches
- * deleted files and other mount namespaces), as mapped under map_path. The file is stat'ed,
+ * deleted files and other mount namespaces), as mapped under map_path. The file is opened with
+ * file__open_regular() (never blocks; a FIFO, device or directory there is refused), stat'ed,
  * and parsed only when its identity is not cached yet; a file with the build-id of a cached
  * one (the same library in another container, a copy) shares that entry. Returns a new
- * reference, or NULL with errno set (ENOENT, EACCES, ENOEXEC for a file that is not a valid
- * ELF).
+ * reference, or NULL with errno set (ENOENT, EACCES, EINVAL for a file that is not a regular
+ * file, ENOEXEC for one that is not a valid ELF).
  */
 struct elf_entry *module_cache__get(struct module_cache *mc, const char *open_path,
 				    const char *map_path);
@@ -78,7 +82,8 @@ struct elf_entry *module_cache__get(struct module_cache *mc, const char *open_pa
 /*
  * module_cache__get(), but only when the file opened is the inode the mapping refers to
  * (dev as st_dev, ino): a path seen from another mount namespace, or replaced since, may be
- * another file. NULL with errno ESTALE for another inode.
+ * another file. The last component of the path must not be a symlink (the kernel reports mapped
+ * paths resolved). NULL with errno ESTALE for another inode, ELOOP for a symlink.
  */
 struct elf_entry *module_cache__get_checked(struct module_cache *mc, const char *open_path,
 					    const char *map_path, uint64_t dev, uint64_t ino);
@@ -118,7 +123,16 @@ void elf_entry__put(struct elf_entry *e);
 int elf_entry__bias(const struct elf_entry *e, uint64_t start, uint64_t pgoff, uint64_t *bias,
 		    uint64_t *lo, uint64_t *hi);
 
-/* The function symbols of e, loaded at the first call; NULL when they cannot be read. */
+/*
+ * Whether e's file no longer has the identity it was opened with (size, mtime, ctime): a file
+ * rewritten in place (cp over a library) holds another build's bytes at the offsets its headers
+ * gave, a truncated one none. Names are not read from a changed file (its frames stay
+ * module+0xOFF); what was read before stays. False for the vdso.
+ */
+bool elf_entry__changed(const struct elf_entry *e);
+
+/* The function symbols of e, loaded at the first call; NULL when they cannot be read or the file
+ * changed since it was opened. */
 struct symtab *elf_entry__symtab(struct elf_entry *e);
 
 #endif /* BPFPROF_MODULE_CACHE_H */

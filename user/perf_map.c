@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "file.h"
 #include "perf_map.h"
 #include "util.h"
 
@@ -298,7 +299,8 @@ static int parse_text(struct perf_map *m, char *text, size_t len)
 		line = nl + 1;
 	}
 	/* Files are appended to while we read them: a last line without '\n' may be partial. */
-	qsort(entries, cnt, sizeof(*entries), cmp_entry);
+	if (cnt)	/* entries is NULL for an empty map: qsort() must not get it */
+		qsort(entries, cnt, sizeof(*entries), cmp_entry);
 	err = build_ranges(m, entries, cnt);
 cleanup:
 	free(entries);
@@ -370,25 +372,19 @@ cleanup:
 
 struct perf_map *perf_map__parse_file(const char *path)
 {
-	struct perf_map *m = NULL;
+	struct perf_map *m;
 	struct stat st;
-	int fd, err = 0;
+	int fd, err;
 
-	/* O_NONBLOCK: a FIFO must not block the open; it is refused after fstat. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
+	fd = file__open_regular(path, 0, &st);
+	if (fd < 0) {
+		errno = -fd;
 		return NULL;
-	if (fstat(fd, &st)) {
-		err = -errno;
-		goto cleanup;
 	}
 	m = read_fd(fd, &st);
-	if (!m)
-		err = -errno;
-cleanup:
+	err = errno;
 	close(fd);
-	if (err)
-		errno = -err;
+	errno = err;
 	return m;
 }
 
@@ -511,12 +507,10 @@ static struct perf_map *open_checked(const struct perf_map *m, struct stat *st)
 	struct perf_map *n = NULL;
 	int fd, err = 0;
 
-	fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
-	if (fd < 0)
+	fd = file__open_regular(m->path, O_NOFOLLOW, st);
+	if (fd < 0) {
+		errno = -fd;
 		return NULL;
-	if (fstat(fd, st)) {
-		err = -errno;
-		goto cleanup;
 	}
 	if (!owner_ok(m, st->st_uid)) {
 		err = -EPERM;

@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include "file.h"
 #include "proc_maps.h"
 
 #define DELETED_SUFFIX " (deleted)"
@@ -259,4 +261,171 @@ void proc_maps__free(struct proc_mapping *mappings, size_t cnt)
 	for (i = 0; i < cnt; i++)
 		proc_mapping__clear(&mappings[i]);
 	free(mappings);
+}
+
+/* One line of a mountinfo file (proc(5)): the fields bpfprof uses, unescaped in place. */
+struct mountinfo_line {
+	unsigned int major, minor;
+	char *root;		/* the directory of the filesystem mounted */
+	char *mount_point;	/* relative to the reader's root */
+};
+
+/* Undoes the kernel's octal escapes (\040 for a space, \012, \134) in place. */
+static void unescape(char *s)
+{
+	char *out = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*out++ = (s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0');
+			s += 3;
+		} else {
+			*out++ = *s;
+		}
+	}
+	*out = '\0';
+}
+
+/* Splits a mountinfo line (modified in place); false for a malformed one. */
+static bool mountinfo_parse(char *line, struct mountinfo_line *m)
+{
+	char *save = NULL, *tok[5];
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		tok[i] = strtok_r(i ? NULL : line, " \n", &save);
+		if (!tok[i])
+			return false;
+	}
+	if (sscanf(tok[2], "%u:%u", &m->major, &m->minor) != 2)
+		return false;
+	m->root = tok[3];
+	m->mount_point = tok[4];
+	unescape(m->root);
+	unescape(m->mount_point);
+	return true;
+}
+
+/* The part of path below dir ("" for dir itself), or NULL when path is not under dir. */
+static const char *path_below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (!strcmp(dir, "/"))
+		return path;
+	if (strncmp(path, dir, n) || (path[n] && path[n] != '/'))
+		return NULL;
+	return path + n;
+}
+
+static bool same_dir(const char *path, const struct stat *want)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISDIR(st.st_mode) && st.st_dev == want->st_dev &&
+	       st.st_ino == want->st_ino;
+}
+
+/* A mount of the filesystem (major, minor) in bpfprof's namespace that holds fs_dir, and the
+ * path of fs_dir there, when it is the directory want is. */
+static char *host_path_of(unsigned int major, unsigned int minor, const char *fs_dir,
+			  const struct stat *want)
+{
+	struct mountinfo_line m;
+	char *text = NULL, *line, *next, *path = NULL;
+	const char *below;
+	size_t len;
+
+	if (file__read_all("/proc/self/mountinfo", &text, &len))
+		return NULL;
+	for (line = text; line && *line && !path; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (!mountinfo_parse(line, &m) || m.major != major || m.minor != minor)
+			continue;
+		below = path_below(fs_dir, m.root);
+		if (!below)
+			continue;
+		if (asprintf(&path, "%s%s", strcmp(m.mount_point, "/") || !*below ?
+			     m.mount_point : "", below) < 0) {
+			path = NULL;
+			break;
+		}
+		if (!same_dir(path, want)) {
+			free(path);
+			path = NULL;
+		}
+	}
+	free(text);
+	return path;
+}
+
+int proc_maps__host_root(uint32_t pid, char **root)
+{
+	char proc_root[32], link[4096], file[64], *text = NULL, *line, *next, *fs_dir = NULL;
+	struct mountinfo_line m;
+	struct stat want, self;
+	unsigned int major = 0, minor = 0;
+	size_t len;
+	ssize_t n;
+	int err;
+
+	*root = NULL;
+	snprintf(proc_root, sizeof(proc_root), "/proc/%u/root", pid);
+	if (stat(proc_root, &want))
+		return errno == ESRCH ? -ENOENT : -errno;
+	if (!stat("/", &self) && self.st_dev == want.st_dev && self.st_ino == want.st_ino)
+		return 0;	/* bpfprof's own root */
+	/* A chroot in this mount namespace: its path from here. */
+	n = readlink(proc_root, link, sizeof(link) - 1);
+	if (n > 1 && link[0] == '/') {
+		link[n] = '\0';
+		if (same_dir(link, &want) && !strchr(link, '\n')) {
+			*root = strdup(link);
+			return *root ? 0 : -ENOMEM;
+		}
+	}
+	/* Another mount namespace: its "/" mount (the last one listed, over any below it). */
+	snprintf(file, sizeof(file), "/proc/%u/mountinfo", pid);
+	err = file__read_all(file, &text, &len);
+	if (err)
+		return err;
+	for (line = text; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (mountinfo_parse(line, &m) && !strcmp(m.mount_point, "/")) {
+			major = m.major;
+			minor = m.minor;
+			fs_dir = m.root;
+		}
+	}
+	if (fs_dir)
+		*root = host_path_of(major, minor, fs_dir, &want);
+	free(text);
+	if (*root && strchr(*root, '\n')) {
+		free(*root);
+		*root = NULL;
+	}
+	return 0;
+}
+
+int proc_maps__text_root(const char *text, size_t len, char **root)
+{
+	const size_t plen = sizeof(PROC_MAPS_ROOT_LINE) - 1;
+	const char *line = text, *end = text + len, *eol;
+
+	*root = NULL;
+	for (; line < end; line = eol + 1) {
+		eol = memchr(line, '\n', end - line);
+		if (!eol)
+			eol = end;
+		if ((size_t)(eol - line) > plen && !memcmp(line, PROC_MAPS_ROOT_LINE, plen)) {
+			*root = strndup(line + plen, eol - line - plen);
+			return *root ? 0 : -ENOMEM;
+		}
+	}
+	return 0;
 }

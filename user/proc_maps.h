@@ -47,5 +47,27 @@ void proc_maps__free(struct proc_mapping *mappings, size_t cnt);
 int proc_maps__parse_text(const char *text, size_t len, bool exec_only,
 			  struct proc_mapping **mappings, size_t *cnt);
 
+/*
+ * The directory that is process pid's root, as a path bpfprof can open, for the paths the
+ * process mapped (relative to its root) once /proc/PID/root is gone: a short-lived process, a
+ * capture's replay. A chroot in bpfprof's mount namespace has a path there (readlink of
+ * /proc/PID/root); the root of another mount namespace (a container's pivot_root) is found
+ * through mountinfo (proc(5)): the filesystem and directory of the process's "/" mount, under a
+ * mount of that filesystem in bpfprof's namespace (where a container runtime mounts the
+ * container's root on the host). A path is returned only when it is the same directory (device
+ * and inode) as /proc/PID/root. Returns 0 with *root malloc'd, or NULL when the process's root
+ * is bpfprof's own or is not reachable; or a negative errno (-ENOENT: no such process).
+ */
+int proc_maps__host_root(uint32_t pid, char **root);
+
+/*
+ * proc_table__read_maps() adds a line "root PATH" (proc_maps__host_root()) after the maps of
+ * a process with a root of its own, so that a capture holds it. It is no mapping: parsers skip
+ * it. proc_maps__text_root() finds it in text (len bytes): 0 with *root malloc'd or NULL, or
+ * -ENOMEM. A root holding a newline is never added.
+ */
+#define PROC_MAPS_ROOT_LINE	"root "
+int proc_maps__text_root(const char *text, size_t len, char **root);
+
 
 #endif /* BPFPROF_PROC_MAPS_H */

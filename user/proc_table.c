@@ -39,11 +39,9 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
 	*elfp = NULL;
 	if (!e)
 		return -1;
-	/* Same descriptor, libelf reference count raised; libdwfl's elf_end() drops it. */
-	/* libelf wants the command the Elf was made with: the vdso's is an elf_memory() image
-	 * (ELF_C_READ_MMAP); for it, ELF_C_READ_MMAP_PRIVATE fails ("invalid command"). */
-	*elfp = elf_begin(-1, strcmp(e->path, "[vdso]") ? ELF_C_READ_MMAP_PRIVATE : ELF_C_READ_MMAP,
-			  e->elf);
+	/* Same descriptor, libelf reference count raised; libdwfl's elf_end() drops it. ELF_C_READ
+	 * takes any Elf opened for reading (the vdso's elf_memory() image too). */
+	*elfp = elf_begin(-1, ELF_C_READ, e->elf);
 	if (e->path[0] == '/')
 		*file_name = strdup(e->path);
 	return -1;
@@ -87,7 +85,7 @@ struct proc_table *proc_table__new(const struct proc_table_opts *opts)
 		err = -errno;
 		goto fail;
 	}
-	pt->ref_elf = elf_begin(pt->ref_fd, ELF_C_READ_MMAP, NULL);
+	pt->ref_elf = elf_begin(pt->ref_fd, ELF_C_READ, NULL);
 	if (!pt->ref_elf) {
 		err = -ENOEXEC;
 		goto fail;
@@ -144,6 +142,7 @@ static void proc__free(struct proc_table *pt, struct proc *p)
 	proc__drop_dwfl(p);
 	maps__free(p->maps, p->maps_cnt);
 	perf_map__free(p->perf_map);
+	free(p->root);
 	free(p);
 }
 
@@ -187,10 +186,24 @@ struct proc *proc_table__find(struct proc_table *pt, uint32_t tgid, bool create)
 
 int proc_table__read_maps(uint32_t tgid, char **text, size_t *len)
 {
-	char path[64];
+	char path[64], *root = NULL, *tmp;
+	size_t n;
+	int err;
 
 	snprintf(path, sizeof(path), "/proc/%u/maps", tgid);
-	return file__read_all(path, text, len);
+	err = file__read_all(path, text, len);
+	/* A root of its own: a line that says where, for its files once it is gone. */
+	if (err || proc_maps__host_root(tgid, &root) || !root)
+		return err;
+	n = strlen(PROC_MAPS_ROOT_LINE) + strlen(root) + 1;
+	tmp = realloc(*text, *len + n + 1);
+	if (tmp) {
+		snprintf(tmp + *len, n + 1, "%s%s\n", PROC_MAPS_ROOT_LINE, root);
+		*text = tmp;
+		*len += n;
+	}
+	free(root);
+	return 0;
 }
 
 static bool mapping__same(const struct proc_mapping_ref *a, const struct proc_mapping *b)
@@ -347,6 +360,10 @@ static int proc__scan(struct proc *p)
 	p->table->maps_reads++;
 	err = o->maps_text ? o->maps_text(o->maps_ctx, p->tgid, &text, &len)
 			   : proc_table__read_maps(p->tgid, &text, &len);
+	if (!err) {
+		free(p->root);
+		err = proc_maps__text_root(text, len, &p->root);
+	}
 	if (!err)
 		err = proc_maps__parse_text(text, len, true, &maps, &cnt);
 	free(text);
@@ -414,6 +431,7 @@ int proc_table__fork(struct proc_table *pt, uint32_t parent, uint32_t child)
 	cp->maps_cnt = pp->maps_cnt;
 	cp->maps_cap = pp->maps_cnt ? pp->maps_cnt : 1;
 	cp->maps_read = true;
+	cp->root = pp->root ? strdup(pp->root) : NULL;
 	memcpy(cp->comm, pp->comm, sizeof(cp->comm));
 	return 0;
 }
@@ -635,10 +653,16 @@ static void mapping__open(struct proc *p, struct proc_mapping_ref *m)
 			snprintf(path, sizeof(path), "/proc/%u/root%s", p->tgid, m->path);
 			m->entry = module_cache__get_checked(mc, path, m->path, m->dev, m->inode);
 		}
-		/* The process is gone (a short-lived one): a file another process mapped, or
-		 * the path from the mmap record, if it is still the same inode. */
+		/* The process is gone (a short-lived one, a capture's replay): a file another
+		 * process mapped, or the path from the mmap record under the root the process
+		 * had (its maps read said where, proc_maps__host_root()) or under bpfprof's,
+		 * if it is still the same inode. */
 		if (!m->entry)
 			m->entry = module_cache__find_inode(mc, m->dev, m->inode);
+		if (!m->entry && m->path && !m->deleted && p->root) {
+			snprintf(path, sizeof(path), "%s%s", p->root, m->path);
+			m->entry = module_cache__get_checked(mc, path, m->path, m->dev, m->inode);
+		}
 		if (!m->entry && m->path)
 			m->entry = module_cache__get_checked(mc, m->path, m->path, m->dev, m->inode);
 	}

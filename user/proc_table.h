@@ -65,13 +65,16 @@ struct proc {
 	struct stack_size_state copy;	/* its stack copy size (stack_size.c) */
 	struct perf_map *perf_map;	/* JIT names (perf_map__resolve()); NULL until needed */
 	uint64_t modules_dropped;	/* module sets rebuilt after a mapping change */
+	char *root;			/* its root when not bpfprof's (proc_maps__host_root()),
+					 * from its last maps read; NULL otherwise */
 	UT_hash_handle hh;
 };
 
 /*
  * Where the text of /proc/PID/maps comes from: sets a malloc'd *text of *len bytes, returns 0
- * or a negative errno (-ENOENT: no such process). proc_table__read_maps() reads /proc; a
- * capture also records it, a replay serves the recorded text.
+ * or a negative errno (-ENOENT: no such process). proc_table__read_maps() reads /proc, and adds
+ * a PROC_MAPS_ROOT_LINE for a process whose root is not bpfprof's; a capture also records the
+ * text, a replay serves the recorded text.
  */
 typedef int (*proc_maps_text_fn)(void *ctx, uint32_t tgid, char **text, size_t *len);
 int proc_table__read_maps(uint32_t tgid, char **text, size_t *len);

@@ -2,6 +2,7 @@
 /* symbolize.c: sorted function symbol tables of ELF files, separate debug files, demangling. */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -13,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "debuginfo.h"
+#include "file.h"
 #include "symbolize.h"
 #include "util.h"
 
@@ -501,15 +503,18 @@ static Elf *debug_file__try(const char *path, Elf *elf, const uint8_t *id, size_
 	Elf *dbg = NULL;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Debug files are often symlinks (.build-id/): followed, but only a regular file is
+	 * opened. */
+	fd = file__open_regular(path, 0, &st);
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
-		goto fail;
 	/* A debuglink naming the file itself would only duplicate its own symbols. */
 	if (self && st.st_dev == self->st_dev && st.st_ino == self->st_ino)
 		goto fail;
-	dbg = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* pread, not mmap: a debug file truncated while in use must not raise SIGBUS. The fd
+	 * lives as long as the Elf (the DWARF of a debug file stays open). */
+	fd = file__move_high(fd);
+	dbg = elf_begin(fd, ELF_C_READ, NULL);
 	if (!dbg || elf_kind(dbg) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr) ||
 	    !gelf_getehdr(dbg, &dbg_ehdr))
 		goto fail;
@@ -566,6 +571,23 @@ static Elf *debug_file__try_links(Elf *elf, const char *path, const char *link,
 	return NULL;
 }
 
+/* <debug dir>/.build-id/xx/yyyy.debug for a build-id of id_len bytes (2 at least) into buf;
+ * false when there is none or it does not fit. */
+static bool build_id_path(char *buf, size_t sz, const uint8_t *id, size_t id_len)
+{
+	size_t i;
+	int n;
+
+	if (id_len < 2)
+		return false;
+	n = snprintf(buf, sz, "%s/.build-id/%02x/", debug_dir, id[0]);
+	for (i = 1; i < id_len && n > 0 && (size_t)n < sz; i++)
+		n += snprintf(buf + n, sz - n, "%02x", id[i]);
+	if (n > 0 && (size_t)n < sz)
+		n += snprintf(buf + n, sz - n, ".debug");
+	return n > 0 && (size_t)n < sz;
+}
+
 /*
  * By build-id first (it names exactly this build), then by .gnu_debuglink next to path, in its
  * .debug/, and under the debug dir; last, what debuginfod fetched (the network is the slowest
@@ -578,24 +600,15 @@ Elf *debug_file__open(Elf *elf, const char *path, unsigned int need, int *fdp)
 	const char *link;
 	struct stat self;
 	bool have_self;
-	size_t id_len, i;
+	size_t id_len;
 	Elf *dbg;
-	int n;
 
 	have_self = path && !stat(path, &self);
 	id_len = elf_build_id(elf, &id);
-	if (id_len >= 2) {
-		n = snprintf(buf, sizeof(buf), "%s/.build-id/%02x/", debug_dir, id[0]);
-		for (i = 1; i < id_len && n > 0 && (size_t)n < sizeof(buf); i++)
-			n += snprintf(buf + n, sizeof(buf) - n, "%02x", id[i]);
-		if (n > 0 && (size_t)n < sizeof(buf))
-			n += snprintf(buf + n, sizeof(buf) - n, ".debug");
-		if (n > 0 && (size_t)n < sizeof(buf)) {
-			dbg = debug_file__try(buf, elf, id, id_len, have_self ? &self : NULL, need,
-					      fdp);
-			if (dbg)
-				return dbg;
-		}
+	if (build_id_path(buf, sizeof(buf), id, id_len)) {
+		dbg = debug_file__try(buf, elf, id, id_len, have_self ? &self : NULL, need, fdp);
+		if (dbg)
+			return dbg;
 	}
 
 	link = elf_debuglink(elf);
@@ -608,6 +621,38 @@ Elf *debug_file__open(Elf *elf, const char *path, unsigned int need, int *fdp)
 	if (id_len && !debuginfo__fetched_path(id, id_len, buf, sizeof(buf)))
 		return debug_file__try(buf, elf, id, id_len, NULL, need, fdp);
 	return NULL;
+}
+
+int debug_file__open_alt(Elf *dbg, int dbg_fd, Dwarf *dw, Elf **altp, int *fdp)
+{
+	char buf[PATH_MAX], dir[PATH_MAX], fd_path[32], *slash;
+	const void *id = NULL;
+	const char *name;
+	ssize_t id_len, n;
+
+	*altp = NULL;
+	/* No link, or one libdw could not read either: libdw will not look for a file. */
+	id_len = dwelf_dwarf_gnu_debugaltlink(dw, &name, &id);
+	if (id_len <= 0)
+		return 0;
+	if (build_id_path(buf, sizeof(buf), id, id_len))
+		*altp = debug_file__try(buf, dbg, id, id_len, NULL, DEBUG_FILE_DWARF, fdp);
+	if (*altp || !name[0])
+		return *altp ? 0 : -ENOENT;
+	if (name[0] == '/') {
+		*altp = debug_file__try(name, dbg, id, id_len, NULL, DEBUG_FILE_DWARF, fdp);
+	} else if (dbg_fd >= 0) {
+		/* Relative to the debug file's directory, as libdw resolves it: the file dbg_fd
+		 * holds, as bpfprof sees it. */
+		snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", dbg_fd);
+		n = readlink(fd_path, dir, sizeof(dir) - 1);
+		slash = n > 0 ? memrchr(dir, '/', n) : NULL;
+		if (slash && dir[0] == '/' &&
+		    snprintf(buf, sizeof(buf), "%.*s/%s", (int)(slash - dir), dir, name) <
+			    (int)sizeof(buf))
+			*altp = debug_file__try(buf, dbg, id, id_len, NULL, DEBUG_FILE_DWARF, fdp);
+	}
+	return *altp ? 0 : -ENOENT;
 }
 
 static uint64_t read_uint(const uint8_t *p, size_t n, bool msb)

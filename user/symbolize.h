@@ -3,6 +3,7 @@
 #ifndef BPFPROF_SYMBOLIZE_H
 #define BPFPROF_SYMBOLIZE_H
 
+#include <elfutils/libdw.h>
 #include <libelf.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -54,10 +55,22 @@ enum debug_file_need {
  * .debug/ and under <debug dir>/<path's directory>/, then the file debuginfod fetched for
  * elf's build-id (debuginfo__request(), once the fetch finished). A candidate must have elf's
  * class and machine, and elf's build-id when both have one. path is the file's path as seen by
- * bpfprof (NULL: no .gnu_debuglink search). Returns the debug file opened ELF_C_READ_MMAP with
- * its descriptor in *fdp (the caller ends both: elf_end(), close()), or NULL when none is found.
+ * bpfprof (NULL: no .gnu_debuglink search). Candidates are opened with file__open_regular()
+ * (regular files only, never blocking). Returns the debug file opened ELF_C_READ (pread: no
+ * SIGBUS if it is truncated) with its descriptor in *fdp (the caller ends both: elf_end(),
+ * close()), or NULL when none is found.
  */
 Elf *debug_file__open(Elf *elf, const char *path, unsigned int need, int *fdp);
+
+/*
+ * The dwz alt file (.gnu_debugaltlink) of dw, made from the Elf dbg read through dbg_fd (-1:
+ * unknown), opened as debug_file__open() opens files, for dwarf_setalt(): libdw would otherwise
+ * open it itself with a plain open() and mmap. Candidates: <debug dir>/.build-id/ by the link's
+ * build-id, then the link's name, absolute or relative to dbg_fd's directory; a candidate must
+ * have the link's build-id. Returns 0 with *altp NULL when dw has no link, 0 with *altp and
+ * *fdp (the caller ends both), or -ENOENT.
+ */
+int debug_file__open_alt(Elf *dbg, int dbg_fd, Dwarf *dw, Elf **altp, int *fdp);
 
 /*
  * Root of the installed separate debug files that debug_file__open() searches (build-id and

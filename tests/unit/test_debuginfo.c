@@ -529,6 +529,66 @@ static void test_no_dwarf(void **state)
 }
 
 /*
+ * Split DWARF whose .dwo path (next to the file, where libdw looks first) is a FIFO: libdw
+ * would block in open() for ever if asked for the split unit; the skeleton's line table is all
+ * debuginfo__frames() reads. SIGALRM ends the test if anything blocks.
+ */
+static void test_split_dwarf_fifo(void **state)
+{
+	struct src_frame f[MAX_FRAMES];
+	struct fixture_funcs ff;
+	struct loaded l;
+	size_t i;
+
+	fixture_funcs(fix("inline.split"), &ff);
+	copy_file(fix("inline.split"), tmp_path("split/inline.split"));
+	assert_int_equal(mkfifo(tmp_path("split/inline_split.dwo"), 0600), 0);
+	load(tmp_path("split/inline.split"), &l);
+	alarm(20);
+	for (i = 0; i < ff.outer_sz; i++) {
+		assert_int_equal(debuginfo__frames(l.e, ff.outer + i, f, MAX_FRAMES), 1);
+		assert_string_equal(f[0].function, "outer");
+		assert_non_null(f[0].file);
+		assert_string_equal(base_name(f[0].file), "inline.c");
+	}
+	alarm(0);
+	unload(&l);
+}
+
+/*
+ * A dwz'd copy whose names live in its alt file (.gnu_debugaltlink "inline.dwz", next to it):
+ * the frames of the original. With a FIFO in the alt file's place, libdw would block in
+ * open() for ever at the first name: the DWARF is not used (0 frames: symbol names instead).
+ * SIGALRM ends the test if anything blocks.
+ */
+static void test_dwz_alt(void **state)
+{
+	struct src_frame f[MAX_FRAMES];
+	struct fixture_funcs ff;
+	struct loaded full, l;
+	size_t i;
+
+	fixture_funcs(fix("inline"), &ff);
+	copy_file(fix("inline.dwz_a"), tmp_path("dwz/inline"));
+	copy_file(fix("inline.dwz"), tmp_path("dwz/inline.dwz"));
+	load(fix("inline"), &full);
+	load(tmp_path("dwz/inline"), &l);
+	assert_same_frames(full.e, l.e, ff.outer, ff.outer_sz);
+	unload(&l);
+	unload(&full);
+
+	copy_file(fix("inline.dwz_a"), tmp_path("dwzfifo/inline"));
+	assert_int_equal(mkfifo(tmp_path("dwzfifo/inline.dwz"), 0600), 0);
+	load(tmp_path("dwzfifo/inline"), &l);
+	alarm(20);
+	for (i = 0; i < ff.outer_sz; i++)
+		assert_int_equal(debuginfo__frames(l.e, ff.outer + i, f, MAX_FRAMES), 0);
+	alarm(0);
+	assert_string_equal(symtab__find(elf_entry__symtab(l.e), ff.outer, NULL), "outer");
+	unload(&l);
+}
+
+/*
  * C++: names through DW_AT_abstract_origin and DW_AT_specification, demangled or not, with the
  * mangled linkage name as system_name. Full signatures (--full-names) as addr2line -C prints
  * them; by default the short form perf shows, "ns::counter::step".
@@ -688,6 +748,8 @@ int main(void)
 		cmocka_unit_test_setup(test_debuglink, reset),
 		cmocka_unit_test_setup(test_build_id_dir, reset),
 		cmocka_unit_test_setup(test_no_dwarf, reset),
+		cmocka_unit_test_setup(test_split_dwarf_fifo, reset),
+		cmocka_unit_test_setup(test_dwz_alt, reset),
 		cmocka_unit_test_setup(test_cxx, reset),
 		cmocka_unit_test_setup(test_request_without_urls, reset),
 		cmocka_unit_test_setup(test_request_unreachable, reset),

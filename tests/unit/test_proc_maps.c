@@ -244,6 +244,35 @@ static void test_read_self(void **state)
 	proc_maps__free(maps, cnt);
 }
 
+/* The root line proc_table__read_maps() adds: found, and skipped as no mapping. */
+static void test_root_line(void **state)
+{
+	static const char maps[] =
+		"55d0a0000000-55d0a0001000 r-xp 00001000 fe:00 1234 /app/prog\n";
+	static const char with_root[] =
+		"55d0a0000000-55d0a0001000 r-xp 00001000 fe:00 1234 /app/prog\n"
+		"root /var/lib/containers/x y/merged\n";
+	struct proc_mapping *m = NULL;
+	size_t cnt = 0;
+	char *root;
+
+	assert_int_equal(proc_maps__text_root(with_root, strlen(with_root), &root), 0);
+	assert_string_equal(root, "/var/lib/containers/x y/merged");
+	free(root);
+	assert_int_equal(proc_maps__text_root(maps, strlen(maps), &root), 0);
+	assert_null(root);
+	assert_int_equal(proc_maps__parse_text(with_root, strlen(with_root), true, &m, &cnt), 0);
+	assert_int_equal(cnt, 1);
+	assert_string_equal(m[0].path, "/app/prog");
+	proc_maps__free(m, cnt);
+
+	/* bpfprof's own root needs no line; a process that does not exist has none. */
+	assert_int_equal(proc_maps__host_root(getpid(), &root), 0);
+	assert_null(root);
+	assert_int_equal(proc_maps__host_root(INT_MAX, &root), -ENOENT);
+	assert_null(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -254,6 +283,7 @@ int main(void)
 		cmocka_unit_test(test_read_exec_only),
 		cmocka_unit_test(test_read_errors),
 		cmocka_unit_test(test_read_self),
+		cmocka_unit_test(test_root_line),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
