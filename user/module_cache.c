@@ -421,7 +421,9 @@ bool elf_entry__changed(const struct elf_entry *e)
 	if (fstat(e->fd, &st))
 		return true;
 	file_id__set(&now, &st);
-	return memcmp(&now, &e->id, sizeof(now));
+	/* Size and mtime: what a rewrite in place (truncate, cp over it) changes. Not ctime: an
+	 * unlink or chmod changes it too, and a deleted file's content is still what was mapped. */
+	return now.size != e->id.size || now.mtime_ns != e->id.mtime_ns;
 }
 
 struct symtab *elf_entry__symtab(struct elf_entry *e)

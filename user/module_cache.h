@@ -124,9 +124,9 @@ int elf_entry__bias(const struct elf_entry *e, uint64_t start, uint64_t pgoff, u
 		    uint64_t *lo, uint64_t *hi);
 
 /*
- * Whether e's file no longer has the identity it was opened with (size, mtime, ctime): a file
- * rewritten in place (cp over a library) holds another build's bytes at the offsets its headers
- * gave, a truncated one none. Names are not read from a changed file (its frames stay
+ * Whether e's file no longer has the size and mtime it was opened with: a file rewritten in
+ * place (cp over a library) holds another build's bytes at the offsets its headers gave, a
+ * truncated one none. Not its ctime, which an unlink changes (a deleted file keeps its bytes). Names are not read from a changed file (its frames stay
  * module+0xOFF); what was read before stays. False for the vdso.
  */
 bool elf_entry__changed(const struct elf_entry *e);
