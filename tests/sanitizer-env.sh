@@ -19,7 +19,7 @@ sanitizer_env() {
 	local common="halt_on_error=1:exitcode=$SANITIZER_EXIT:print_stacktrace=1"
 
 	[ -n "${1:-}" ] && common+=":log_path=$1/report"
-	: "${ASAN_OPTIONS=$common:detect_leaks=1:abort_on_error=0:strict_string_checks=1}"
+	: "${ASAN_OPTIONS=$common:detect_leaks=1:abort_on_error=0}"
 	: "${UBSAN_OPTIONS=$common}"
 	export ASAN_OPTIONS UBSAN_OPTIONS
 }

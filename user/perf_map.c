@@ -298,7 +298,8 @@ static int parse_text(struct perf_map *m, char *text, size_t len)
 		line = nl + 1;
 	}
 	/* Files are appended to while we read them: a last line without '\n' may be partial. */
-	qsort(entries, cnt, sizeof(*entries), cmp_entry);
+	if (cnt > 1)	/* entries is NULL without any */
+		qsort(entries, cnt, sizeof(*entries), cmp_entry);
 	err = build_ranges(m, entries, cnt);
 cleanup:
 	free(entries);
