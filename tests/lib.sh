@@ -23,9 +23,10 @@ else
 fi
 : >>"$INTEGRATION_RESULTS"
 BG_PIDS=()
-# Writable by the unprivileged runs too (setpriv), like /tmp.
+# Root writes anywhere: owned by the user of the unprivileged runs (setpriv to 65534), so they
+# can write their reports too, and nobody else.
 SANITIZER_LOG_DIR=$(mktemp -d "/tmp/bpfprof-sanitizer-${TEST_NAME}.XXXXXX")
-chmod 1777 "$SANITIZER_LOG_DIR"
+[ "$(id -u)" = 0 ] && chown 65534:65534 "$SANITIZER_LOG_DIR"
 sanitizer_env "$SANITIZER_LOG_DIR"
 
 # Kills what the script left running (by pid, only ours), removes the temp dir; when the
