@@ -1,5 +1,11 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # bpfprof: bpf/*.bpf.c -> linked BPF object -> skeleton -> user/*.c -> $(OUTPUT)/bpfprof
+# SANITIZE=1: AddressSanitizer and UndefinedBehaviorSanitizer, into build-asan
+# (docs/sanitizers.md; `make test SANITIZE=1` runs the tests against that binary).
+ifeq ($(SANITIZE),1)
+OUTPUT ?= build-asan
+SANITIZE_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+endif
 OUTPUT ?= build
 ARCH ?= $(shell uname -m | sed 's/x86_64/x86/' | sed 's/aarch64/arm64/')
 CLANG ?= clang
@@ -36,6 +42,8 @@ override CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-f
 	$(WERROR) -D_GNU_SOURCE -DBPFPROF_VERSION='"$(VERSION)"' \
 	-I. -I$(OUTPUT) -I$(OUTPUT)/proto -Iuser $(PKG_CFLAGS)
 LDLIBS += $(PKG_LIBS) -liberty -lpthread
+override CFLAGS += $(SANITIZE_FLAGS)
+override LDFLAGS += $(SANITIZE_FLAGS)
 
 # clang -target bpf does not search the multiarch include dirs: pass the host's (as
 # libbpf-bootstrap does).

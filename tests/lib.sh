@@ -5,7 +5,10 @@
 # Environment: BPFPROF (absolute path of the binary), TARGETS (directory of the test programs),
 # INTEGRATION_RESULTS (file where each assertion appends "PASS|FAIL|SKIP name: detail"; set by
 # tests/run-integration.sh, a private file when a script runs alone), CI (true: no skipping).
+# A bpfprof built with SANITIZE=1 writes its reports into SANITIZER_LOG_DIR: each fails the
+# script (assertion TEST_sanitizer, tests/sanitizer-env.sh).
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/sanitizer-env.sh"
 
 : "${BPFPROF:?BPFPROF must be the absolute path of bpfprof}"
 : "${TARGETS:?TARGETS must be the directory of the built test programs}"
@@ -20,6 +23,11 @@ else
 fi
 : >>"$INTEGRATION_RESULTS"
 BG_PIDS=()
+# Root writes anywhere: owned by the user of the unprivileged runs (setpriv to 65534), so they
+# can write their reports too, and nobody else.
+SANITIZER_LOG_DIR=$(mktemp -d "/tmp/bpfprof-sanitizer-${TEST_NAME}.XXXXXX")
+[ "$(id -u)" = 0 ] && chown 65534:65534 "$SANITIZER_LOG_DIR"
+sanitizer_env "$SANITIZER_LOG_DIR"
 
 # Kills what the script left running (by pid, only ours), removes the temp dir; when the
 # script runs alone, prints its own count and fails if an assertion failed.
@@ -38,13 +46,35 @@ lib_cleanup() {
 		kill -KILL "$pid" 2>/dev/null
 	done
 	wait 2>/dev/null
+	check_sanitizer_reports
 	if [ "$LIB_OWN_RESULTS" = 1 ]; then
 		failed=$(grep -c '^FAIL ' "$INTEGRATION_RESULTS")
 		echo "$TEST_NAME: $(grep -c '^PASS ' "$INTEGRATION_RESULTS") passed, $failed failed"
 	fi
-	rm -rf "$TEST_TMP"
+	rm -rf "$TEST_TMP" "$SANITIZER_LOG_DIR"
 	[ "$failed" -gt 0 ] && exit 1
 	exit "$rc"
+}
+
+# Records TEST_sanitizer: FAIL with each report a sanitized bpfprof wrote during the script
+# (printed whole), PASS when there was none and the binary is a sanitized one.
+check_sanitizer_reports() {
+	local f n=0
+
+	for f in "$SANITIZER_LOG_DIR"/report.*; do
+		[ -e "$f" ] || continue
+		n=$((n + 1))
+		echo "--- sanitizer report $(basename "$f"):"
+		cat "$f"
+		fail "${TEST_NAME}_sanitizer" "$(grep -m1 -E 'ERROR|runtime error' "$f" | head -c 300)"
+	done
+	[ "$n" -eq 0 ] && sanitized && pass "${TEST_NAME}_sanitizer" "no ASan, UBSan or LSan report"
+	return 0
+}
+
+# Whether BPFPROF was built with SANITIZE=1 (linked with the ASan runtime).
+sanitized() {
+	readelf -d "$BPFPROF" 2>/dev/null | grep -q 'NEEDED.*libasan'
 }
 
 # Some process of BG_PIDS still runs (zombies count as gone).

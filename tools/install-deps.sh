@@ -35,6 +35,7 @@ pkgs=(
 	libjson-c-dev		# agent: Kubernetes API pod lists
 	libmicrohttpd-dev	# agent: /metrics and /healthz
 	libxml2-utils		# tests: xmllint on the SVG flame graph
+	valgrind		# tests: memcheck on bpfprof report (run-memcheck.sh)
 	systemd			# tests: systemd-analyze verify of the agent's unit
 	nodejs			# tests: deploy manifests checked with npm kubernetes-models
 )

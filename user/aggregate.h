@@ -65,7 +65,8 @@ typedef int (*aggregate_symbolize_fn)(struct aggregate *agg, uint32_t from, uint
 				      void *arg);
 
 struct aggregate *aggregate__new(void);
-/* Frees the aggregate and drops its references on ELF files. NULL is fine. */
+/* Frees the aggregate and drops its references on ELF files: before the process table whose
+ * module cache holds them (proc_table__free). NULL is fine. */
 void aggregate__free(struct aggregate *agg);
 
 /* The id of string s, added on first use. Id 0 is "". Ids are dense and stable for the

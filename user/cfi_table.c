@@ -371,7 +371,9 @@ static void ranges__normalize(struct ranges *rs)
 	uint64_t covered = 0;
 	size_t i, n = 0;
 
-	qsort(rs->r, rs->cnt, sizeof(*rs->r), range__cmp);
+	/* A file without FDEs has no array at all: qsort's base must not be NULL. */
+	if (rs->cnt > 1)
+		qsort(rs->r, rs->cnt, sizeof(*rs->r), range__cmp);
 	for (i = 0; i < rs->cnt; i++) {
 		if (n && rs->r[i].lo < covered)
 			rs->r[i].lo = covered;

@@ -82,7 +82,8 @@ struct session {
 	struct output_file outs[BPFPROF_MAX_OUTPUTS];	/* open_outputs() */
 	enum output_format out_formats[BPFPROF_MAX_OUTPUTS];
 	size_t outs_cnt;
-	struct replay_maps *replay_maps;	/* bpfprof report: maps texts not read yet */
+	struct replay_maps *replay_maps;	/* bpfprof report: maps texts not read yet, */
+	struct replay_maps **replay_tail;	/* in capture order: append at *replay_tail */
 	struct agent *agent;		/* bpfprof agent */
 	uint64_t next_cut_ns;		/* agent: CLOCK_MONOTONIC of the next interval's end */
 	int64_t cut_start_realtime_ns;	/* agent: start of the current interval */
@@ -799,6 +800,8 @@ static int replay_maps_text(void *ctx, uint32_t tgid, char **text, size_t *len)
 		if (m->tgid != tgid)
 			continue;
 		*prev = m->next;
+		if (s->replay_tail == &m->next)
+			s->replay_tail = prev;
 		*text = m->text;
 		*len = m->len;
 		free(m);
@@ -945,7 +948,7 @@ static int run_report(struct session *s)
 	struct capture_reader *r;
 	const struct record_header *rh;
 	const struct capture_maps_record *mr;
-	struct replay_maps *m, **tail = &s->replay_maps;
+	struct replay_maps *m;
 	const void *data;
 	size_t sz;
 	int n, err;
@@ -969,6 +972,7 @@ static int run_report(struct session *s)
 			s->ksyms = ksyms__load_text(mr->text, mr->len);
 		n = capture_reader__next(r, &data, &sz);
 	}
+	s->replay_tail = &s->replay_maps;
 	err = setup_pipeline(s, -1, hdr.stack_sz, hdr.flags & CAPTURE_F_LAZY_MAPS);
 	if (err)
 		goto out;
@@ -991,9 +995,8 @@ static int run_report(struct session *s)
 			m->len = mr->len;
 			m->tgid = mr->tgid;
 			/* In order: a process's reads are served as they happened. */
-			while (*tail)
-				tail = &(*tail)->next;
-			*tail = m;
+			*s->replay_tail = m;
+			s->replay_tail = &m->next;
 		} else {
 			consumer__handle(s->consumer, data, sz);
 		}
@@ -1012,10 +1015,13 @@ out:
 		free(m->text);
 		free(m);
 	}
+	s->replay_tail = &s->replay_maps;
 	capture_reader__close(r);
 	return err;
 }
 
+/* Frees in the reverse order of use: the consumer feeds the sample handler, which fills the
+ * aggregate, whose locations hold references on the process table's cached ELF files. */
 static void teardown(struct session *s)
 {
 	close_outputs(s);
@@ -1023,8 +1029,8 @@ static void teardown(struct session *s)
 	capture_writer__close(s->capture, 0, 0);
 	consumer__free(s->consumer);
 	sample_handler__free(s->sh);
-	proc_table__free(s->pt);
 	aggregate__free(s->agg);
+	proc_table__free(s->pt);
 	unwind_stats__free(s->ustats);
 	ksyms__free(s->ksyms);
 	perf_events__close(&s->events);

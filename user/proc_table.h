@@ -102,7 +102,8 @@ struct proc_table;
 
 /* Returns NULL and sets errno. */
 struct proc_table *proc_table__new(const struct proc_table_opts *opts);
-/* Frees every process, then the module cache. NULL is fine. */
+/* Frees every process, then the module cache: after every aggregate holding references on its
+ * ELF files (aggregate__free). NULL is fine. */
 void proc_table__free(struct proc_table *pt);
 
 /* The process tgid; with create, a new entry when there is none (NULL + errno ENOMEM). */
