@@ -84,7 +84,8 @@ enum {
 
 static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Targets:", 1 },
-	{ "pid", 'p', "PID[,PID...]", 0, "Profile running processes (all their threads)", 1 },
+	{ "pid", 'p', "PID[,PID...]", 0, "Profile running processes: all their threads and "
+	  "descendants, those running and those they start; stops when all have exited", 1 },
 	{ "all-cpus", 'a', NULL, 0, "Profile every process and kernel thread (not bpfprof)", 1 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: when the targets exit "
 	  "or on Ctrl-C)", 1 },
