@@ -441,7 +441,7 @@ static int run_loop(struct session *s)
 			check_lost_events(s);
 			if (s->agent)
 				agent_counters(s);
-			if (o->pids_cnt && !targets__alive(s->targets)) {
+			if (o->pids_cnt && s->targets && !targets__alive(s->targets)) {
 				pr_info("all target processes exited");
 				break;
 			}
@@ -1023,7 +1023,8 @@ static int exec_profiler(struct session *s, pid_t target, int ready_fd)
 		s->next_cut_ns = s->start_ns + o->ag.interval_ns;
 	err = run_loop(s);
 	s->end_ns = now_ns();
-	targets__snapshot(s->targets);
+	if (s->targets)
+		targets__snapshot(s->targets);
 	final_drain(s);
 	if (s->agent) {
 		agent_counters(s);

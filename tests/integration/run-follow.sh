@@ -109,14 +109,14 @@ test_exited_during_attach() {
 	local p=$TEST_TMP/gone holder zombie i
 
 	start_target holder /bin/sh -c 'sleep 0.1 & echo $! >"$0"; exec sleep 60' "$p.pid"
-	for ((i = 0; i < 100; i++)); do
+	for ((i = 0; i < 600; i++)); do
 		zombie=$(cat "$p.pid" 2>/dev/null)
 		[ -n "$zombie" ] && [ "$(awk '{ print $3 }' "/proc/$zombie/stat" 2>/dev/null)" = Z ] &&
 			break
 		sleep 0.05
 	done
 	if [ "$(awk '{ print $3 }' "/proc/${zombie:-0}/stat" 2>/dev/null)" != Z ]; then
-		fail exited_during_attach_setup "no zombie to profile (pid '${zombie:-}')"
+		fail exited_during_attach_setup "no zombie to profile after 30 s (pid '${zombie:-}': $(cat "/proc/${zombie:-0}/stat" 2>&1))"
 		stop_target "$holder"
 		return
 	fi
