@@ -108,22 +108,25 @@ test_running_child() {
 # succeeds, its exit hook ran before): bpfprof ends at once, not at the end of -d. The child
 # exits only once its parent has become sleep, which never reaps it (a shell might).
 test_exited_during_attach() {
-	local p=$TEST_TMP/gone holder zombie= i
+	local p=$TEST_TMP/gone holder zombie= deadline
 
 	start_target holder /bin/sh -c '(while [ ! -e "$1" ]; do sleep 0.05; done) &
 		echo $! >"$0"; exec sleep 60' "$p.pid" "$p.go"
-	for ((i = 0; i < 600; i++)); do
+	# Deadlines in wall seconds: under qemu's TCG each pass forks slowly.
+	deadline=$((SECONDS + 30))
+	while [ "$SECONDS" -lt "$deadline" ]; do
 		[ "$(cat "/proc/$holder/comm" 2>/dev/null)" = sleep ] && break
 		sleep 0.05
 	done
 	zombie=$(cat "$p.pid" 2>/dev/null)
 	touch "$p.go"
-	for ((i = 0; i < 600; i++)); do
+	deadline=$((SECONDS + 30))
+	while [ "$SECONDS" -lt "$deadline" ]; do
 		[ "$(awk '{ print $3 }' "/proc/${zombie:-0}/stat" 2>/dev/null)" = Z ] && break
 		sleep 0.05
 	done
 	if [ "$(awk '{ print $3 }' "/proc/${zombie:-0}/stat" 2>/dev/null)" != Z ]; then
-		fail exited_during_attach_setup "no zombie to profile (pid '${zombie:-}': $(cat "/proc/${zombie:-0}/stat" 2>&1))"
+		fail exited_during_attach_setup "no zombie to profile (holder $(cat "/proc/$holder/comm" 2>&1), pid '${zombie:-}': $(cat "/proc/${zombie:-0}/stat" 2>&1))"
 		stop_target "$holder"
 		return
 	fi
