@@ -90,6 +90,10 @@ struct task_record {
 	__u32 pad;
 	__u64 time_ns;			/* bpf_ktime_get_ns() */
 	char comm[BPFPROF_COMM_LEN];	/* comm after the event */
+	/* RECORD_EXIT: CPU time the process used in its whole life, all its threads, children
+	 * not included (the sum_exec_runtime that /proc/PID/stat's utime + stime add up to), ns;
+	 * else 0. Task records of older captures end before it (48 bytes). */
+	__u64 cpu_ns;
 };
 
 /* Path components kept per mapping: leaf first, each NUL-terminated (BPF walks the dentry
@@ -162,7 +166,7 @@ struct sample_stats {
 _Static_assert(sizeof(struct record_header) == 8, "record_header size");
 _Static_assert(sizeof(struct sample_record) == 1360, "sample_record size");
 _Static_assert(sizeof(struct sample_record) % 8 == 0, "sample_record alignment");
-_Static_assert(sizeof(struct task_record) == 48, "task_record size");
+_Static_assert(sizeof(struct task_record) == 56, "task_record size");
 _Static_assert(sizeof(struct munmap_record) == 40, "munmap_record size");
 _Static_assert(sizeof(struct mmap_record) == 72 + 2 * BPFPROF_PATH_SZ, "mmap_record size");
 _Static_assert(sizeof(struct sample_stats) == 120, "sample_stats size");

@@ -26,6 +26,7 @@
 #define AT_BASE			7
 #define AT_NULL			0
 #define EXEC_VMAS_MAX		8	/* VMAs walked per image at exec */
+#define EXIT_THREADS_MAX	256	/* threads walked at a process's exit (group_cpu_ns()) */
 
 /* Per-CPU room for a path being built (file_path_walk() cannot write the ringbuf record). */
 struct path_buf {
@@ -276,7 +277,7 @@ int BPF_PROG(handle_sys_exit_compat, struct pt_regs *regs, long ret)
 	return sys_exit(regs, ret, true);
 }
 
-static __always_inline void emit_task(__u32 type, __u32 tgid, __u32 parent_tgid)
+static __always_inline void emit_task(__u32 type, __u32 tgid, __u32 parent_tgid, __u64 cpu_ns)
 {
 	struct sample_stats *st = stats__get();
 	struct task_record *rec;
@@ -290,6 +291,7 @@ static __always_inline void emit_task(__u32 type, __u32 tgid, __u32 parent_tgid)
 	rec->pad = 0;
 	rec->time_ns = bpf_ktime_get_ns();
 	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
+	rec->cpu_ns = cpu_ns;
 	__sync_fetch_and_add(&st->events, 1);
 	bpf_ringbuf_submit(rec, ringbuf_flags());
 }
@@ -308,7 +310,7 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	if ((state & TARGET_STATE_MASK) != TARGET_ACTIVE)
 		return 0;
 	if (target_all) {
-		emit_task(RECORD_FORK, ctgid, ptgid);
+		emit_task(RECORD_FORK, ctgid, ptgid, 0);
 		return 0;
 	}
 	if (!(state & TARGET_F_FOLLOW_FORK))
@@ -319,7 +321,7 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 			__sync_fetch_and_add(&st->targets_full, 1);
 		return 0;
 	}
-	emit_task(RECORD_FORK, ctgid, ptgid);
+	emit_task(RECORD_FORK, ctgid, ptgid, 0);
 	return 0;
 }
 
@@ -351,7 +353,7 @@ static __always_inline int exec_event(struct task_struct *p, pid_t old_pid, cons
 	stack_vma_forget(p, p->pid, compat);
 	if (compat)
 		stack_vma_forget(p, old_pid, compat);
-	emit_task(RECORD_EXEC, tgid, 0);
+	emit_task(RECORD_EXEC, tgid, 0, 0);
 	st = stats__get();
 	mm = p->mm;
 	if (!st || !mm)
@@ -399,6 +401,30 @@ int BPF_PROG(handle_exec_compat, struct task_struct *p, pid_t old_pid, struct li
 	return exec_event(p, old_pid, true);
 }
 
+/*
+ * The CPU time of p's thread group at the exit of its last thread, ns: what thread_group_cputime()
+ * adds up. Threads already released (a thread is, right after its exit, unless it leads the
+ * group) left theirs in signal->sum_sched_runtime; the others are still on the group's thread
+ * list: those exiting at the same time (exit_group() kills all), a leader that exited before
+ * (a zombie until reaped), and p itself. At most EXIT_THREADS_MAX of them are walked.
+ */
+static __always_inline __u64 group_cpu_ns(struct task_struct *p)
+{
+	struct signal_struct *sig = BPF_CORE_READ(p, signal);
+	void *head = (void *)sig + bpf_core_field_offset(struct signal_struct, thread_head);
+	struct list_head *node = BPF_CORE_READ(sig, thread_head.next);
+	__u64 ns = BPF_CORE_READ(sig, sum_sched_runtime);
+	struct task_struct *t;
+	int i;
+
+	for (i = 0; i < EXIT_THREADS_MAX && node && (void *)node != head; i++) {
+		t = (void *)node - bpf_core_field_offset(struct task_struct, thread_node);
+		ns += BPF_CORE_READ(t, se.sum_exec_runtime);
+		node = BPF_CORE_READ(node, next);
+	}
+	return ns;
+}
+
 /* Thread exit; the group's when the tracepoint runs after do_exit() decremented signal->live
  * to 0. Task storage goes with the task; the compat cache entry is deleted here. */
 static __always_inline int exit_event(struct task_struct *p, const bool compat)
@@ -412,7 +438,7 @@ static __always_inline int exit_event(struct task_struct *p, const bool compat)
 		return 0;
 	if (!target_state(tgid))
 		return 0;
-	emit_task(RECORD_EXIT, tgid, 0);
+	emit_task(RECORD_EXIT, tgid, 0, group_cpu_ns(p));
 	bpf_map_delete_elem(&target_tgids, &tgid);
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include "log.h"
 #include "record.h"
 #include "stage_timer.h"
+#include "targets.h"
 #include "util.h"
 
 struct consumer {
@@ -17,6 +18,7 @@ struct consumer {
 	struct sample_handler *sh;
 	struct proc_table *pt;
 	struct capture_writer *capture;
+	struct targets *targets;
 	struct consumer_stats stats;
 };
 
@@ -78,6 +80,8 @@ int consumer__handle(struct consumer *c, const void *data, size_t sz)
 		c->stats.exits++;
 		pr_debug("exit: %u (%s)", v.task->tgid, record__comm(v.task->comm, comm));
 		proc_table__exit(c->pt, v.task->tgid);
+		if (c->targets && v.task_cpu_ns >= 0)
+			targets__exit(c->targets, v.task->tgid, v.task_cpu_ns);
 		break;
 	}
 	/* Keep going: one failed record must not stop the drain. */
@@ -136,6 +140,11 @@ int consumer__wakeup_fd(const struct consumer *c)
 void consumer__set_capture(struct consumer *c, struct capture_writer *w)
 {
 	c->capture = w;
+}
+
+void consumer__set_targets(struct consumer *c, struct targets *t)
+{
+	c->targets = t;
 }
 
 const struct consumer_stats *consumer__stats(const struct consumer *c)

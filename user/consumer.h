@@ -34,6 +34,10 @@ struct consumer *consumer__new(int ringbuf_fd, struct sample_handler *sh, struct
  * texts read while handling it come first), and every drain ends with a batch marker. */
 void consumer__set_capture(struct consumer *c, struct capture_writer *w);
 
+struct targets;
+/* The run's targets (targets.h), told of each exit with the process's CPU time. Borrowed. */
+void consumer__set_targets(struct consumer *c, struct targets *t);
+
 /* Handles one record of sz bytes, as a drain does (replay). Always 0: failures are counted. */
 int consumer__handle(struct consumer *c, const void *data, size_t sz);
 void consumer__free(struct consumer *c);

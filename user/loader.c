@@ -327,6 +327,20 @@ int loader__is_target(struct loader *l, uint32_t tgid)
 				     sizeof(state), 0);
 }
 
+int loader__remove_target(struct loader *l, uint32_t tgid)
+{
+	int err = bpf_map__delete_elem(l->skel->maps.target_tgids, &tgid, sizeof(tgid), 0);
+
+	return err < 0 ? -errno : 0;
+}
+
+int loader__next_target(struct loader *l, const uint32_t *prev, uint32_t *next)
+{
+	int err = bpf_map__get_next_key(l->skel->maps.target_tgids, prev, next, sizeof(*next));
+
+	return err < 0 ? -errno : 0;
+}
+
 int loader__ringbuf_fd(struct loader *l)
 {
 	return bpf_map__fd(l->skel->maps.ringbuf);

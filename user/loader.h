@@ -60,6 +60,11 @@ void loader__detach_perf_events(struct loader *l);
 int loader__add_target(struct loader *l, uint32_t tgid, uint32_t state);
 /* Whether tgid is a target still (its exit removes it). */
 int loader__is_target(struct loader *l, uint32_t tgid);
+/* Removes tgid from target_tgids. 0 or -errno (-ENOENT: it was not one). */
+int loader__remove_target(struct loader *l, uint32_t tgid);
+/* Iterates over target_tgids: the target after *prev (NULL: the first one) into *next. 0, or
+ * -ENOENT past the last. A target removed meanwhile may restart the walk (bpf_map_get_next_key). */
+int loader__next_target(struct loader *l, const uint32_t *prev, uint32_t *next);
 
 /* Sets the user stack bytes copied per sample of process tgid (copy_sizes map). 0 or -errno. */
 int loader__set_copy_size(struct loader *l, uint32_t tgid, uint32_t bytes);

@@ -37,6 +37,7 @@
 #include "stage_timer.h"
 #include "summary.h"
 #include "symbolize.h"
+#include "targets.h"
 #include "unwind.h"
 #include "unwind_stats.h"
 #include "util.h"
@@ -67,9 +68,7 @@ struct session {
 	pid_t child;			/* -- CMD */
 	int child_status;
 	bool child_done;
-	struct rusage child_ru;
-	int64_t *cpu_start_ns;		/* -p: CPU time of each target at start */
-	int64_t *cpu_last_ns;		/* -p: last CPU time read */
+	struct targets *targets;	/* -p, -- CMD, --exec: the target processes */
 	int64_t busy_start_ns;		/* -a: busy CPU time of the machine, less bpfprof's */
 	uint64_t start_ns;
 	uint64_t end_ns;
@@ -91,31 +90,6 @@ struct session {
 	int argc;			/* the command line, to parse again on SIGHUP */
 	char **argv;
 };
-
-/* utime + stime of a process (/proc/PID/stat fields 14, 15), ns; -1 when it is gone. */
-static int64_t proc_cpu_ns(pid_t pid)
-{
-	unsigned long long utime, stime;
-	char path[64], buf[1024], *p;
-	ssize_t n;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	/* comm may hold spaces and parentheses: fields restart after the last ')'. */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-			 &utime, &stime) != 2)
-		return -1;
-	return (int64_t)(utime + stime) * (1000000000ll / sysconf(_SC_CLK_TCK));
-}
 
 /* -a: CPU time the machine spent busy (/proc/stat "cpu" line: user, nice, system, irq,
  * softirq; guest time is part of user), less bpfprof's own, ns; -1 if unreadable. */
@@ -233,41 +207,25 @@ static int start_cmd(struct session *s)
 	return err;
 }
 
+/* -p: each process with its descendants, running and to come (targets__add_tree()). */
 static int add_pids(struct session *s)
 {
 	struct bpfprof_opts *o = s->opts;
 	size_t i;
-	int err;
+	int n;
 
-	s->cpu_start_ns = calloc(o->pids_cnt, sizeof(*s->cpu_start_ns));
-	s->cpu_last_ns = calloc(o->pids_cnt, sizeof(*s->cpu_last_ns));
-	if (!s->cpu_start_ns || !s->cpu_last_ns)
-		return -ENOMEM;
 	for (i = 0; i < o->pids_cnt; i++) {
-		s->cpu_start_ns[i] = s->cpu_last_ns[i] = proc_cpu_ns(o->pids[i]);
-		err = loader__add_target(s->loader, o->pids[i], TARGET_ACTIVE);
-		if (err)
-			return err;
+		n = targets__add_tree(s->targets, o->pids[i],
+				      TARGET_ACTIVE | TARGET_F_FOLLOW_FORK);
+		if (n < 0)
+			return n;
+		if (n == 0 && !loader__is_target(s->loader, o->pids[i]))
+			pr_warn("PID %u exited before profiling started", o->pids[i]);
+		else if (n > 1)
+			pr_info("PID %u: %d descendant process%s running already profiled too",
+				o->pids[i], n - 1, n > 2 ? "es" : "");
 	}
 	return 0;
-}
-
-/* -p: refresh CPU times; true while at least one target is alive. */
-static bool pids_alive(struct session *s)
-{
-	bool alive = false;
-	int64_t ns;
-	size_t i;
-
-	for (i = 0; i < s->opts->pids_cnt; i++) {
-		if (!loader__is_target(s->loader, s->opts->pids[i]))
-			continue;
-		alive = true;
-		ns = proc_cpu_ns(s->opts->pids[i]);
-		if (ns >= 0)
-			s->cpu_last_ns[i] = ns;
-	}
-	return alive;
 }
 
 static void reap_child(struct session *s, int flags)
@@ -276,7 +234,7 @@ static void reap_child(struct session *s, int flags)
 
 	if (s->child <= 0 || s->child_done)
 		return;
-	r = wait4(s->child, &s->child_status, flags, &s->child_ru);
+	r = waitpid(s->child, &s->child_status, flags);
 	if (r == s->child)
 		s->child_done = true;
 }
@@ -486,7 +444,7 @@ static int run_loop(struct session *s)
 			check_lost_events(s);
 			if (s->agent)
 				agent_counters(s);
-			if (o->pids_cnt && !pids_alive(s)) {
+			if (o->pids_cnt && s->targets && !targets__alive(s->targets)) {
 				pr_info("all target processes exited");
 				break;
 			}
@@ -513,8 +471,7 @@ static void final_drain(struct session *s)
 
 static int64_t target_cpu_ns(struct session *s)
 {
-	int64_t total = 0, ns;
-	size_t i;
+	int64_t ns;
 
 	if (s->opts->report)
 		return -1;
@@ -522,20 +479,9 @@ static int64_t target_cpu_ns(struct session *s)
 		ns = machine_busy_ns();
 		return ns < 0 || s->busy_start_ns < 0 ? -1 : ns - s->busy_start_ns;
 	}
-	if (s->child > 0) {
-		if (!s->child_done) {
-			ns = proc_cpu_ns(s->child);
-			return ns;
-		}
-		return (s->child_ru.ru_utime.tv_sec + s->child_ru.ru_stime.tv_sec) * 1000000000ll +
-		       (s->child_ru.ru_utime.tv_usec + s->child_ru.ru_stime.tv_usec) * 1000ll;
-	}
-	for (i = 0; i < s->opts->pids_cnt; i++) {
-		if (s->cpu_start_ns[i] < 0)
-			return -1;
-		total += s->cpu_last_ns[i] - s->cpu_start_ns[i];
-	}
-	return total;
+	/* Each target's own, exits included: a command that does not reap its children (one
+	 * killed by timeout) has their CPU time in no rusage. */
+	return s->targets ? targets__cpu_ns(s->targets) : -1;
 }
 
 static int write_svg(struct session *s, FILE *fp, struct output_counts *counts)
@@ -938,6 +884,14 @@ static int setup(struct session *s)
 	err = setup_pipeline(s, loader__ringbuf_fd(s->loader), o->max_stack_sz, o->all);
 	if (!err && s->capture)
 		consumer__set_capture(s->consumer, s->capture);
+	if (!err && !o->all) {
+		s->targets = targets__new(s->loader);
+		if (!s->targets) {
+			pr_warn("set up targets: %s", strerror(errno));
+			return BPFPROF_EXIT_ERROR;
+		}
+		consumer__set_targets(s->consumer, s->targets);
+	}
 	return err;
 }
 
@@ -1035,8 +989,7 @@ static void teardown(struct session *s)
 	ksyms__free(s->ksyms);
 	perf_events__close(&s->events);
 	loader__free(s->loader);
-	free(s->cpu_start_ns);
-	free(s->cpu_last_ns);
+	targets__free(s->targets);
 	if (s->sigfd >= 0)
 		close(s->sigfd);
 }
@@ -1122,9 +1075,7 @@ static int exec_profiler(struct session *s, pid_t target, int ready_fd)
 		err = open_outputs(s);
 	if (!err) {
 		o->pids = calloc(1, sizeof(*o->pids));
-		s->cpu_start_ns = calloc(1, sizeof(*s->cpu_start_ns));
-		s->cpu_last_ns = calloc(1, sizeof(*s->cpu_last_ns));
-		if (!o->pids || !s->cpu_start_ns || !s->cpu_last_ns)
+		if (!o->pids)
 			err = -ENOMEM;
 	}
 	if (!err) {
@@ -1151,7 +1102,8 @@ static int exec_profiler(struct session *s, pid_t target, int ready_fd)
 		s->next_cut_ns = s->start_ns + o->ag.interval_ns;
 	err = run_loop(s);
 	s->end_ns = now_ns();
-	pids_alive(s);
+	if (s->targets)
+		targets__snapshot(s->targets);
 	final_drain(s);
 	if (close_capture(s))
 		err = BPFPROF_EXIT_ERROR;
@@ -1343,8 +1295,8 @@ int main(int argc, char **argv)
 
 	err = run_loop(&s);
 	s.end_ns = now_ns();
-	if (o.pids_cnt)
-		pids_alive(&s);	/* last CPU times, for the expected sample count */
+	if (s.targets)
+		targets__snapshot(s.targets);	/* for the expected sample count */
 	final_drain(&s);
 	reap_child(&s, WNOHANG);
 	err = close_capture(&s);

@@ -167,8 +167,9 @@ enum {
 
 static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Targets:", 1 },
-	{ "pid", 'p', "PID[,PID...]", 0, "Profile running processes (all their threads; "
-	  "decimal PIDs, a PID given twice counts once)", 1 },
+	{ "pid", 'p', "PID[,PID...]", 0, "Profile running processes: all their threads and "
+	  "descendants, those running and those they start; stops when all have exited "
+	  "(decimal PIDs, a PID given twice counts once)", 1 },
 	{ "all-cpus", 'a', NULL, 0, "Profile every process and kernel thread (not bpfprof)", 1 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (0.001 to 1 year; m/h suffix "
 	  "allowed; default: when the targets exit or on Ctrl-C)", 1 },

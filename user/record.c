@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* record.c: ringbuf record decoding; the BPF side is trusted for layout, not for lengths. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include "record.h"
@@ -53,9 +54,11 @@ int record__decode(const void *data, size_t sz, struct record_view *view)
 	case RECORD_FORK:
 	case RECORD_EXEC:
 	case RECORD_EXIT:
-		if (sz < sizeof(struct task_record))
+		/* Older captures' task records end right before cpu_ns. */
+		if (sz < sizeof(struct task_record) && sz != offsetof(struct task_record, cpu_ns))
 			return -EINVAL;
 		view->task = data;
+		view->task_cpu_ns = sz >= sizeof(struct task_record) ? (__s64)view->task->cpu_ns : -1;
 		return 0;
 	default:
 		return -ENOTSUP;

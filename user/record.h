@@ -16,6 +16,9 @@ struct record_view {
 		const struct mmap_record *mmap;		/* RECORD_MMAP */
 		const struct munmap_record *munmap;	/* RECORD_MUNMAP */
 	};
+	/* Task records: task->cpu_ns, or -1 for a record without it (an older capture's): read
+	 * this, not task->cpu_ns, which such a record does not hold. */
+	__s64 task_cpu_ns;
 };
 
 /*

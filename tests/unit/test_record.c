@@ -71,15 +71,23 @@ static void test_sample_bad_lengths(void **state)
 
 static void test_task_and_unknown(void **state)
 {
-	struct task_record t = { .hdr = { RECORD_EXIT, sizeof(t) }, .tgid = 5 };
+	struct task_record t = { .hdr = { RECORD_EXIT, sizeof(t) }, .tgid = 5, .cpu_ns = 7 };
 	struct record_header h = { 99, sizeof(h) };
 	struct record_view v;
 
 	assert_int_equal(record__decode(&t, sizeof(t), &v), 0);
 	assert_int_equal(v.type, RECORD_EXIT);
 	assert_int_equal(v.task->tgid, 5);
+	assert_int_equal(v.task_cpu_ns, 7);
 	t.hdr.sz = sizeof(t) - 1;
 	assert_int_equal(record__decode(&t, sizeof(t), &v), -EINVAL);
+	/* An older capture's task record, without cpu_ns: read, the CPU time unknown. */
+	t.hdr.sz = offsetof(struct task_record, cpu_ns);
+	assert_int_equal(record__decode(&t, t.hdr.sz, &v), 0);
+	assert_int_equal(v.task->tgid, 5);
+	assert_int_equal(v.task_cpu_ns, -1);
+	t.hdr.sz -= 8;
+	assert_int_equal(record__decode(&t, t.hdr.sz, &v), -EINVAL);
 	assert_int_equal(record__decode(&h, sizeof(h), &v), -ENOTSUP);
 	assert_int_equal(record__decode(&h, 4, &v), -EINVAL);
 	assert_int_equal(record__decode(NULL, 0, &v), -EINVAL);
