@@ -431,6 +431,18 @@ thread_cpu_ns() {
 	echo "n/a"
 }
 
+# paranoid_at_most_2: sets kernel.perf_event_paranoid to 2 for the rest of the script when it is
+# above (Debian's and Ubuntu's kernels default to 3, a patch of theirs: perf_events only with
+# CAP_SYS_ADMIN, CAP_PERFMON not enough), for runs without CAP_SYS_ADMIN that test something
+# else; the value is put back at exit. PARANOID holds the value found.
+paranoid_at_most_2() {
+	PARANOID=$(cat /proc/sys/kernel/perf_event_paranoid)
+	if [ "$PARANOID" -gt 2 ]; then
+		sysctl -qw kernel.perf_event_paranoid=2
+		trap 'sysctl -qw kernel.perf_event_paranoid=$PARANOID; lib_cleanup' EXIT
+	fi
+}
+
 # cpu_floor PREFIX NUM DEN: NUM/DEN of the samples bpfprof's summary (PREFIX.err) expects from
 # the targets' own CPU time ("M expected from S s of CPU time"), "n/a" when it printed none. A
 # floor for sample counts that holds on a busy machine, where wall time says nothing about the

@@ -345,15 +345,13 @@ live_names() {
 # Debian's and Ubuntu's kernels default to kernel.perf_event_paranoid=3 (a patch of theirs):
 # perf_events only with CAP_SYS_ADMIN, CAP_PERFMON is not enough. There the agent without
 # CAP_SYS_ADMIN says so; docs/deploy.md tells those nodes to set 2, as the runs below do.
-PARANOID=$(cat /proc/sys/kernel/perf_event_paranoid)
-if [ "$PARANOID" -gt 2 ]; then
+if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 2 ]; then
 	live_run paranoid bpf perfmon sys_resource sys_ptrace checkpoint_restore dac_read_search syslog
 	assert_grep live_paranoid_message "$LIVE_DIR/err" \
 		'perf_event_paranoid is above 2 .*only CAP_SYS_ADMIN may open perf_events.*set it to 2'
 	assert_eq live_paranoid_exit "$LIVE_RC" 1
-	sysctl -qw kernel.perf_event_paranoid=2
-	trap 'sysctl -qw kernel.perf_event_paranoid=$PARANOID; lib_cleanup' EXIT
 fi
+paranoid_at_most_2
 
 live_run caps bpf perfmon sys_resource sys_ptrace checkpoint_restore dac_read_search syslog
 assert_eq live_config_accepted "$(grep -c 'agent: profiling every process' "$LIVE_DIR/err")" 1
