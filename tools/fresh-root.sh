@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # fresh-root.sh [-k] [DIR]: the README's first two commands, `make demo` and `make test`, from a
 # clean clone of this repository's HEAD in a fresh Debian 12 root: debootstrap's minbase plus
-# make, git and ca-certificates, nothing else, chrooted on this machine's kernel (run as root).
+# make, git and ca-certificates, nothing else, entered as a container's root (its own mount
+# namespace, pivot_root) on this machine's kernel (run as root).
 # Proves that the project's own files install everything its build, demo and tests use.
 #   DIR  the root (default build/fresh-root); made with debootstrap when it has no /etc,
 #        reused otherwise (-k keeps it afterwards; without -k a root this script made is removed)
@@ -69,11 +70,21 @@ mkdir -p "$root/usr/local/share/ca-certificates"
 cp -L /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/" 2>/dev/null ||
 	true
 
+# in_root CMDS: CMDS in the root, entered as a container enters its root: a mount namespace of
+# its own whose "/" is the root's mount (pivot_root), not a chroot. In a chroot the kernel's
+# paths (/proc/PID/maps read from outside, bpfprof's BPF path walk) and the chroot's differ, and
+# pivot_root, which run-rootfs.sh uses, is refused (pivot_root(2): EINVAL after a chroot).
 in_root() {
-	chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
+	unshare -m --propagation private /bin/sh -ec '
+		mount --rbind "$1" "$1"
+		cd "$1"
+		mkdir -p .fresh-root-old
+		pivot_root . .fresh-root-old
+		shift
+		exec /usr/bin/env -i "$@"' sh "$root" HOME=/root TERM=dumb LANG=C.UTF-8 \
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		${CI:+CI=$CI} ${NODE_EXTRA_CA_CERTS:+NODE_EXTRA_CA_CERTS=$NODE_EXTRA_CA_CERTS} \
-		/bin/bash -c "$1"
+		/bin/bash -c "umount -l /.fresh-root-old && rmdir /.fresh-root-old && cd / && $1"
 }
 
 echo "fresh-root: apt-get install make git ca-certificates"
