@@ -13,7 +13,8 @@
 # console goes to VMTEST_DIR/<kver>/console.log, the output to VMTEST_DIR/<kver>/output.log.
 #
 # Environment: VMTEST_DIR (build/vmtest), VMTEST_TIMEOUT (3600 s), VMTEST_ACCEL (tcg or kvm;
-# default: kvm only if a probe boot works), VMTEST_MEM (4G), VMTEST_SMP (2), VMTEST_TCG_THREAD (multi or single), VMTEST_APPEND
+# default: kvm only if a probe boot works), VMTEST_TCG_THREAD (multi or single: TCG's vCPUs
+# in threads of their own or in one), VMTEST_MEM (4G), VMTEST_SMP (2), VMTEST_APPEND
 # (more kernel parameters), VMTEST_ENV (names of variables passed to the command besides CI),
 # VMTEST_9P_MODEL (the checkout share's qemu security_model: passthrough, the default, keeps
 # owners and modes as they are on the host but cannot make FIFOs or device nodes, which
