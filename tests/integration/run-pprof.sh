@@ -105,7 +105,13 @@ read -r locs bad <<<"$(awk -v leaf="$leaf" '
 	}
 	END { print n + 0, b + 0 }' "$p.raw.txt")"
 echo "  locations in $leaf: $locs"
-assert_ge stripped_leaf_locations "$locs" 2
+# Under qemu's TCG a timer interrupt is taken between translation blocks only: every sample of
+# the leaf's tight loop has the same address (6.1 guest: 1 location), so one is all it can show.
+if emulated; then
+	assert_ge stripped_leaf_locations "$locs" 1
+else
+	assert_ge stripped_leaf_locations "$locs" 2
+fi
 assert_eq stripped_function_after_location "$bad" 0
 
 # A real Debian program: python3, through libpython and libc.
