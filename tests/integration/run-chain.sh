@@ -101,6 +101,10 @@ test_stack_late_pages() {
 test_stack_gap() {
 	local p=$TEST_TMP/gap spin=4
 
+	# Under qemu's TCG the re-execs took 17% of the samples on 5.10 (docs/vmtest.md, Limits).
+	local MIN_LEAF_PCT=$MIN_LEAF_PCT
+	emulated && MIN_LEAF_PCT=80
+
 	run_bpfprof 60 "$p" -F 999 -o "$p.folded" -- "$TARGETS/chain" -g -b 2000 $spin
 	assert_eq chain_stack_gap_exit "$BP_RC" 0
 	check_chain "$p.folded" chain_stack_gap
@@ -163,8 +167,12 @@ test_stripped() {
 	# Half the samples the program's own CPU time gives (run-rate.sh checks the rate).
 	assert_ge chain_stripped_leaf_samples "${stats[0]}" $((cpu_ns * 999 / 2000000000))
 	assert_ge chain_stripped_complete "${stats[2]}" "$MIN_COMPLETE_PCT" %
-	# Every chain_stripped+0x name is a function's start in the unstripped symbol table.
-	starts=$(nm "$TARGETS/chain" | awk '$2 ~ /^[Tt]$/ { print $1 }' |
+	# Every chain_stripped+0x name is a function's start in the unstripped symbol table, or
+	# the start of a PLT section, which one FDE covers whole (samples in a PLT stub: under
+	# qemu's TCG, a jump target starts a translation block, where interrupts are taken).
+	starts=$({ nm "$TARGETS/chain" | awk '$2 ~ /^[Tt]$/ { print $1 }'
+		readelf -SW "$TARGETS/chain" |
+			awk '{ sub(/^ *\[ *[0-9]+\] */, "") } $1 ~ /^[.]plt/ { print $3 }'; } |
 		while read -r addr; do printf '0x%x ' "0x$addr"; done)
 	bad=$(tr ';' '\n' <"$p.folded" | sed -n 's/^chain_stripped+\(0x[0-9a-f]*\).*/\1/p' |
 		sort -u | awk -v s=" $starts" 'index(s, " " $1 " ") == 0' | wc -l)
