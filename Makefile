@@ -62,6 +62,9 @@ PROTO_OBJS := $(patsubst user/proto/%.proto,$(OUTPUT)/proto/%.pb-c.o,$(PROTO_SRC
 USER_SRCS := $(wildcard user/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) $(PROTO_OBJS)
 LIB_OBJS := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
+# The unit tests link this archive: the linker takes only the objects a test needs, and a test
+# may give its own stand-in for a module (tests/unit/test_targets.c's loader).
+LIB_AR := $(OUTPUT)/libbpfprof.a
 SKEL := $(OUTPUT)/bpfprof.skel.h
 BIN := $(OUTPUT)/bpfprof
 MAN := $(OUTPUT)/bpfprof.1
@@ -105,6 +108,10 @@ $(OUTPUT)/proto/%.pb-c.c $(OUTPUT)/proto/%.pb-c.h: user/proto/%.proto | $(OUTPUT
 $(OUTPUT)/proto/%.pb-c.o: $(OUTPUT)/proto/%.pb-c.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIB_AR): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 # Generated headers exist before any user object is compiled (-MMD tracks them after).
 $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)): | $(PROTO_HDRS)

@@ -8,9 +8,9 @@ TARGET_CFLAGS := -O2 -g -fomit-frame-pointer -fno-inline-functions-called-once -
 $(OUTPUT)/tests/unit $(TARGETS_DIR):
 	$(Q)mkdir -p $@
 
-$(OUTPUT)/tests/unit/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests/unit
+$(OUTPUT)/tests/unit/%: tests/unit/%.c $(LIB_AR) | $(OUTPUT)/tests/unit
 	$(call msg,CC-TEST,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit -MMD -MP $< $(LIB_OBJS) $(LDLIBS) \
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -Itests/unit -MMD -MP $< $(LIB_AR) $(LDLIBS) \
 		$(shell $(PKG_CONFIG) --libs cmocka) -o $@
 
 # Per-test fixtures and flags: tests/unit/*.mk (one file per feature keeps edits apart).

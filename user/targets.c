@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <uthash.h>
 #include "log.h"
@@ -26,14 +27,24 @@ struct targets {
 	struct loader *loader;
 	struct target_proc *procs;
 	int64_t exited_ns;	/* CPU time of the targets that exited, during the run */
+	int64_t next_sweep_ns;	/* CLOCK_MONOTONIC of targets__alive()'s next sweep() */
 	pid_t self;
 };
 
-int64_t proc_cpu_ns(pid_t pid, pid_t *ppid)
+/* What targets.c reads of /proc/PID/stat (proc(5)). */
+struct proc_stat {
+	char state;		/* field 3: R, S, D, Z (zombie), X (dead)... */
+	pid_t ppid;		/* field 4 */
+	int64_t cpu_ns;		/* fields 14 + 15, utime + stime of all its threads */
+	long threads;		/* field 20 */
+};
+
+/* Reads /proc/PID/stat into st. 0, or -1 when the process is gone. */
+static int proc_stat_read(pid_t pid, struct proc_stat *st)
 {
 	unsigned long long utime, stime;
 	char path[64], buf[1024], *p;
-	int fd, parent;
+	int fd;
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
@@ -47,12 +58,23 @@ int64_t proc_cpu_ns(pid_t pid, pid_t *ppid)
 	buf[n] = '\0';
 	/* comm may hold spaces and parentheses: fields restart after the last ')'. */
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-			 &parent, &utime, &stime) != 3)
+	if (!p || sscanf(p + 2, "%c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu "
+			 "%*d %*d %*d %*d %ld", &st->state, &st->ppid, &utime, &stime,
+			 &st->threads) != 5)
+		return -1;
+	st->cpu_ns = (int64_t)(utime + stime) * (1000000000ll / sysconf(_SC_CLK_TCK));
+	return 0;
+}
+
+int64_t proc_cpu_ns(pid_t pid, pid_t *ppid)
+{
+	struct proc_stat st;
+
+	if (proc_stat_read(pid, &st))
 		return -1;
 	if (ppid)
-		*ppid = parent;
-	return (int64_t)(utime + stime) * (1000000000ll / sysconf(_SC_CLK_TCK));
+		*ppid = st.ppid;
+	return st.cpu_ns;
 }
 
 struct targets *targets__new(struct loader *l)
@@ -219,15 +241,69 @@ void targets__exit(struct targets *t, uint32_t tgid, uint64_t cpu_ns)
 		t->exited_ns += (int64_t)cpu_ns - start;
 }
 
-bool targets__alive(struct targets *t)
-{
-	uint32_t tgid;
+/* Targets read per pass over target_tgids at most: the walk restarts when a target exits
+ * under it. */
+#define WALK_MAX 65536
+/* Targets removed per sweep at most; the next sweep takes the rest. */
+#define SWEEP_MAX 64
+/* Time between two sweeps, ns. */
+#define SWEEP_INTERVAL_NS 1000000000ll
 
-	return loader__next_target(t->loader, NULL, &tgid) == 0;
+/*
+ * A target whose process has exited (gone, or a zombie without live threads: a zombie leader
+ * whose other threads run is alive) but that is still in target_tgids missed its exit record:
+ * BPF's exit hook (sched_process_exit) had run before it became a target, and the process was
+ * not a zombie yet when add_one() looked (the rest of do_exit(), closing its files, comes
+ * between; a socket's SO_LINGER keeps it there for seconds). Removes such targets; their
+ * CPU time counts when /proc still has it. Returns whether some target is left.
+ */
+static bool sweep(struct targets *t)
+{
+	struct { uint32_t tgid; int64_t cpu_ns; } gone[SWEEP_MAX];
+	uint32_t tgid, next;
+	const uint32_t *prev = NULL;
+	struct proc_stat st;
+	bool alive = false;
+	int i, n = 0;
+
+	for (i = 0; i < WALK_MAX && !loader__next_target(t->loader, prev, &next); i++) {
+		tgid = next;
+		prev = &tgid;
+		if (proc_stat_read(tgid, &st)) {
+			st.cpu_ns = 0;
+		} else if ((st.state != 'Z' && st.state != 'X') || st.threads > 1) {
+			alive = true;
+			continue;
+		}
+		if (n < SWEEP_MAX)
+			gone[n++] = (typeof(gone[0])){ tgid, st.cpu_ns };
+		else
+			alive = true;
+	}
+	for (i = 0; i < n; i++) {
+		/* -ENOENT: its exit record came after all, between the walk and now. */
+		if (loader__remove_target(t->loader, gone[i].tgid))
+			continue;
+		pr_debug("target process %u exited without an exit record", gone[i].tgid);
+		targets__exit(t, gone[i].tgid, gone[i].cpu_ns);
+	}
+	return alive;
 }
 
-/* Targets read per snapshot at most: the map's walk restarts when a target exits under it. */
-#define SNAPSHOT_MAX 65536
+bool targets__alive(struct targets *t)
+{
+	struct timespec ts;
+	int64_t now;
+	uint32_t tgid;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = ts.tv_sec * 1000000000ll + ts.tv_nsec;
+	if (now >= t->next_sweep_ns) {
+		t->next_sweep_ns = now + SWEEP_INTERVAL_NS;
+		return sweep(t);
+	}
+	return loader__next_target(t->loader, NULL, &tgid) == 0;
+}
 
 void targets__snapshot(struct targets *t)
 {
@@ -237,7 +313,7 @@ void targets__snapshot(struct targets *t)
 	int64_t cpu;
 	int i;
 
-	for (i = 0; i < SNAPSHOT_MAX && !loader__next_target(t->loader, prev, &next); i++) {
+	for (i = 0; i < WALK_MAX && !loader__next_target(t->loader, prev, &next); i++) {
 		tgid = next;
 		prev = &tgid;
 		cpu = proc_cpu_ns(tgid, NULL);

@@ -34,7 +34,8 @@ int targets__add_tree(struct targets *t, pid_t pid, uint32_t state);
 /* RECORD_EXIT of a target with the CPU time of its life (task_record.cpu_ns), ns. */
 void targets__exit(struct targets *t, uint32_t tgid, uint64_t cpu_ns);
 
-/* Whether some target has not exited yet. */
+/* Whether some target has not exited yet. At most once a second it also removes the targets
+ * whose process exited without an exit record (it was exiting when it became a target). */
 bool targets__alive(struct targets *t);
 
 /* Reads the CPU time of each target still running (/proc/PID/stat): at the end of the run. */
