@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# bpfprof: bpf/*.bpf.c -> linked BPF object -> skeleton -> user/*.c -> $(OUTPUT)/bpfprof
+# bpfprof: bpf/*.bpf.c -> linked BPF object -> skeleton -> user/*/*.c -> $(OUTPUT)/bpfprof
 # SANITIZE=1: AddressSanitizer and UndefinedBehaviorSanitizer, into build-asan
 # (docs/sanitizers.md; `make test SANITIZE=1` runs the tests against that binary).
 ifeq ($(SANITIZE),1)
@@ -59,9 +59,10 @@ PROTOC_C ?= protoc-c
 PROTO_SRCS := $(wildcard user/proto/*.proto)
 PROTO_HDRS := $(patsubst user/proto/%.proto,$(OUTPUT)/proto/%.pb-c.h,$(PROTO_SRCS))
 PROTO_OBJS := $(patsubst user/proto/%.proto,$(OUTPUT)/proto/%.pb-c.o,$(PROTO_SRCS))
-USER_SRCS := $(wildcard user/*.c)
+# user/: one folder per step of the data path (docs/design.md).
+USER_SRCS := $(wildcard user/*/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) $(PROTO_OBJS)
-LIB_OBJS := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
+LIB_OBJS := $(filter-out $(OUTPUT)/user/cmd/main.o,$(USER_OBJS))
 # The unit tests link this archive: the linker takes only the objects a test needs, and a test
 # may give its own stand-in for a module (tests/unit/test_targets.c's loader).
 LIB_AR := $(OUTPUT)/libbpfprof.a
@@ -97,8 +98,9 @@ $(SKEL): $(OUTPUT)/bpfprof.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name bpfprof_bpf > $@.tmp && mv $@.tmp $@
 
-$(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user
+$(OUTPUT)/user/%.o: user/%.c
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(OUTPUT)/proto/%.pb-c.c $(OUTPUT)/proto/%.pb-c.h: user/proto/%.proto | $(OUTPUT)/proto
@@ -117,7 +119,7 @@ $(LIB_AR): $(LIB_OBJS)
 $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)): | $(PROTO_HDRS)
 
 # Only the loader includes the skeleton.
-$(OUTPUT)/user/loader.o: $(SKEL)
+$(OUTPUT)/user/sampling/loader.o: $(SKEL)
 
 $(BIN): $(USER_OBJS)
 	$(call msg,LINK,$@)

@@ -3,7 +3,7 @@
  * compat.bpf.h: the kernel features bpfprof's programs use that Linux 5.10 lacks, each with
  * its fallback. Every program exists twice, built from one body with `compat` a constant:
  * NAME uses the features (Linux >= 5.17), NAME_compat the fallbacks; the loader probes the
- * kernel and loads one of the two (user/kernel_features.c). Clang drops the branch not taken,
+ * kernel and loads one of the two (user/sampling/kernel_features.c). Clang drops the branch not taken,
  * so a program never references a helper or map its kernel lacks.
  *
  *   feature                       since  fallback

@@ -80,7 +80,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "core_check: open %s: %s\n", argv[1], strerror(errno));
 		return 2;
 	}
-	/* The loader's choice (user/loader.c): one program of each NAME, NAME_compat pair. */
+	/* The loader's choice (user/sampling/loader.c): one program of each NAME, NAME_compat pair. */
 	bpf_object__for_each_program(prog, obj) {
 		const char *name = bpf_program__name(prog);
 		size_t n = strlen(name);

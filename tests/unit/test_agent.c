@@ -13,10 +13,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "agent.h"
-#include "log.h"
-#include "opts.h"
-#include "util.h"
+#include "agent/agent.h"
+#include "util/log.h"
+#include "cmd/opts.h"
+#include "util/util.h"
 
 #define INTERVAL_NS 1000000000ull	/* --interval 1 */
 #define LIMIT_NS (AGENT_HEALTH_INTERVALS * INTERVAL_NS)

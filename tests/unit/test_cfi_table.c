@@ -133,9 +133,9 @@ int main(int argc, char **argv __attribute__((unused)))
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "cfi_table.h"
+#include "unwind/cfi_table.h"
 #include "test_util.h"
-#include "util.h"
+#include "util/util.h"
 
 #ifndef CFI_FIXTURE_EH
 #define CFI_FIXTURE_EH "build/tests/fixtures/cfi_eh"

@@ -14,8 +14,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "test_util.h"
-#include "cgroup.h"
-#include "util.h"
+#include "agent/cgroup.h"
+#include "util/util.h"
 
 #define ID_A "8d4ac2a7bd1e7c4bbd0cf5e0a1f4b3e9d2c6a5b8e7f9012345678901abcdef01"
 #define ID_B "f00dfeedcafe0123456789abcdef0123456789abcdef0123456789abcdef0123"

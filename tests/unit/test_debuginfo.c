@@ -20,9 +20,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "test_util.h"
-#include "debuginfo.h"
-#include "module_cache.h"
-#include "symbolize.h"
+#include "symbols/debuginfo.h"
+#include "process/module_cache.h"
+#include "symbols/symbolize.h"
 
 #ifndef INLINE_FIXTURES
 #define INLINE_FIXTURES "build/tests/fixtures"

@@ -24,10 +24,10 @@
 #include <unistd.h>
 #include <curl/curl.h>
 #include <json-c/json.h>
-#include "export.h"
-#include "log.h"
+#include "agent/export.h"
+#include "util/log.h"
 #include "push.pb-c.h"
-#include "util.h"
+#include "util/util.h"
 
 #ifndef MOCK_PYROSCOPE
 #define MOCK_PYROSCOPE "tests/mock/pyroscope.py"

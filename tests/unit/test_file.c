@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "file.h"
+#include "util/file.h"
 
 struct dir {
 	char path[64];

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "flamegraph.h"
+#include "output/flamegraph.h"
 
 /* Where test_write_fixture() leaves a graph for tests/svg/check.sh (set by flamegraph.mk). */
 #ifndef FLAMEGRAPH_UNIT_SVG

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "test_util.h"
-#include "ksyms.h"
+#include "symbols/ksyms.h"
 
 
 static void assert_find(const struct ksyms *ks, uint64_t addr, const char *name, uint64_t off)

@@ -23,9 +23,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "test_util.h"
-#include "kube.h"
-#include "log.h"
-#include "util.h"
+#include "agent/kube.h"
+#include "util/log.h"
+#include "util/util.h"
 
 #ifndef KUBE_MOCK
 #define KUBE_MOCK "tests/mock/kube_api.py"

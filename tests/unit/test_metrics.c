@@ -21,10 +21,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <curl/curl.h>
-#include "export.h"
-#include "log.h"
-#include "metrics.h"
-#include "util.h"
+#include "agent/export.h"
+#include "util/log.h"
+#include "agent/metrics.h"
+#include "util/util.h"
 
 struct body {
 	char *s;

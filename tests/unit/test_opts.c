@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "opts.h"
+#include "cmd/opts.h"
 
 #define OUT_MAX 65536
 

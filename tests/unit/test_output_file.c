@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "output_file.h"
+#include "output/output_file.h"
 
 /* Each test gets a fresh directory; a test that hangs is killed by the alarm. */
 static int setup(void **state)

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "aggregate.h"
-#include "output_folded.h"
+#include "profile/aggregate.h"
+#include "output/output_folded.h"
 
 static uint32_t str(struct aggregate *agg, const char *s)
 {

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
-#include "aggregate.h"
-#include "output_pprof.h"
+#include "profile/aggregate.h"
+#include "output/output_pprof.h"
 #include "profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile Profile;

@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "test_util.h"
-#include "perf_map.h"
+#include "symbols/perf_map.h"
 
 #define SEC_NS 1000000000ull
 

@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "test_util.h"
-#include "proc_maps.h"
+#include "process/proc_maps.h"
 
 
 static void test_parse_fields(void **state)

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
-#include "proc_table.h"
+#include "process/proc_table.h"
 
 /* No such process: /proc reads fail, so the list holds exactly what the events said. */
 #define TGID 0x3ffffff0u

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "record.h"
+#include "sampling/record.h"
 
 #define STACK_CAP 4096
 

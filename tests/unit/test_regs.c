@@ -7,7 +7,7 @@
 #include <cmocka.h>
 #include <asm/perf_regs.h>
 #include <errno.h>
-#include "regs.h"
+#include "unwind/regs.h"
 
 static void test_x86_64_mapping(void **state)
 {

@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "test_util.h"
-#include "symbolize.h"
+#include "symbols/symbolize.h"
 
 #ifndef SYMTEST_ELF
 #define SYMTEST_ELF "build/tests/fixtures/symtest"

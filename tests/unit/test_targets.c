@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "targets.h"
+#include "sampling/targets.h"
 
 /* target_tgids, in insertion order. */
 static uint32_t map[16];

@@ -17,13 +17,13 @@
 #include <ucontext.h>
 #include <sys/auxv.h>
 #include <unistd.h>
-#include "aggregate.h"
-#include "cfi_table.h"
-#include "util.h"
-#include "output_folded.h"
-#include "proc_maps.h"
-#include "proc_table.h"
-#include "sample.h"
+#include "profile/aggregate.h"
+#include "unwind/cfi_table.h"
+#include "util/util.h"
+#include "output/output_folded.h"
+#include "process/proc_maps.h"
+#include "process/proc_table.h"
+#include "profile/sample.h"
 
 #define STACK_CAP 16384
 

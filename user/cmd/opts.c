@@ -1,0 +1,1022 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* opts.c: argp options for bpfprof. */
+#include <argp.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "bpf/record.h"
+#include "cmd/opts.h"
+#include "sampling/perf_event.h"
+#include "unwind/unwind.h"
+#include "util/util.h"
+
+const char *argp_program_version = "bpfprof " BPFPROF_VERSION;
+const char *argp_program_bug_address = "<https://github.com/bpfprof/bpfprof/issues>";
+
+static const char doc[] =
+"bpfprof: sample CPU stacks (kernel and user, DWARF-unwound) with eBPF.\n"
+"\n"
+"Writes folded stacks (\"comm;root;...;leaf COUNT\", kernel frames suffixed\n"
+"_[k], inlined _[i], JIT _[j]), a gzipped pprof profile (go tool pprof,\n"
+"Pyroscope, speedscope) or an interactive SVG flame graph to -o FILE (the\n"
+"format follows the name: .pb.gz, .pb, .pprof, .pprof.gz pprof, .svg flame\n"
+"graph, else folded), by default to stdout, or with -- CMD to bpfprof.folded\n"
+"(CMD's own output goes to stdout), and a summary to stderr.\n"
+"\n"
+"EXIT STATUS: with -- CMD, CMD's status (128+N if signal N killed it, 127 if\n"
+"it could not be started); else 0 on success, 1 on errors (privileges,\n"
+"unknown PID, unsupported event), 64 on usage errors.\n"
+"\n"
+"REQUIRES: a kernel with BTF (/sys/kernel/btf/vmlinux), and root or CAP_BPF\n"
+"and CAP_PERFMON. These two alone copy the stack memory of every process\n"
+"(root's too): never give them to a binary other users can run. Naming the\n"
+"frames of other users' processes and of root daemons also needs\n"
+"CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH; deleted binaries,\n"
+"CAP_CHECKPOINT_RESTORE; kernel symbols, CAP_SYSLOG (README, docs/deploy.md).\n"
+"\n"
+"SUBCOMMANDS (bpfprof SUBCOMMAND [OPTION...], each with its own --help):\n"
+"  record ...    the same as none, as perf users type it: bpfprof record -- CMD\n"
+"  report FILE   replay a --raw-capture FILE into any output format\n"
+"  check         what this kernel allows and what falls back\n"
+"  agent         profile every process continuously, export to Pyroscope or a\n"
+"                directory\n"
+"A program named like a subcommand runs after --: bpfprof -- report.\n"
+"\n"
+"Examples:\n"
+"  bpfprof -- make -j2             a build and every process it starts,\n"
+"                                  into bpfprof.folded (no -o with -- CMD)\n"
+"  bpfprof -F 999 -o out.folded -- python3 app.py\n"
+"                                  999 samples a second per CPU\n"
+"  bpfprof -o app.svg -- ./app     flame graph: open it in a browser\n"
+"  bpfprof -o app.pb.gz -- ./app   pprof: go tool pprof -http=: app.pb.gz\n"
+"  bpfprof -p 1234 -d 30 > out.folded\n"
+"                                  all threads of 1234 for 30 s\n"
+"  bpfprof -p 1234,5678            until Ctrl-C or both exit\n"
+"  bpfprof -a -d 10 -o all.folded  every process and kernel thread\n"
+"  bpfprof --raw-capture r.raw -- ./app\n"
+"                                  also keep every record (stack memory!)\n"
+"  bpfprof report r.raw -o app.svg\n"
+"                                  replay them, into any format\n"
+"  bpfprof check                   can bpfprof run here? what falls back?\n"
+"\n"
+"Options:";
+
+/* The subcommands come first ("bpfprof report FILE [OPTION...]"): the doc lists them. */
+static const char main_args_doc[] =
+	"-- CMD [ARGS...]\n-p PID[,PID...] [-d SECONDS]\n-a [-d SECONDS]";
+
+static const char report_doc[] =
+"bpfprof report: replay a raw capture (written by bpfprof --raw-capture FILE)\n"
+"through the same unwinding, symbolization and outputs as a live run: another\n"
+"output format (-o, --format), another unwinder (--unwinder), --stats. -p, -a\n"
+"and --raw-capture do not apply.\n"
+"\n"
+"Options:";
+
+static const char check_doc[] =
+"bpfprof check: print what this kernel allows (BTF, ringbuf, BPF features,\n"
+"privileges, perf_event_paranoid) and what falls back, then load and attach the\n"
+"programs as a run would, for event -e at -F Hz. Exit 0 if bpfprof can run\n"
+"here, else 1.\n"
+"\n"
+"Options:";
+
+static const char agent_doc[] =
+"bpfprof agent: profile every process continuously (19 Hz) and every --interval\n"
+"export a gzipped pprof profile per executable per container to Pyroscope\n"
+"(--pyroscope-url) and/or a directory (--output-dir). Every option is also an\n"
+"environment variable BPFPROF_<OPTION> and a line 'option = value' of --config\n"
+"FILE: the command line wins over the environment, which wins over the file.\n"
+"SIGHUP rereads them; SIGTERM sends the interval under way and exits.\n"
+"\n"
+"Options:";
+
+/* "bpfprof SUB ARGS...": SUB_NONE is the same as record. */
+enum subcmd { SUB_NONE, SUB_RECORD, SUB_REPORT, SUB_CHECK, SUB_AGENT };
+
+static const struct subcommand {
+	const char *name;
+	enum subcmd id;
+	const char *args_doc;	/* argp's usage lines after "bpfprof SUB [OPTION...]" */
+	const char *doc;	/* --help's text above the options */
+} subcommands[] = {
+	{ "record", SUB_RECORD, main_args_doc, doc },
+	{ "report", SUB_REPORT, "FILE", report_doc },
+	{ "check", SUB_CHECK, NULL, check_doc },
+	{ "agent", SUB_AGENT, "[--pyroscope-url URL] [--output-dir DIR]", agent_doc },
+};
+
+/* One opts__parse() run: *o and what the parser needs besides. */
+struct parse_ctx {
+	struct bpfprof_opts *o;
+	enum subcmd sub;
+	const char *config_read;	/* agent: the --config file read before parsing */
+	bool format_set;		/* --format given */
+	bool agent_opt;			/* an agent option given */
+};
+
+/* --max-frames: the fewest bytes of stack a caller's frame takes (x86_64 psABI: a return
+ * address, and calls made with the stack 16-byte aligned), and the most frames a copy of
+ * BPFPROF_STACK_SZ_MAX bytes could hold even at 8 bytes a frame. */
+#define MIN_FRAME_BYTES		16
+#define MAX_FRAMES_MAX		(BPFPROF_STACK_SZ_MAX / 8u)
+
+enum {
+	OPT_STACK_SIZE = 256,
+	OPT_MAX_STACK_SIZE,
+	OPT_MAX_FRAMES,
+	OPT_RINGBUF_SIZE,
+	OPT_DRAIN_MS,
+	OPT_TOP,
+	OPT_STATS,
+	OPT_REALTIME,
+	OPT_RAW_CAPTURE,
+	OPT_FORMAT,
+	OPT_TITLE,
+	OPT_NO_DEMANGLE,
+	OPT_FULL_NAMES,
+	OPT_INLINE,
+	OPT_NO_INLINE,
+	OPT_UNWINDER,
+	OPT_INTERVAL,
+	OPT_GROUP_BY,
+	OPT_SERVICE_NAME_FROM,
+	OPT_OUTPUT_DIR,
+	OPT_OUTPUT_DIR_MAX,
+	OPT_PYROSCOPE_URL,
+	OPT_PYROSCOPE_API,
+	OPT_BASIC_AUTH_FILE,
+	OPT_BEARER_TOKEN_FILE,
+	OPT_TENANT_ID,
+	OPT_HEADER,
+	OPT_QUEUE_SIZE,
+	OPT_KUBERNETES,
+	OPT_KUBERNETES_API,
+	OPT_METRICS_ADDR,
+	OPT_LOG_FORMAT,
+	OPT_CONFIG,
+	OPT_EXEC,
+	OPT_STRICT,
+};
+
+static const struct argp_option options[] = {
+	{ NULL, 0, NULL, 0, "Targets:", 1 },
+	{ "pid", 'p', "PID[,PID...]", 0, "Profile running processes: all their threads and "
+	  "descendants, those running and those they start; stops when all have exited "
+	  "(decimal PIDs, a PID given twice counts once)", 1 },
+	{ "all-cpus", 'a', NULL, 0, "Profile every process and kernel thread (not bpfprof)", 1 },
+	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (0.001 to 1 year; m/h suffix "
+	  "allowed; default: when the targets exit or on Ctrl-C)", 1 },
+	{ NULL, 0, NULL, 0, "Sampling:", 2 },
+	{ "freq", 'F', "HZ", 0, "Samples per second per CPU (default 99, 1-100000)", 2 },
+	{ "event", 'e', "EVENT", 0, "cpu-clock (default, software timer) or cycles (needs a "
+	  "hardware PMU)", 2 },
+	{ "stack-size", OPT_STACK_SIZE, "BYTES", 0, "User stack bytes first copied per sample of "
+	  "a process (default 16K, 512-128K): raised while unwinds run out of stack, lowered "
+	  "when stacks stay shallow", 2 },
+	{ "max-stack-size", OPT_MAX_STACK_SIZE, "BYTES", 0, "Largest stack copy per sample "
+	  "(default 128K, 512-128K; K suffix allowed)", 2 },
+	{ "max-frames", OPT_MAX_FRAMES, "N", 0, "User frames unwound per sample (default: as many "
+	  "as the largest stack copy can hold, --max-stack-size / 16: 8192 for 128K)", 2 },
+	{ "ringbuf-size", OPT_RINGBUF_SIZE, "BYTES", 0, "BPF ringbuf size (default: 1 s of "
+	  "samples of every CPU, 1M-16M; agent 0.25 s, up to 64M; a power of 2; K/M suffix allowed)", 2 },
+	{ "drain-interval", OPT_DRAIN_MS, "MS", 0, "Ringbuf drain period (default 10, agent 250; "
+	  "a ringbuf a quarter full is drained at once)", 2 },
+	{ "exec", OPT_EXEC, NULL, 0, "With -- CMD: CMD runs in bpfprof's own process (its PID "
+	  "stays the one the caller started, its exit status is its own); a detached process "
+	  "profiles it and writes -o or exports as the agent does (--pyroscope-url, "
+	  "--output-dir). CMD runs unprofiled if profiling cannot start", 1 },
+	{ "strict", OPT_STRICT, NULL, 0, "With --exec: exit 1 instead of running CMD unprofiled", 1 },
+	{ "realtime", OPT_REALTIME, "PRIO", 0, "Run bpfprof with SCHED_FIFO priority PRIO (1-99), "
+	  "as perf record -r: keeps up with the ringbuf when targets saturate every CPU", 2 },
+	{ NULL, 0, NULL, 0, "Output:", 3 },
+	{ "unwinder", OPT_UNWINDER, "NAME", 0, "fast (default: per-binary CFI tables, libdwfl "
+	  "for what they cannot express), dwfl (libdwfl only) or diff (both, compared: exit 1 "
+	  "on a difference)", 2 },
+	{ "output", 'o', "FILE", 0, "Write the profile to FILE ('-': stdout; default stdout, "
+	  "with -- CMD bpfprof.folded), created at the start, written at the end; repeat for "
+	  "several formats of one run (-o a.svg -o a.pb.gz)", 3 },
+	{ "format", OPT_FORMAT, "FMT", 0, "folded, pprof or svg (default: from -o's name: "
+	  ".pb.gz/.pb/.pprof/.pprof.gz pprof, .svg svg, else folded)", 3 },
+	{ "title", OPT_TITLE, "TEXT", 0, "Title of the SVG flame graph", 3 },
+	{ "no-demangle", OPT_NO_DEMANGLE, NULL, 0, "Keep C++ and Rust symbol names mangled", 3 },
+	{ "full-names", OPT_FULL_NAMES, NULL, 0, "Demangled C++ names with their parameter lists, "
+	  "qualifiers and template return types (default: ns::Class<T>::method, as perf shows "
+	  "them; pprof keeps the mangled name in Function.system_name either way)", 3 },
+	{ "no-inline", OPT_NO_INLINE, NULL, 0, "Name frames from symbol tables only: no inline "
+	  "frames or source lines from DWARF (the agent's default: a large library's DWARF costs "
+	  "tens of MB and a CPU-second to load)", 3 },
+	{ "inline", OPT_INLINE, NULL, 0, "Inline frames and source lines from DWARF (default, "
+	  "but for the agent)", 3 },
+	{ "top", OPT_TOP, "N", 0, "Functions listed in the summary (default 10, 0 = none)", 3 },
+	{ "raw-capture", OPT_RAW_CAPTURE, "FILE", 0, "Also write every record received (samples "
+	  "WITH THEIR STACK MEMORY, mode 0600) to FILE, for 'bpfprof report FILE'", 3 },
+	{ "stats", OPT_STATS, NULL, 0, "Unwind quality per process and module: samples, share "
+	  "unwound to the root, why unwinding stopped and where; files and Dwfls open", 3 },
+	{ "quiet", 'q', NULL, 0, "No progress or summary on stderr", 3 },
+	{ "verbose", 'v', NULL, 0, "Debug messages (twice: libbpf's too)", 3 },
+	{ NULL, 0, NULL, 0, "Agent (bpfprof agent; each also as environment variable "
+	  "BPFPROF_<OPTION>, e.g. BPFPROF_PYROSCOPE_URL, or a line 'option = value' in --config):", 4 },
+	{ "interval", OPT_INTERVAL, "SECONDS", 0, "Profile length (default 60, 1 s to 1 day; "
+	  "m/h suffix allowed)", 4 },
+	{ "group-by", OPT_GROUP_BY, "exe|pid", 0, "One profile per executable per container "
+	  "(default) or per process", 4 },
+	{ "service-name-from", OPT_SERVICE_NAME_FROM, "RULES", 0, "Where service_name comes "
+	  "from, first that applies: container, unit (systemd), comm (default container,unit,comm)", 4 },
+	{ "output-dir", OPT_OUTPUT_DIR, "DIR", 0, "Write each profile as a gzipped pprof file in DIR", 4 },
+	{ "output-dir-max-bytes", OPT_OUTPUT_DIR_MAX, "BYTES", 0, "Size cap of --output-dir, "
+	  "oldest files deleted first (default 1G; K/M/G suffix allowed)", 4 },
+	{ "pyroscope-url", OPT_PYROSCOPE_URL, "URL", 0, "Send profiles to Pyroscope at URL "
+	  "(POST URL/ingest, pprof)", 4 },
+	{ "pyroscope-api", OPT_PYROSCOPE_API, "ingest|push", 0, "Pyroscope's API: /ingest "
+	  "(default; labels in the name parameter) or push (/push.v1.PusherService/Push, "
+	  "Pyroscope >= 1.0)", 4 },
+	{ "basic-auth-file", OPT_BASIC_AUTH_FILE, "FILE", 0, "HTTP Basic credentials, "
+	  "'user:password'", 4 },
+	{ "bearer-token-file", OPT_BEARER_TOKEN_FILE, "FILE", 0, "HTTP Bearer token", 4 },
+	{ "tenant-id", OPT_TENANT_ID, "ID", 0, "X-Scope-OrgID of a multi-tenant Pyroscope", 4 },
+	{ "header", OPT_HEADER, "'K: V'", 0, "Extra HTTP header (repeatable)", 4 },
+	{ "queue-size", OPT_QUEUE_SIZE, "N", 0, "Profiles held for delivery while the backend is "
+	  "down (default 64; then the oldest are dropped and counted)", 4 },
+	{ "kubernetes", OPT_KUBERNETES, NULL, 0, "Pod, namespace and container labels from the "
+	  "Kubernetes API (in-cluster ServiceAccount)", 4 },
+	{ "kubernetes-api", OPT_KUBERNETES_API, "URL", 0, "The API server instead of the "
+	  "in-cluster one", 4 },
+	{ "metrics-addr", OPT_METRICS_ADDR, "HOST:PORT", 0, "Prometheus /metrics and /healthz "
+	  "(default 127.0.0.1:9464; 'off' for none)", 4 },
+	{ "log-format", OPT_LOG_FORMAT, "text|json", 0, "Log lines as text (default) or JSON", 4 },
+	{ "config", OPT_CONFIG, "FILE", 0, "Read options from FILE ('option = value' lines, "
+	  "# comments)", 4 },
+	{ NULL, 'h', NULL, 0, "Give this help list (as --help)", -1 },
+	{},
+};
+
+/*
+ * Numbers of options, environment variables and --config lines. Each kind has one parser;
+ * all take plain decimal digits only: no sign, space, "0x" or octal (010 is ten), no
+ * "nan"/"inf", nothing after the number but the suffixes named. They return 0, -EINVAL for
+ * a malformed number or -ERANGE for one outside [lo, hi] (overflow included).
+ */
+
+/* The decimal digits at the start of s as *v (at least one); *end after them. */
+static int parse_digits(const char *s, uint64_t *v, const char **end)
+{
+	uint64_t n = 0;
+
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	for (; isdigit((unsigned char)*s); s++) {
+		if (n > (UINT64_MAX - (*s - '0')) / 10)
+			return -ERANGE;
+		n = n * 10 + (*s - '0');
+	}
+	*v = n;
+	*end = s;
+	return 0;
+}
+
+/* A count, frequency or priority in [lo, hi]. */
+static int parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	const char *end;
+	uint64_t v;
+	int err = parse_digits(s, &v, &end);
+
+	if (err)
+		return err;
+	if (*end)
+		return -EINVAL;
+	if (v < lo || v > hi)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+/* A size in bytes in [lo, hi], with an optional binary K, M or G suffix (either case). */
+static int parse_size(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	const char *end;
+	unsigned int shift = 0;
+	uint64_t v;
+	int err = parse_digits(s, &v, &end);
+
+	if (err)
+		return err;
+	switch (*end) {
+	case 'K': case 'k':
+		shift = 10;
+		break;
+	case 'M': case 'm':
+		shift = 20;
+		break;
+	case 'G': case 'g':
+		shift = 30;
+		break;
+	}
+	if (shift)
+		end++;
+	if (*end)
+		return -EINVAL;
+	if (v > hi >> shift || v << shift < lo)
+		return -ERANGE;
+	*out = v << shift;
+	return 0;
+}
+
+/*
+ * A duration in [lo_ns, hi_ns] (lo_ns > 0): seconds with an optional decimal fraction
+ * ("30", "0.5"), or minutes or hours with an "m" or "h" suffix ("s" is allowed too). Whole
+ * nanoseconds: a fraction finer than 1 ns is dropped, so the range check sees the real value.
+ */
+static int parse_duration(const char *s, uint64_t lo_ns, uint64_t hi_ns, uint64_t *out_ns)
+{
+	uint64_t ip = 0, frac = 0, frac_den = 1, unit = 1000000000ull, ns;
+	const char *p = s;
+	int err;
+
+	if (*p != '.') {
+		err = parse_digits(p, &ip, &p);
+		if (err)
+			return err;
+	}
+	if (*p == '.') {
+		p++;
+		if (!isdigit((unsigned char)*p) && p == s + 1)
+			return -EINVAL;		/* "." alone */
+		/* Past the 13th digit, even a fraction of an hour is below 1 ns. */
+		for (; isdigit((unsigned char)*p); p++)
+			if (frac_den < 10000000000000ull) {
+				frac = frac * 10 + (*p - '0');
+				frac_den *= 10;
+			}
+	}
+	if (*p == 'h')
+		unit *= 3600;
+	else if (*p == 'm')
+		unit *= 60;
+	if (*p == 'h' || *p == 'm' || *p == 's')
+		p++;
+	if (*p)
+		return -EINVAL;
+	if (ip > hi_ns / unit)
+		return -ERANGE;
+	ns = ip * unit + (uint64_t)((unsigned __int128)frac * unit / frac_den);
+	if (ns < lo_ns || ns > hi_ns)
+		return -ERANGE;
+	*out_ns = ns;
+	return 0;
+}
+
+/*
+ * -p's list, added to o->pids: decimal PIDs separated by commas, none empty ("1,,2" and "1,"
+ * are errors: a script's empty variable, not a PID). A PID given twice (in one list or in two
+ * -p options, as lists joined from pgrep runs often are) is kept once: it is one process, and
+ * counting it twice would double its CPU time in the summary.
+ */
+static int parse_pids(struct bpfprof_opts *o, const char *arg)
+{
+	const char *p = arg, *end;
+	uint32_t *pids;
+	uint64_t v;
+	size_t i;
+	int err;
+
+	for (;; p = end + 1) {
+		err = parse_digits(p, &v, &end);
+		if (err)
+			return err;
+		if (*end && *end != ',')
+			return -EINVAL;
+		if (v < 1 || v > INT_MAX)
+			return -ERANGE;
+		for (i = 0; i < o->pids_cnt && o->pids[i] != v; i++)
+			;
+		if (i == o->pids_cnt) {
+			pids = realloc(o->pids, (o->pids_cnt + 1) * sizeof(*pids));
+			if (!pids)
+				return -ENOMEM;
+			o->pids = pids;
+			o->pids[o->pids_cnt++] = v;
+		}
+		if (!*end)
+			return 0;
+	}
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* The format an -o name asks for; *known: its extension said so (or it has none). */
+static enum output_format format_from_name(const char *path, bool *known)
+{
+	static const char *const pprof[] = { ".pb", ".pb.gz", ".pprof", ".pprof.gz" };
+	static const char *const folded[] = { ".folded", ".collapsed", ".txt" };
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	size_t i;
+
+	*known = true;
+	for (i = 0; i < ARRAY_SIZE(pprof); i++)
+		if (ends_with(path, pprof[i]))
+			return OUTPUT_PPROF;
+	if (ends_with(path, ".svg"))
+		return OUTPUT_SVG;
+	for (i = 0; i < ARRAY_SIZE(folded); i++)
+		if (ends_with(path, folded[i]))
+			return OUTPUT_FOLDED;
+	/* "out", "/dev/stdout", "-", ".hidden": no extension. */
+	*known = !*base || !strchr(base + 1, '.');
+	return OUTPUT_FOLDED;
+}
+
+/*
+ * The default ringbuf: room for a while of samples of every online CPU at the first copy size
+ * (1 s, at most 16 MiB; the agent 0.25 s, at most 64 MiB), a power of 2 of at least 1 MiB and
+ * four samples of --max-stack-size. It absorbs the consumer's stalls (a new process's set-up,
+ * a large binary's first unwind: a 4 MiB ringbuf lost 1-2% of the samples of 200 processes
+ * started at 999 Hz); a ringbuf a quarter full wakes an idle consumer. Bigger also costs the
+ * sampled programs: each sample writes ringbuf pages last touched one ringbuf length ago, and
+ * cold pages made the BPF program slower here (at 99 Hz, 16 MiB: ~14 us a sample, 4 MiB: ~7,
+ * 1 MiB: ~3.3). The pages are also mapped twice into bpfprof (RSS counts 2x the size).
+ */
+static size_t default_ringbuf_sz(const struct bpfprof_opts *o)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t need = (uint64_t)(cpus > 0 ? cpus : 1) * o->freq_hz * (o->stack_sz + 512) /
+			(o->agent ? 4 : 1);
+	uint64_t min = 4 * ((uint64_t)o->max_stack_sz + sizeof(struct sample_record));
+	size_t sz = 1u << 20, max = o->agent ? 64u << 20 : 16u << 20;
+
+	while ((sz < need || sz < min) && sz < max)
+		sz <<= 1;
+	return sz;
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct parse_ctx *ctx = state->input;
+	struct bpfprof_opts *o = ctx->o;
+	uint64_t v = 0;
+
+	switch (key) {
+	case 'a':
+		o->all = true;
+		break;
+	case 'p':
+		if (parse_pids(o, arg))
+			argp_error(state, "invalid PID list '%s' (decimal PIDs separated by commas)",
+				   arg);
+		break;
+	case 'd':
+		if (parse_duration(arg, 1000000, 365 * 86400 * 1000000000ull, &o->duration_ns))
+			argp_error(state, "invalid duration '%s' (seconds, e.g. 30 or 0.5, or with an "
+				   "m or h suffix; 1 ms to 365 days)", arg);
+		break;
+	case 'F':
+		if (parse_uint(arg, 1, 100000, &o->freq_hz))
+			argp_error(state, "invalid frequency '%s' (1-100000 Hz)", arg);
+		break;
+	case 'e':
+		if (!perf_event__known(arg))
+			argp_error(state, "unknown event '%s' (cpu-clock or cycles)", arg);
+		o->event = arg;
+		break;
+	case OPT_STACK_SIZE:
+		if (parse_size(arg, 512, BPFPROF_STACK_SZ_MAX, &v))
+			argp_error(state, "invalid stack size '%s' (512-%u bytes, K suffix allowed)",
+				   arg, BPFPROF_STACK_SZ_MAX);
+		o->stack_sz = (v + 7) & ~7ull;
+		break;
+	case OPT_MAX_STACK_SIZE:
+		if (parse_size(arg, 512, BPFPROF_STACK_SZ_MAX, &v))
+			argp_error(state, "invalid stack size '%s' (512-%u bytes, K suffix allowed)",
+				   arg, BPFPROF_STACK_SZ_MAX);
+		o->max_stack_sz = (v + 7) & ~7ull;
+		break;
+	case OPT_MAX_FRAMES:
+		if (parse_uint(arg, 1, MAX_FRAMES_MAX, &v))
+			argp_error(state, "invalid frame count '%s' (1-%u)", arg, MAX_FRAMES_MAX);
+		o->max_frames = v;
+		break;
+	case OPT_RINGBUF_SIZE:
+		if (parse_size(arg, 256 * 1024, 1u << 30, &v) || (v & (v - 1)))
+			argp_error(state, "invalid ringbuf size '%s' (a power of 2, 256K-1G, K/M/G "
+				   "suffix allowed)", arg);
+		o->ringbuf_sz = v;
+		break;
+	case OPT_DRAIN_MS:
+		if (parse_uint(arg, 1, 1000, &v))
+			argp_error(state, "invalid drain interval '%s' (1-1000 ms)", arg);
+		o->drain_ms = v;
+		break;
+	case OPT_REALTIME:
+		if (parse_uint(arg, 1, 99, &v))
+			argp_error(state, "invalid realtime priority '%s' (1-99)", arg);
+		o->realtime_prio = v;
+		break;
+	case OPT_TOP:
+		if (parse_uint(arg, 0, 1000, &v))
+			argp_error(state, "invalid count '%s' (0-1000)", arg);
+		o->top = v;
+		break;
+	case 'o':
+		if (o->outputs_cnt == BPFPROF_MAX_OUTPUTS)
+			argp_error(state, "-o given more than %d times", BPFPROF_MAX_OUTPUTS);
+		if (!*arg)
+			argp_error(state, "-o needs a file name ('-' for stdout)");
+		o->outputs[o->outputs_cnt++] = arg;
+		break;
+	case OPT_FORMAT:
+		if (!strcmp(arg, "folded"))
+			o->format = OUTPUT_FOLDED;
+		else if (!strcmp(arg, "pprof"))
+			o->format = OUTPUT_PPROF;
+		else if (!strcmp(arg, "svg"))
+			o->format = OUTPUT_SVG;
+		else
+			argp_error(state, "unknown format '%s' (folded, pprof or svg)", arg);
+		ctx->format_set = true;
+		break;
+	case OPT_TITLE:
+		o->title = arg;
+		break;
+	case OPT_NO_DEMANGLE:
+		o->no_demangle = true;
+		break;
+	case OPT_FULL_NAMES:
+		o->full_names = true;
+		break;
+	case OPT_NO_INLINE:
+		o->no_inline = true;
+		break;
+	case OPT_INLINE:
+		o->no_inline = false;
+		break;
+	case OPT_UNWINDER:
+		if (!strcmp(arg, "dwfl"))
+			o->unwinder = UNWIND_MODE_DWFL;
+		else if (!strcmp(arg, "fast"))
+			o->unwinder = UNWIND_MODE_FAST;
+		else if (!strcmp(arg, "diff"))
+			o->unwinder = UNWIND_MODE_DIFF;
+		else
+			argp_error(state, "unknown unwinder '%s' (fast, dwfl or diff)", arg);
+		o->unwinder_set = true;
+		break;
+	case OPT_RAW_CAPTURE:
+		if (!*arg)
+			argp_error(state, "--raw-capture needs a file name");
+		o->raw_capture = arg;
+		break;
+	case 'q':
+		o->quiet = true;
+		break;
+	case OPT_STATS:
+		o->stats = true;
+		break;
+	case 'v':
+		o->verbose++;
+		break;
+	case OPT_INTERVAL:
+		if (parse_duration(arg, 1000000000ull, 86400 * 1000000000ull, &o->ag.interval_ns))
+			argp_error(state, "invalid interval '%s' (seconds, or with an m or h suffix; "
+				   "1 s to 1 day)", arg);
+		ctx->agent_opt = true;
+		break;
+	case OPT_GROUP_BY:
+		if (strcmp(arg, "exe") && strcmp(arg, "pid"))
+			argp_error(state, "unknown grouping '%s' (exe or pid)", arg);
+		o->ag.group_by_pid = !strcmp(arg, "pid");
+		ctx->agent_opt = true;
+		break;
+	case OPT_SERVICE_NAME_FROM:
+		o->ag.service_name_from = arg;
+		ctx->agent_opt = true;
+		break;
+	case OPT_OUTPUT_DIR:
+		o->ag.output_dir = arg;
+		ctx->agent_opt = true;
+		break;
+	case OPT_OUTPUT_DIR_MAX:
+		if (parse_size(arg, 1024 * 1024, 1ull << 50, &v))
+			argp_error(state, "invalid size '%s' (1M to 1P bytes, K/M/G suffix allowed)",
+				   arg);
+		o->ag.output_dir_max = v;
+		ctx->agent_opt = true;
+		break;
+	case OPT_PYROSCOPE_URL:
+		o->ag.pyroscope_url = arg;
+		ctx->agent_opt = true;
+		break;
+	case OPT_PYROSCOPE_API:
+		if (strcmp(arg, "ingest") && strcmp(arg, "push"))
+			argp_error(state, "unknown Pyroscope API '%s' (ingest or push)", arg);
+		o->ag.pyroscope_push = !strcmp(arg, "push");
+		ctx->agent_opt = true;
+		break;
+	case OPT_BASIC_AUTH_FILE:
+		o->ag.basic_auth_file = arg;
+		ctx->agent_opt = true;
+		break;
+	case OPT_BEARER_TOKEN_FILE:
+		o->ag.bearer_token_file = arg;
+		ctx->agent_opt = true;
+		break;
+	case OPT_TENANT_ID:
+		o->ag.tenant_id = arg;
+		ctx->agent_opt = true;
+		break;
+	case OPT_HEADER:
+		if (o->ag.headers_cnt == AGENT_MAX_HEADERS || !strchr(arg, ':'))
+			argp_error(state, "invalid or too many headers at '%s' ('K: V', at most %d)",
+				   arg, AGENT_MAX_HEADERS);
+		o->ag.headers[o->ag.headers_cnt++] = arg;
+		ctx->agent_opt = true;
+		break;
+	case OPT_QUEUE_SIZE:
+		if (parse_uint(arg, 1, 100000, &v))
+			argp_error(state, "invalid queue size '%s' (1-100000)", arg);
+		o->ag.queue_size = v;
+		ctx->agent_opt = true;
+		break;
+	case OPT_KUBERNETES:
+		o->ag.kubernetes = true;
+		ctx->agent_opt = true;
+		break;
+	case OPT_KUBERNETES_API:
+		o->ag.kubernetes_api = arg;
+		o->ag.kubernetes = true;
+		ctx->agent_opt = true;
+		break;
+	case OPT_METRICS_ADDR:
+		o->ag.metrics_addr = strcmp(arg, "off") ? arg : NULL;
+		ctx->agent_opt = true;
+		break;
+	case OPT_LOG_FORMAT:
+		if (strcmp(arg, "text") && strcmp(arg, "json"))
+			argp_error(state, "unknown log format '%s' (text or json)", arg);
+		o->ag.log_json = !strcmp(arg, "json");
+		ctx->agent_opt = true;
+		break;
+	case OPT_EXEC:
+		o->exec = true;
+		break;
+	case OPT_STRICT:
+		o->strict = true;
+		break;
+	case OPT_CONFIG:
+		/* Read before parsing (agent_argv()), where the option must be spelled out: an
+		 * abbreviation (--conf) or --config outside the agent would be ignored. */
+		if (!ctx->config_read || strcmp(arg, ctx->config_read))
+			argp_error(state, "--config FILE: only 'bpfprof agent' reads it, and spelled "
+				   "out in full (--config FILE or --config=FILE)");
+		o->ag.config = arg;
+		ctx->agent_opt = true;
+		break;
+	case 'h':
+		argp_state_help(state, state->out_stream, ARGP_HELP_STD_HELP);
+		break;
+	case ARGP_KEY_ARG:
+		if (o->agent)
+			argp_error(state, "agent takes no operands ('%s')", arg);
+		if (ctx->sub == SUB_REPORT) {
+			if (o->report)
+				argp_error(state, "one FILE only ('%s' is a second)", arg);
+			o->report = arg;
+			break;
+		}
+		/* "bpfprof -q report x": a subcommand comes first, or it is a program after --. */
+		if (state->next < 2 || strcmp(state->argv[state->next - 2], "--"))
+			for (size_t i = 0; i < ARRAY_SIZE(subcommands); i++)
+				if (!strcmp(arg, subcommands[i].name))
+					argp_error(state, "'%s' is a subcommand: bpfprof %s [OPTION...]"
+						   " (a program named %s runs after --)", arg, arg,
+						   arg);
+		/* The first operand starts the command: the rest are its arguments, not ours. */
+		o->cmd = &state->argv[state->next - 1];
+		state->next = state->argc;
+		break;
+	case ARGP_KEY_END:
+		/* Every frame but the sampled one holds at least 16 bytes of stack (its return
+		 * address, kept 16-byte aligned at calls by the psABI): no more fit in a copy. */
+		if (!o->max_frames)
+			o->max_frames = o->max_stack_sz / MIN_FRAME_BYTES;
+		for (size_t i = 0; i < o->outputs_cnt; i++) {
+			bool known;
+
+			o->formats[i] = ctx->format_set ? o->format : format_from_name(o->outputs[i], &known);
+			if (!ctx->format_set && !known)
+				fprintf(stderr, "bpfprof: %s: extension unknown, writing folded stacks "
+					"(.pb.gz or .pprof: pprof, .svg: flame graph; or --format)\n",
+					o->outputs[i]);
+		}
+		if (ctx->agent_opt && !o->agent && !o->exec)
+			argp_error(state, "agent options need 'bpfprof agent' or --exec");
+		if (o->exec && !o->cmd)
+			argp_error(state, "--exec needs -- CMD");
+		if (o->strict && !o->exec)
+			argp_error(state, "--strict goes with --exec");
+		if (o->exec && (o->ag.pyroscope_url || o->ag.output_dir) && !o->ag.interval_ns)
+			o->ag.interval_ns = 60 * 1000000000ull;
+		if (o->exec && !o->ag.service_name_from)
+			o->ag.service_name_from = "container,unit,comm";
+		if (o->exec && !o->ag.queue_size)
+			o->ag.queue_size = 64;
+		if (o->exec && !o->ag.output_dir_max)
+			o->ag.output_dir_max = 1ull << 30;
+		if (o->agent) {
+			if (o->pids_cnt || o->cmd || o->raw_capture || o->outputs_cnt)
+				argp_error(state, "agent profiles every process and exports: no -p, "
+					   "CMD, -o or --raw-capture");
+			if (!o->ag.pyroscope_url && !o->ag.output_dir)
+				argp_error(state, "agent: give --pyroscope-url URL or --output-dir DIR");
+			o->all = true;
+		}
+		if (o->check) {
+			if (o->pids_cnt || o->all || o->cmd || o->raw_capture || o->outputs_cnt)
+				argp_error(state, "check takes -e, -F and -v only");
+			break;
+		}
+		if (ctx->sub == SUB_REPORT) {
+			if (!o->report)
+				argp_error(state, "needs a FILE written by --raw-capture");
+			if (o->pids_cnt || o->all || o->raw_capture)
+				argp_error(state, "report replays a capture: no -p, -a or --raw-capture");
+			break;
+		}
+		if (!o->cmd && !o->pids_cnt && !o->all)
+			argp_error(state, "nothing to profile: give -p PID, -a or -- CMD");
+		if (!!o->cmd + !!o->pids_cnt + o->all > 1)
+			argp_error(state, "-p, -a and a command exclude each other");
+		if (o->stack_sz > o->max_stack_sz)
+			o->stack_sz = o->max_stack_sz;
+		if (!o->ringbuf_sz)
+			o->ringbuf_sz = default_ringbuf_sz(o);
+		if ((uint64_t)o->max_stack_sz + sizeof(struct sample_record) > o->ringbuf_sz / 4)
+			argp_error(state, "--max-stack-size %u needs a ringbuf of at least %zu bytes",
+				   o->max_stack_sz,
+				   4 * (o->max_stack_sz + sizeof(struct sample_record)));
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+struct argv_buf {
+	char **v;
+	size_t cnt, cap;
+};
+
+static void argv_add(struct argv_buf *b, char *s)
+{
+	size_t cap;
+	char **v;
+
+	if (!s)
+		goto oom;
+	if (b->cnt + 2 > b->cap) {
+		cap = b->cap ? b->cap * 2 : 64;
+		v = realloc(b->v, cap * sizeof(*v));
+		if (!v)
+			goto oom;
+		b->v = v;
+		b->cap = cap;
+	}
+	b->v[b->cnt++] = s;
+	b->v[b->cnt] = NULL;
+	return;
+oom:
+	fprintf(stderr, "bpfprof: build options: %s\n", strerror(ENOMEM));
+	exit(BPFPROF_EXIT_ERROR);
+}
+
+static const struct argp_option *option_named(const struct argp *argp, const char *name,
+					      size_t len)
+{
+	const struct argp_option *opt;
+
+	for (opt = argp->options; opt->name || opt->doc; opt++)
+		if (opt->name && strlen(opt->name) == len && !strncmp(opt->name, name, len))
+			return opt;
+	return NULL;
+}
+
+/* Adds "--name=value", or "--name" for a flag whose value is true (1, true, yes, on, or
+ * nothing); a false flag adds nothing. */
+static void option_arg(struct argv_buf *b, const struct argp_option *opt, const char *value,
+		       const char *where)
+{
+	char *s = NULL;
+
+	if (!opt->arg) {
+		if (!strcmp(value, "0") || !strcasecmp(value, "false") || !strcasecmp(value, "no") ||
+		    !strcasecmp(value, "off"))
+			return;
+		if (*value && strcmp(value, "1") && strcasecmp(value, "true") &&
+		    strcasecmp(value, "yes") && strcasecmp(value, "on")) {
+			fprintf(stderr, "bpfprof: %s: '%s' takes true or false, not '%s'\n", where,
+				opt->name, value);
+			exit(BPFPROF_EXIT_USAGE);
+		}
+		argv_add(b, asprintf(&s, "--%s", opt->name) < 0 ? NULL : s);
+		return;
+	}
+	argv_add(b, asprintf(&s, "--%s=%s", opt->name, value) < 0 ? NULL : s);
+}
+
+/*
+ * The lines of the --config file as options. A regular file only: a directory would read as
+ * empty (its options silently lost) and a FIFO would block the agent's start or SIGHUP. The
+ * path may be a symlink (a Kubernetes ConfigMap's file is one).
+ */
+static void config_args(const struct argp *argp, const char *path, struct argv_buf *b)
+{
+	char *line = NULL, *k, *v, *end, where[300];
+	const struct argp_option *opt;
+	size_t cap = 0, len;
+	unsigned int no = 0;
+	struct stat st;
+	FILE *f = NULL;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd >= 0 && !fstat(fd, &st) && !S_ISREG(st.st_mode)) {
+		fprintf(stderr, "bpfprof: config %s: not a regular file\n", path);
+		exit(BPFPROF_EXIT_USAGE);
+	}
+	if (fd >= 0)
+		f = fdopen(fd, "r");
+	if (!f) {
+		fprintf(stderr, "bpfprof: open config %s: %s\n", path, strerror(errno));
+		exit(BPFPROF_EXIT_USAGE);
+	}
+	while (getline(&line, &cap, f) > 0) {
+		no++;
+		snprintf(where, sizeof(where), "%s:%u", path, no);
+		for (k = line; *k == ' ' || *k == '\t'; k++)
+			;
+		if (*k == '#' || *k == '\n' || !*k)
+			continue;
+		for (end = k + strlen(k); end > k && (end[-1] == '\n' || end[-1] == ' ' ||
+						     end[-1] == '\t' || end[-1] == '\r'); end--)
+			;
+		*end = '\0';
+		v = strchr(k, '=');
+		len = v ? (size_t)(v - k) : strlen(k);
+		while (len && (k[len - 1] == ' ' || k[len - 1] == '\t'))
+			len--;
+		opt = option_named(argp, k, len);
+		if (!opt || opt->key == OPT_CONFIG) {
+			fprintf(stderr, "bpfprof: %s: unknown option '%.*s'\n", where, (int)len, k);
+			exit(BPFPROF_EXIT_USAGE);
+		}
+		if (v)
+			for (v++; *v == ' ' || *v == '\t'; v++)
+				;
+		if (opt->arg && (!v || !*v)) {
+			fprintf(stderr, "bpfprof: %s: '%s' needs a value\n", where, opt->name);
+			exit(BPFPROF_EXIT_USAGE);
+		}
+		option_arg(b, opt, v ? v : "", where);
+	}
+	if (ferror(f)) {
+		fprintf(stderr, "bpfprof: read config %s: %s\n", path, strerror(errno));
+		exit(BPFPROF_EXIT_ERROR);
+	}
+	free(line);
+	fclose(f);
+}
+
+/* BPFPROF_<OPTION> variables as options. */
+static void env_args(const struct argp *argp, struct argv_buf *b)
+{
+	const struct argp_option *opt;
+	char var[64], *c;
+	const char *v;
+
+	for (opt = argp->options; opt->name || opt->doc; opt++) {
+		if (!opt->name || opt->key == OPT_CONFIG)
+			continue;
+		snprintf(var, sizeof(var), "BPFPROF_%s", opt->name);
+		for (c = var; *c; c++)
+			*c = *c == '-' ? '_' : toupper((unsigned char)*c);
+		v = getenv(var);
+		if (v)
+			option_arg(b, opt, v, var);
+	}
+}
+
+/*
+ * The agent's argv after name: options from the --config file, from the environment, then
+ * argv's own (after "agent"): argp keeps the last value of an option, so the command line wins
+ * over the environment, which wins over the file. ctx->config_read: the file read, if any.
+ */
+static void agent_args(const struct argp *argp, int argc, char **argv, struct parse_ctx *ctx,
+		       struct argv_buf *b)
+{
+	const char *config = getenv("BPFPROF_CONFIG");
+	int i;
+
+	for (i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--config") && i + 1 < argc)
+			config = argv[i + 1];
+		else if (!strncmp(argv[i], "--config=", 9))
+			config = argv[i] + 9;
+		else if (!strcmp(argv[i], "--"))
+			break;
+	}
+	if (config)
+		config_args(argp, config, b);
+	ctx->config_read = config;
+	env_args(argp, b);
+}
+
+/* The agent's defaults, which its options then change. */
+static void agent_defaults(struct bpfprof_opts *o)
+{
+	o->agent = true;
+	o->freq_hz = 19;
+	o->no_inline = true;
+	o->drain_ms = 250;
+	o->ag.interval_ns = 60 * 1000000000ull;
+	o->ag.service_name_from = "container,unit,comm";
+	o->ag.output_dir_max = 1ull << 30;
+	o->ag.queue_size = 64;
+	o->ag.metrics_addr = "127.0.0.1:9464";
+}
+
+void opts__parse(int argc, char **argv, struct bpfprof_opts *o)
+{
+	struct argp argp = {
+		.options = options,
+		.parser = parse_opt,
+		.args_doc = main_args_doc,
+		.doc = doc,
+	};
+	struct parse_ctx ctx = { .o = o };
+	struct argv_buf b = {};
+	const char *base;
+	char *name = NULL;
+	size_t i;
+	int j;
+
+	memset(o, 0, sizeof(*o));
+	o->freq_hz = 99;
+	o->event = "cpu-clock";
+	o->stack_sz = 16384;
+	o->max_stack_sz = BPFPROF_STACK_SZ_MAX;
+	o->max_frames = 0;	/* from --max-stack-size once it is known */
+	o->ringbuf_sz = 0;	/* default_ringbuf_sz() once -F is known */
+	o->drain_ms = 10;
+	o->top = 10;
+	argp_err_exit_status = BPFPROF_EXIT_USAGE;
+	for (i = 0; argc >= 2 && i < ARRAY_SIZE(subcommands); i++)
+		if (!strcmp(argv[1], subcommands[i].name))
+			ctx.sub = subcommands[i].id;
+	if (ctx.sub == SUB_NONE) {
+		argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &ctx);
+		return;
+	}
+	/* "bpfprof SUB ARGS...": argp sees "bpfprof SUB" as the program's name (its usage and
+	 * messages say it), then ARGS, in a copy that lives as long as *o (o->cmd points in). */
+	for (i = 0; subcommands[i].id != ctx.sub; i++)
+		;
+	argp.args_doc = subcommands[i].args_doc;
+	argp.doc = subcommands[i].doc;
+	base = strrchr(argv[0], '/');
+	argv_add(&b, asprintf(&name, "%s %s", base ? base + 1 : argv[0], argv[1]) < 0 ? NULL
+										       : name);
+	if (ctx.sub == SUB_CHECK)
+		o->check = true;
+	if (ctx.sub == SUB_AGENT) {
+		agent_defaults(o);
+		agent_args(&argp, argc, argv, &ctx, &b);
+		o->ag.config = ctx.config_read;
+	}
+	for (j = 2; j < argc; j++)
+		argv_add(&b, strdup(argv[j]));
+	o->argv_built = b.v;
+	argp_parse(&argp, b.cnt, b.v, ARGP_IN_ORDER, NULL, &ctx);
+}
+
+void opts__free(struct bpfprof_opts *o)
+{
+	char **a;
+
+	free(o->pids);
+	o->pids = NULL;
+	for (a = o->argv_built; a && *a; a++)
+		free(*a);
+	free(o->argv_built);
+	o->argv_built = NULL;
+}

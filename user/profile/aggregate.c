@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* aggregate.c: string table, locations and sample keys (uthash). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uthash.h>
+#include "profile/aggregate.h"
+#include "process/module_cache.h"
+#include "util/util.h"
+
+struct string_entry {
+	uint32_t id;
+	UT_hash_handle hh;
+	char s[];
+};
+
+/* The hash key of a location: no padding, so it can be hashed as bytes. */
+struct loc_key {
+	uint64_t addr;
+	uint64_t entry;		/* (uintptr_t)entry */
+	uint32_t kind;
+	uint32_t name;
+};
+
+struct loc_entry {
+	struct loc_key key;
+	UT_hash_handle hh;
+};
+
+/* Slots of the location cache: a direct-mapped front of loc_hash. A sample's frames are
+ * mostly the ones of the samples before it, and uthash's lookup (Jenkins over the 24-byte key,
+ * then a chain walk) was the largest user-space cost per frame after the unwind itself. */
+#define LOC_CACHE_BITS 12
+
+struct stack_entry {
+	UT_hash_handle hh;
+	struct agg_stack st;	/* pid .. locs[] is the key, count is not */
+};
+
+#define STACK_KEY_OFF offsetof(struct agg_stack, pid)
+
+struct aggregate {
+	struct string_entry *strings;	/* by s */
+	struct string_entry **str_by_id;
+	size_t str_cnt, str_cap;
+	struct loc_entry *loc_hash;	/* by key */
+	struct loc_entry *loc_keys;	/* by id: stable storage of the hash nodes... */
+	struct agg_location *locs;	/* ... and of the locations, both loc_cap long */
+	size_t loc_cnt, loc_cap;
+	uint32_t loc_cache[1u << LOC_CACHE_BITS];	/* location id + 1, or 0 */
+	uint32_t symbolized;		/* locations [0, symbolized) went through the symbolizer */
+	struct stack_entry *stacks;
+	uint64_t samples;
+	aggregate_symbolize_fn symbolize;
+	void *symbolize_arg;
+};
+
+struct aggregate *aggregate__new(void)
+{
+	struct aggregate *agg = calloc(1, sizeof(*agg));
+
+	if (agg && aggregate__string(agg, "") != 0) {
+		aggregate__free(agg);
+		return NULL;
+	}
+	return agg;
+}
+
+void aggregate__free(struct aggregate *agg)
+{
+	struct string_entry *se, *stmp;
+	struct stack_entry *ke, *ktmp;
+	size_t i;
+
+	if (!agg)
+		return;
+	HASH_ITER(hh, agg->strings, se, stmp) {
+		HASH_DEL(agg->strings, se);
+		free(se);
+	}
+	HASH_ITER(hh, agg->stacks, ke, ktmp) {
+		HASH_DEL(agg->stacks, ke);
+		free(ke);
+	}
+	HASH_CLEAR(hh, agg->loc_hash);
+	for (i = 0; i < agg->loc_cnt; i++) {
+		if (agg->locs[i].entry)
+			elf_entry__put(agg->locs[i].entry);
+		free(agg->locs[i].lines);
+	}
+	free(agg->loc_keys);
+	free(agg->locs);
+	free(agg->str_by_id);
+	free(agg);
+}
+
+int64_t aggregate__string(struct aggregate *agg, const char *s)
+{
+	size_t len = strlen(s);
+	struct string_entry *e;
+
+	HASH_FIND(hh, agg->strings, s, len, e);
+	if (e)
+		return e->id;
+	if (array_grow((void **)&agg->str_by_id, &agg->str_cap, agg->str_cnt + 1,
+		       sizeof(*agg->str_by_id), 1024))
+		return -ENOMEM;
+	e = malloc(sizeof(*e) + len + 1);
+	if (!e)
+		return -ENOMEM;
+	memcpy(e->s, s, len + 1);
+	e->id = agg->str_cnt;
+	agg->str_by_id[agg->str_cnt++] = e;
+	HASH_ADD(hh, agg->strings, s[0], len, e);
+	return e->id;
+}
+
+const char *aggregate__str(const struct aggregate *agg, uint32_t id)
+{
+	return id < agg->str_cnt ? agg->str_by_id[id]->s : "?";
+}
+
+size_t aggregate__strings(const struct aggregate *agg)
+{
+	return agg->str_cnt;
+}
+
+/* Grows locs and loc_keys together. The hash points into loc_keys: rebuild it after a move. */
+static int grow_locations(struct aggregate *agg)
+{
+	size_t cap = agg->loc_cap ? agg->loc_cap * 2 : 4096, i;
+	struct agg_location *locs;
+	struct loc_entry *keys;
+
+	locs = realloc(agg->locs, cap * sizeof(*locs));
+	if (!locs)
+		return -ENOMEM;
+	agg->locs = locs;
+	keys = malloc(cap * sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	HASH_CLEAR(hh, agg->loc_hash);
+	for (i = 0; i < agg->loc_cnt; i++) {
+		keys[i].key = agg->loc_keys[i].key;
+		HASH_ADD(hh, agg->loc_hash, key, sizeof(keys[i].key), &keys[i]);
+	}
+	free(agg->loc_keys);
+	agg->loc_keys = keys;
+	agg->loc_cap = cap;
+	return 0;
+}
+
+int64_t aggregate__location(struct aggregate *agg, enum frame_kind kind, struct elf_entry *entry,
+			    uint64_t addr, uint32_t name)
+{
+	struct loc_key key = {
+		.addr = addr, .entry = (uintptr_t)entry, .kind = kind, .name = name,
+	};
+	uint64_t h = (addr ^ key.entry ^ ((uint64_t)name << 32 | kind)) * 0x9e3779b97f4a7c15ull;
+	uint32_t *slot = &agg->loc_cache[h >> (64 - LOC_CACHE_BITS)];
+	struct agg_location *l;
+	struct loc_entry *e;
+	size_t id;
+
+	if (*slot && !memcmp(&agg->loc_keys[*slot - 1].key, &key, sizeof(key)))
+		return *slot - 1;
+	HASH_FIND(hh, agg->loc_hash, &key, sizeof(key), e);
+	if (e) {
+		*slot = e - agg->loc_keys + 1;
+		return *slot - 1;
+	}
+	if (agg->loc_cnt == agg->loc_cap && grow_locations(agg))
+		return -ENOMEM;
+	id = agg->loc_cnt;
+	l = &agg->locs[id];
+	memset(l, 0, sizeof(*l));
+	l->kind = kind;
+	l->name = name;
+	l->addr = addr;
+	if (name != AGG_NO_NAME) {
+		l->lines = calloc(1, sizeof(*l->lines));
+		if (!l->lines)
+			return -ENOMEM;
+		l->lines[0].function = name;
+		l->lines_cnt = 1;
+	}
+	l->entry = entry ? elf_entry__get(entry) : NULL;
+	e = &agg->loc_keys[id];
+	e->key = key;
+	HASH_ADD(hh, agg->loc_hash, key, sizeof(e->key), e);
+	agg->loc_cnt++;
+	*slot = id + 1;
+	return id;
+}
+
+const struct agg_location *aggregate__loc(const struct aggregate *agg, uint32_t id)
+{
+	return id < agg->loc_cnt ? &agg->locs[id] : NULL;
+}
+
+size_t aggregate__locations(const struct aggregate *agg)
+{
+	return agg->loc_cnt;
+}
+
+int aggregate__set_lines(struct aggregate *agg, uint32_t id, const struct agg_line *lines,
+			 uint32_t cnt)
+{
+	struct agg_location *l;
+	struct agg_line *copy;
+
+	if (id >= agg->loc_cnt || !cnt)
+		return -EINVAL;
+	l = &agg->locs[id];
+	copy = malloc(cnt * sizeof(*copy));
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, lines, cnt * sizeof(*copy));
+	free(l->lines);
+	l->lines = copy;
+	l->lines_cnt = cnt;
+	return 0;
+}
+
+int aggregate__add(struct aggregate *agg, uint32_t pid, uint32_t tid, uint32_t comm,
+		   const uint32_t *locs, size_t n, uint64_t count)
+{
+	size_t sz = sizeof(struct agg_stack) + n * sizeof(*locs);
+	struct agg_stack *key;
+	struct stack_entry *e;
+	char buf[sizeof(struct agg_stack) + 128 * sizeof(uint32_t)];
+
+	key = sz <= sizeof(buf) ? (struct agg_stack *)buf : malloc(sz);
+	if (!key)
+		return -ENOMEM;
+	key->count = 0;
+	key->pid = pid;
+	key->tid = tid;
+	key->comm = comm;
+	key->n = n;
+	memcpy(key->locs, locs, n * sizeof(*locs));
+	HASH_FIND(hh, agg->stacks, (char *)key + STACK_KEY_OFF, sz - STACK_KEY_OFF, e);
+	if (!e) {
+		e = malloc(sizeof(*e) + n * sizeof(*locs));
+		if (!e) {
+			if (key != (struct agg_stack *)buf)
+				free(key);
+			return -ENOMEM;
+		}
+		memcpy(&e->st, key, sz);
+		HASH_ADD_KEYPTR(hh, agg->stacks, (char *)&e->st + STACK_KEY_OFF, sz - STACK_KEY_OFF,
+				e);
+	}
+	if (key != (struct agg_stack *)buf)
+		free(key);
+	e->st.count += count;
+	agg->samples += count;
+	return 0;
+}
+
+size_t aggregate__stacks(const struct aggregate *agg)
+{
+	return HASH_COUNT(agg->stacks);
+}
+
+uint64_t aggregate__samples(const struct aggregate *agg)
+{
+	return agg->samples;
+}
+
+int aggregate__for_each(const struct aggregate *agg, aggregate_stack_fn cb, void *arg)
+{
+	const struct stack_entry *e;
+	int ret;
+
+	for (e = agg->stacks; e; e = e->hh.next) {
+		ret = cb(&e->st, arg);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+void aggregate__set_symbolizer(struct aggregate *agg, aggregate_symbolize_fn fn, void *arg)
+{
+	agg->symbolize = fn;
+	agg->symbolize_arg = arg;
+}
+
+int aggregate__symbolize(struct aggregate *agg)
+{
+	uint32_t to = agg->loc_cnt, i;
+	struct agg_line unknown = {};
+	int64_t id;
+	int err;
+
+	if (agg->symbolized == to)
+		return 0;
+	if (agg->symbolize) {
+		err = agg->symbolize(agg, agg->symbolized, to, agg->symbolize_arg);
+		if (err)
+			return err;
+	}
+	for (i = agg->symbolized; i < to; i++) {
+		if (agg->locs[i].lines_cnt)
+			continue;
+		id = aggregate__string(agg, "[unknown]");
+		if (id < 0)
+			return id;
+		unknown.function = id;
+		err = aggregate__set_lines(agg, i, &unknown, 1);
+		if (err)
+			return err;
+	}
+	agg->symbolized = to;
+	return 0;
+}
+
+int aggregate__for_each_frames(const struct aggregate *agg, aggregate_frames_fn cb, void *arg)
+{
+	struct agg_frame *frames = NULL;
+	size_t cap = 0, n, i;
+	const struct stack_entry *e;
+	int ret = 0;
+	uint32_t j;
+
+	for (e = agg->stacks; e; e = e->hh.next) {
+		const struct agg_stack *st = &e->st;
+
+		n = 0;
+		if (array_grow((void **)&frames, &cap, 1, sizeof(*frames), 64)) {
+			ret = -ENOMEM;
+			break;
+		}
+		frames[n].name = st->comm;
+		frames[n++].kind = FRAME_COMM;
+		for (i = 0; i < st->n; i++) {
+			const struct agg_location *l = &agg->locs[st->locs[i]];
+
+			if (array_grow((void **)&frames, &cap, n + l->lines_cnt + 1,
+				       sizeof(*frames), 64)) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			if (!l->lines_cnt) {	/* not symbolized yet */
+				frames[n].name = l->name == AGG_NO_NAME ? 0 : l->name;
+				frames[n++].kind = l->kind;
+				continue;
+			}
+			/* Outermost (the real function) first, then what it inlined. */
+			for (j = l->lines_cnt; j-- > 0;) {
+				frames[n].name = l->lines[j].function;
+				frames[n++].kind = j == l->lines_cnt - 1 ? l->kind : FRAME_INLINE;
+			}
+		}
+		ret = cb(frames, n, st->count, st, arg);
+		if (ret)
+			break;
+	}
+out:
+	free(frames);
+	return ret;
+}

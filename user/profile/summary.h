@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* summary.h: the end-of-run summary on stderr. */
+#ifndef BPFPROF_SUMMARY_H
+#define BPFPROF_SUMMARY_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "profile/aggregate.h"
+#include "bpf/record.h"
+#include "sampling/consumer.h"
+#include "process/proc_table.h"
+
+struct summary_input {
+	uint64_t duration_ns;		/* wall time profiled */
+	uint64_t freq_hz;		/* requested rate */
+	int64_t target_cpu_ns;		/* CPU time of the targets, or -1 if unknown */
+	const struct sample_stats *bpf;	/* counters of the BPF programs */
+	const struct consumer_stats *consumer;
+	struct aggregate *agg;		/* symbolized for the top functions */
+	struct proc_table *pt;
+	unsigned int top;		/* functions listed by self and by total time */
+};
+
+/* Prints "bpfprof: ..." lines to fp: duration, samples received vs expected, lost samples,
+ * share of stacks unwound to the root and why the others stopped, top functions. */
+void summary__print(FILE *fp, const struct summary_input *in);
+
+#endif /* BPFPROF_SUMMARY_H */

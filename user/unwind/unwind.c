@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* unwind.c: one sample's registers and stack slice -> frames: CFI row tables on the fast path,
+ * libdwfl (thread callbacks serving the copied slice only) for the rest and as the reference. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "unwind/cfi_table.h"
+#include "util/log.h"
+#include "process/proc_table.h"
+#include "unwind/unwind.h"
+
+#define RAX_REG	0
+#define SP_REG	REGS_DWARF_X86_64_SP
+#define PC_REG	REGS_DWARF_X86_64_PC
+
+/* Divergent samples UNWIND_MODE_DIFF prints. */
+#define DIFF_PRINT_MAX	5
+
+const char *const unwind_stop_names[UNWIND_STOP_CNT] = {
+	[UNWIND_STOP_ROOT] = "root",
+	[UNWIND_STOP_DEPTH] = "depth limit",
+	[UNWIND_STOP_LOOP] = "loop",
+	[UNWIND_STOP_TRUNCATED] = "stack copy truncated",
+	[UNWIND_STOP_OUTSIDE] = "read outside the copied stack",
+	[UNWIND_STOP_NO_MAPPING] = "unknown mapping",
+	[UNWIND_STOP_NO_REGS] = "no user registers",
+	[UNWIND_STOP_ERROR] = "no CFI",
+};
+
+/* The fast path gives libdwfl's frames and stop reasons (UNWIND_MODE_DIFF over the
+ * integration tests), 20 times faster. */
+static enum unwind_mode unwind_mode = UNWIND_MODE_FAST;
+static bool mode_chosen;	/* by unwind__set_mode() or BPFPROF_UNWINDER */
+static uint64_t diff_samples, diff_divergent;
+static struct unwind_frame *diff_frames;	/* the fast path's frames in UNWIND_MODE_DIFF */
+static size_t diff_frames_cap;
+
+uint64_t unwind__diff_samples(void)
+{
+	return diff_samples;
+}
+
+uint64_t unwind__diff_divergent(void)
+{
+	return diff_divergent;
+}
+
+/* At exit (atexit(), registered with UNWIND_MODE_DIFF): the counts, for the integration
+ * tests' replays (tests/lib.sh) whatever main() prints. */
+static void diff_summary(void)
+{
+	log__print(diff_divergent ? LOG_WARN : LOG_INFO,
+		   "unwinder diff: %" PRIu64 " samples unwound both ways, %" PRIu64 " divergent",
+		   diff_samples, diff_divergent);
+	free(diff_frames);
+	diff_frames = NULL;
+}
+
+void unwind__set_mode(enum unwind_mode mode)
+{
+	static bool summary_registered;
+
+	unwind_mode = mode;
+	mode_chosen = true;
+	if (mode == UNWIND_MODE_DIFF && !summary_registered)
+		summary_registered = !atexit(diff_summary);
+}
+
+static enum unwind_mode current_mode(void)
+{
+	const char *env;
+
+	if (mode_chosen)
+		return unwind_mode;
+	env = getenv("BPFPROF_UNWINDER");
+	if (env && !strcmp(env, "dwfl"))
+		unwind__set_mode(UNWIND_MODE_DWFL);
+	else if (env && !strcmp(env, "fast"))
+		unwind__set_mode(UNWIND_MODE_FAST);
+	else if (env && !strcmp(env, "diff"))
+		unwind__set_mode(UNWIND_MODE_DIFF);
+	else
+		unwind__set_mode(unwind_mode);
+	if (env && *env && strcmp(env, "dwfl") && strcmp(env, "fast") && strcmp(env, "diff"))
+		pr_warn("ignore BPFPROF_UNWINDER=%s: not dwfl, fast or diff", env);
+	return unwind_mode;
+}
+
+/* Threads are only ever asked for by tid (get_thread): there is nothing to enumerate. */
+static pid_t next_thread(Dwfl *dwfl, void *dwfl_arg, void **thread_argp)
+{
+	return 0;
+}
+
+static bool get_thread(Dwfl *dwfl, pid_t tid, void *dwfl_arg, void **thread_argp)
+{
+	struct unwind_ctx *ctx = dwfl_arg;
+
+	if (tid != ctx->tid)
+		return false;
+	*thread_argp = ctx;
+	return true;
+}
+
+/* Only the copied stack is served: reading the live process or the ELF file would follow
+ * bogus registers into confident garbage (docs/design.md, "Unwinding"). The fast path reads
+ * through here too, so both fail the same reads. */
+static inline bool stack_read(struct unwind_ctx *ctx, uint64_t addr, uint64_t *result)
+{
+	uint64_t off;
+
+	if (addr < ctx->stack_addr || addr - ctx->stack_addr > ctx->stack_sz ||
+	    ctx->stack_sz - (addr - ctx->stack_addr) < sizeof(*result)) {
+		/* Keep the first: after a failed CFI step libdwfl tries a frame-pointer step,
+		 * whose reads through a bogus rbp say nothing about why the CFI step failed. */
+		if (!ctx->bad_read)
+			ctx->bad_read = addr ? addr : 1;
+		return false;
+	}
+	off = addr - ctx->stack_addr;
+	memcpy(result, ctx->stack + off, sizeof(*result));
+	return true;
+}
+
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *dwfl_arg)
+{
+	return stack_read(dwfl_arg, addr, result);
+}
+
+/* The registers known at the first frame: all of the sample's, or those the fast path knew
+ * where it handed over (the others stay undefined, as they would be in libdwfl's own walk). */
+static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
+{
+	struct unwind_ctx *ctx = thread_arg;
+	size_t i;
+
+	if (ctx->regs_mask == (1u << ctx->regs_cnt) - 1)
+		return dwfl_thread_state_registers(thread, 0, ctx->regs_cnt, ctx->regs);
+	for (i = 0; i < ctx->regs_cnt; i++)
+		if ((ctx->regs_mask & 1u << i) &&
+		    !dwfl_thread_state_registers(thread, i, 1, &ctx->regs[i]))
+			return false;
+	return true;
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+	.next_thread = next_thread,
+	.get_thread = get_thread,
+	.memory_read = memory_read,
+	.set_initial_registers = set_initial_registers,
+};
+
+int unwind__attach(Dwfl *dwfl, Elf *ref_elf, pid_t tgid, struct unwind_ctx *ctx)
+{
+	return dwfl_attach_state(dwfl, ref_elf, tgid, &thread_callbacks, ctx) ? 0 : -EINVAL;
+}
+
+/* Appends frame (pc, activation) with sp unless it repeats the last one (a loop) or fills the
+ * array: the frame callback's rules, shared by both unwinders. */
+static int frame_add(struct unwind_ctx *ctx, uint64_t pc, uint64_t sp, bool activation)
+{
+	struct unwind_frame *f;
+
+	if (ctx->frames_cnt && pc == ctx->frames[ctx->frames_cnt - 1].pc && sp == ctx->last_sp)
+		return DWARF_CB_ABORT;	/* loop; the caller tells it from depth */
+	ctx->last_sp = sp;
+	f = &ctx->frames[ctx->frames_cnt++];
+	f->pc = pc;
+	f->is_activation = activation;
+	return ctx->frames_cnt < ctx->frames_cap ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+static int frame_cb(Dwfl_Frame *state, void *arg)
+{
+	struct unwind_ctx *ctx = arg;
+	Dwarf_Addr pc;
+	Dwarf_Word sp = 0;
+	bool activation, handover = ctx->handover;
+
+	/* Only a failed read while unwinding the last frame explains why unwinding ended. */
+	ctx->bad_read = 0;
+	if (!dwfl_frame_pc(state, &pc, NULL))
+		return DWARF_CB_ABORT;
+	if (handover)
+		pc = ctx->handover_pc;	/* libdwfl started from pc - 1 */
+	/* Report the module before asking isactivation: that unwinds the caller, which needs
+	 * this frame's CFI. */
+	if (!proc__mapping(ctx->proc, pc))
+		ctx->no_mapping = true;
+	if (handover) {
+		/* A caller is an activation only as a signal frame that unwinds (frame_unwind.c):
+		 * corrected at the end when it did not. */
+		activation = ctx->handover_signal;
+		ctx->handover = false;
+	} else if (!dwfl_frame_pc(state, &pc, &activation)) {
+		return DWARF_CB_ABORT;
+	}
+	dwfl_frame_reg(state, SP_REG, &sp);
+	return frame_add(ctx, pc, sp, activation);
+}
+
+/* Whether CFI (.eh_frame, else .debug_frame) describes pc in dwfl. */
+static bool has_cfi(Dwfl *dwfl, Dwarf_Addr pc)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(dwfl, pc);
+	Dwarf_Frame *frame = NULL;
+	Dwarf_CFI *cfi;
+	Dwarf_Addr bias;
+	int i;
+
+	if (!mod)
+		return false;
+	for (i = 0; i < 2; i++) {
+		cfi = i ? dwfl_module_dwarf_cfi(mod, &bias) : dwfl_module_eh_cfi(mod, &bias);
+		if (cfi && !dwarf_cfi_addrframe(cfi, pc - bias, &frame)) {
+			free(frame);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Where no CFI covers a frame's pc, libdwfl goes on with a frame-pointer guess, and whatever
+ * fails after it (a bogus pc, a read outside the stack) is only a symptom: blame the first
+ * frame without CFI. Only on stacks that did not reach the root. Frames before dwfl_from
+ * were unwound with a CFI table row: they have CFI.
+ */
+static void blame_missing_cfi(struct unwind_ctx *ctx, Dwfl *dwfl, enum unwind_stop *stop)
+{
+	const struct unwind_frame *f;
+	size_t i;
+
+	for (i = ctx->dwfl_from; i < ctx->frames_cnt; i++) {
+		f = &ctx->frames[i];
+		if (has_cfi(dwfl, f->is_activation ? f->pc : f->pc - 1))
+			continue;
+		*stop = UNWIND_STOP_ERROR;
+		ctx->stop_frame = i;
+		return;
+	}
+}
+
+/* Why the walk ended, from its result ret (dwfl_getthread_frames()'s: 0 when the return
+ * address was undefined, DWARF_CB_ABORT from the frame callback, -1 on an error). */
+static enum unwind_stop stop_reason(const struct unwind_ctx *ctx, int ret)
+{
+	if (ret == 0 && !ctx->bad_read) {
+		/* libdwfl ends with 0 when the return address is undefined: the CFI of
+		 * _start and clone3 says so (DW_CFA_undefined rip). */
+		return UNWIND_STOP_ROOT;
+	} else if (ret == DWARF_CB_ABORT) {
+		return ctx->frames_cnt >= ctx->frames_cap ? UNWIND_STOP_DEPTH : UNWIND_STOP_LOOP;
+	} else if (ctx->bad_read) {
+		/* libdwfl also ends with 0 when it cannot read the return address. Past the
+		 * copy's end: the copy was too short; elsewhere: a bogus register. */
+		return ctx->bad_read >= ctx->stack_addr + ctx->stack_sz && ctx->stack_full
+			       ? UNWIND_STOP_TRUNCATED
+			       : UNWIND_STOP_OUTSIDE;
+	} else if (ctx->no_mapping) {
+		return UNWIND_STOP_NO_MAPPING;
+	}
+	return UNWIND_STOP_ERROR;
+}
+
+/* Fills ctx for sample s; -EINVAL without usable user registers. */
+static int ctx__init(struct unwind_ctx *ctx, const struct sample_record *s, uint32_t stack_cap,
+		     struct unwind_frame *frames, size_t cap)
+{
+	if (regs__to_dwarf(s, ctx->regs, REGS_DWARF_MAX, &ctx->regs_cnt) || !cap)
+		return -EINVAL;
+	ctx->regs_mask = (1u << ctx->regs_cnt) - 1;
+	ctx->tid = s->tid;
+	ctx->stack = s->stack;
+	ctx->stack_addr = s->stack_addr;
+	ctx->stack_sz = s->stack_sz;
+	ctx->stack_full = s->stack_sz >= stack_cap;
+	ctx->bad_read = 0;
+	ctx->frames = frames;
+	ctx->frames_cap = cap;
+	ctx->frames_cnt = 0;
+	ctx->last_sp = 0;
+	ctx->no_mapping = false;
+	ctx->stop_frame = 0;
+	ctx->dwfl_from = 0;
+	ctx->handover = false;
+	ctx->handover_signal = false;
+	return 0;
+}
+
+/*
+ * libdwfl from the registers in ctx, frames appended to ctx->frames; sets *stop. Returns
+ * dwfl_getthread_frames()'s result, or -ENOMEM without a Dwfl (*stop UNWIND_STOP_ERROR).
+ */
+static int dwfl_walk(struct proc *p, enum unwind_stop *stop)
+{
+	struct unwind_ctx *ctx = &p->ctx;
+	size_t first = ctx->frames_cnt;
+	Dwfl *dwfl;
+	int ret;
+
+	*stop = UNWIND_STOP_ERROR;
+	dwfl = proc__dwfl(p);
+	if (!dwfl)
+		return -ENOMEM;
+	ctx->dwfl_from = first;
+	p->in_unwind = true;
+	ret = dwfl_getthread_frames(dwfl, ctx->tid, frame_cb, ctx);
+	ctx->handover = false;
+	/* A signal frame handed over is an activation only if libdwfl unwound past it. */
+	if (first && ctx->handover_signal && ctx->frames_cnt == first + 1 &&
+	    ret != DWARF_CB_ABORT)
+		ctx->frames[first].is_activation = false;
+
+	*stop = stop_reason(ctx, ret);
+	ctx->stop_frame = ctx->frames_cnt ? ctx->frames_cnt - 1 : 0;
+	if (*stop != UNWIND_STOP_ROOT && *stop != UNWIND_STOP_DEPTH)
+		blame_missing_cfi(ctx, dwfl, stop);
+	/* Last use of dwfl: a mapping change seen while unwinding may drop it now. */
+	proc__unwind_end(p);
+	if (*stop != UNWIND_STOP_ROOT && log__enabled(LOG_DEBUG))
+		pr_debug("unwind %u/%u: %s after %zu frames (%s; read at 0x%" PRIx64
+			 ", copy 0x%" PRIx64 "+%u)", p->tgid, ctx->tid, unwind_stop_names[*stop],
+			 ctx->frames_cnt, ret < 0 ? dwfl_errmsg(-1) : "-", ctx->bad_read,
+			 ctx->stack_addr, ctx->stack_sz);
+	return ret;
+}
+
+/* The fast path's view of a mapping it used: [start, end) with its file's table. */
+struct fast_mapping {
+	uint64_t start;
+	uint64_t end;
+	uint64_t bias;
+	struct cfi_table *table;
+};
+
+/* The last mappings one walk used: a stack goes back and forth between a few files. */
+#define FAST_MAPPINGS 4
+
+struct fast_mappings {
+	struct fast_mapping m[FAST_MAPPINGS];
+	unsigned int cnt;		/* m[0..cnt) are filled */
+	unsigned int next;		/* the one to replace */
+};
+
+/* The mapping for pc (a frame's pc) and addr (pc or pc - 1, where its row is looked up);
+ * NULL when libdwfl must handle the frame (no mapping, no file, no table). */
+static const struct fast_mapping *fast_mapping(struct proc *p, struct fast_mappings *fms,
+					       uint64_t pc, uint64_t addr)
+{
+	struct proc_mapping_ref *m;
+	struct fast_mapping *fm;
+	unsigned int i;
+
+	for (i = 0; i < fms->cnt; i++) {
+		fm = &fms->m[i];
+		if (fm->table && pc >= fm->start && pc < fm->end && addr >= fm->start &&
+		    addr < fm->end)
+			return fm;
+	}
+	m = proc__mapping(p, pc);
+	if (m && (addr < m->start || addr >= m->end))
+		m = proc__mapping(p, addr);
+	if (!m || !m->entry)
+		return NULL;
+	fm = &fms->m[fms->next++ % FAST_MAPPINGS];
+	if (fms->cnt < FAST_MAPPINGS)
+		fms->cnt++;
+	fm->start = m->start;
+	fm->end = m->end;
+	fm->bias = m->bias;
+	fm->table = cfi_table__get(m->entry);
+	return fm->table ? fm : NULL;
+}
+
+/*
+ * The fast path: walks the frames with the CFI table rows over the copied stack slice,
+ * evaluating each row as libdwfl's handle_cfi() evaluates libdw's (frame_unwind.c): registers
+ * in DWARF order, an undefined or unreadable return address or a zero one ends the walk, a
+ * register whose rule cannot be evaluated becomes undefined. Returns 0 or DWARF_CB_ABORT as
+ * dwfl_getthread_frames() would, or 1 when a frame needs libdwfl: ctx then holds that frame's
+ * registers (regs_mask: those known) and, for a caller, the handover fields.
+ */
+static int fast_walk(struct proc *p)
+{
+	struct unwind_ctx *ctx = &p->ctx;
+	struct fast_mappings fms;
+	const struct fast_mapping *fm;
+	const struct cfi_row *row;
+	uint64_t pc, addr, cfa;
+	uint32_t mask, bit;
+	bool initial = true, cfa_ok;
+	int k, reg, err;
+
+	fms.cnt = fms.next = 0;
+	for (;;) {
+		pc = ctx->regs[PC_REG];
+		addr = initial ? pc : pc - 1;
+		fm = fast_mapping(p, &fms, pc, addr);
+		row = fm ? cfi_table__lookup(fm->table, addr - fm->bias, NULL, NULL) : NULL;
+		if (!row || cfi_row__kind(row) != CFI_ROW_OK) {
+			if (initial)
+				return 1;
+			ctx->handover = true;
+			ctx->handover_pc = pc;
+			ctx->handover_signal = row && (row->info & CFI_ROW_F_SIGNAL);
+			ctx->regs[PC_REG] = addr;
+			return 1;
+		}
+		/* The frame callback's part. */
+		ctx->bad_read = 0;
+		err = frame_add(ctx, pc, ctx->regs_mask & 1u << SP_REG ? ctx->regs[SP_REG] : 0,
+				initial);
+		if (err)
+			return err;
+		/* Unwind it: the CFA from this frame's registers, then the caller's registers in
+		 * place (no rule reads a register but the CFA's, computed first). */
+		reg = cfi_row__cfa_reg(row);
+		cfa_ok = ctx->regs_mask & 1u << reg;
+		cfa = ctx->regs[reg] + row->cfa_off;
+		mask = row->info & CFI_ROW_F_RAX_SAME ? ctx->regs_mask & 1u << RAX_REG : 0;
+		for (k = 0; k < CFI_REG_CNT; k++) {
+			bit = 1u << cfi_reg_dwarf[k];
+			if (row->rules[k] == CFI_RULE_UNDEFINED)
+				continue;
+			if (row->rules[k] == CFI_RULE_SAME)
+				mask |= ctx->regs_mask & bit;
+			else if (cfa_ok && stack_read(ctx, cfa + 8 * (int64_t)row->rules[k],
+						      &ctx->regs[cfi_reg_dwarf[k]]))
+				mask |= bit;
+		}
+		if (cfa_ok) {
+			ctx->regs[SP_REG] = cfa;
+			mask |= 1u << SP_REG;
+		}
+		ctx->regs_mask = mask;
+		/* An undefined return address is the outermost frame; so is a zero one. */
+		if (!(mask & 1u << PC_REG) || !ctx->regs[PC_REG])
+			return 0;
+		initial = false;
+	}
+}
+
+/* UNWIND_MODE_FAST: the fast path, libdwfl from the first frame it cannot unwind. */
+static int unwind_fast(struct proc *p, enum unwind_stop *stop)
+{
+	struct unwind_ctx *ctx = &p->ctx;
+	int ret;
+
+	ret = fast_walk(p);
+	if (ret == 1) {
+		dwfl_walk(p, stop);
+		return ctx->frames_cnt;
+	}
+	*stop = stop_reason(ctx, ret);
+	ctx->stop_frame = ctx->frames_cnt ? ctx->frames_cnt - 1 : 0;
+	if (*stop != UNWIND_STOP_ROOT && log__enabled(LOG_DEBUG))
+		pr_debug("unwind %u/%u: %s after %zu frames (CFI table; read at 0x%" PRIx64
+			 ", copy 0x%" PRIx64 "+%u)", p->tgid, ctx->tid, unwind_stop_names[*stop],
+			 ctx->frames_cnt, ctx->bad_read, ctx->stack_addr, ctx->stack_sz);
+	return ctx->frames_cnt;
+}
+
+/* A frame for the diff report: "0xPC (module+0xOFF, return address)". */
+static void diff_frame_str(struct proc *p, const struct unwind_frame *f, size_t cnt, size_t i,
+			   char *buf, size_t sz)
+{
+	struct proc_mapping_ref *m;
+
+	if (i >= cnt) {
+		snprintf(buf, sz, "none");
+		return;
+	}
+	m = proc__mapping(p, f[i].pc);
+	if (m && m->entry)
+		snprintf(buf, sz, "0x%" PRIx64 " (%s+0x%" PRIx64 ", %s)", f[i].pc, m->entry->name,
+			 f[i].pc - m->bias, f[i].is_activation ? "activation" : "return address");
+	else
+		snprintf(buf, sz, "0x%" PRIx64 " (%s)", f[i].pc,
+			 f[i].is_activation ? "activation" : "return address");
+}
+
+/* UNWIND_MODE_DIFF: counts the sample, and a divergence between the fast path's frames and
+ * libdwfl's (ref); the first DIFF_PRINT_MAX divergent samples are printed. */
+static void diff_compare(struct proc *p, const struct sample_record *s,
+			 const struct unwind_frame *fast, size_t fast_cnt,
+			 enum unwind_stop fast_stop, const struct unwind_frame *ref,
+			 size_t ref_cnt, enum unwind_stop ref_stop)
+{
+	char a[160], b[160];
+	size_t i;
+
+	diff_samples++;
+	for (i = 0; i < fast_cnt && i < ref_cnt; i++)
+		if (fast[i].pc != ref[i].pc || fast[i].is_activation != ref[i].is_activation)
+			break;
+	if (i == fast_cnt && i == ref_cnt && fast_stop == ref_stop)
+		return;
+	if (++diff_divergent > DIFF_PRINT_MAX)
+		return;
+	diff_frame_str(p, ref, ref_cnt, i, a, sizeof(a));
+	diff_frame_str(p, fast, fast_cnt, i, b, sizeof(b));
+	pr_warn("unwinder diff: sample %" PRIu64 " of %u/%u (%.16s) at time %" PRIu64
+		": frame %zu: dwfl %s, fast %s; dwfl: %zu frames, %s; fast: %zu frames, %s",
+		diff_samples,
+		s->tgid, s->tid, s->comm, (uint64_t)s->time_ns, i, a, b, ref_cnt,
+		unwind_stop_names[ref_stop], fast_cnt, unwind_stop_names[fast_stop]);
+}
+
+int unwind__sample(struct proc *p, const struct sample_record *s, uint32_t stack_cap,
+		   struct unwind_frame *frames, size_t cap, enum unwind_stop *stop)
+{
+	enum unwind_mode mode = current_mode();
+	struct unwind_ctx *ctx = &p->ctx;
+	enum unwind_stop fast_stop = UNWIND_STOP_ERROR;
+	size_t fast_cnt = 0;
+	void *tmp;
+
+	*stop = UNWIND_STOP_NO_REGS;
+	if (mode == UNWIND_MODE_DIFF && diff_frames_cap < cap) {
+		tmp = realloc(diff_frames, cap * sizeof(*diff_frames));
+		if (tmp) {
+			diff_frames = tmp;
+			diff_frames_cap = cap;
+		}
+	}
+	if (mode == UNWIND_MODE_DIFF && diff_frames_cap >= cap &&
+	    !ctx__init(ctx, s, stack_cap, diff_frames, cap))
+		fast_cnt = unwind_fast(p, &fast_stop);
+	if (ctx__init(ctx, s, stack_cap, frames, cap))
+		return 0;
+	if (mode == UNWIND_MODE_FAST)
+		unwind_fast(p, stop);
+	else
+		dwfl_walk(p, stop);
+	if (mode == UNWIND_MODE_DIFF && diff_frames_cap >= cap)
+		diff_compare(p, s, diff_frames, fast_cnt, fast_stop, frames, ctx->frames_cnt,
+			     *stop);
+	ctx->frames = NULL;
+	ctx->stack = NULL;
+	return ctx->frames_cnt;
+}
