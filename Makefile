@@ -71,7 +71,7 @@ BIN := $(OUTPUT)/bpfprof
 MAN := $(OUTPUT)/bpfprof.1
 
 .DELETE_ON_ERROR:
-.PHONY: all clean test unit integration targets deps demo bench install vmtest man
+.PHONY: all clean test unit integration targets deps demo bench install vmtest man format
 PREFIX ?= /usr/local
 MANDIR ?= $(PREFIX)/share/man
 
@@ -124,6 +124,11 @@ $(OUTPUT)/user/sampling/loader.o: $(SKEL)
 $(BIN): $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# make format: the C sources in kernel style (.clang-format).
+CLANG_FORMAT ?= clang-format
+format:
+	$(Q)$(CLANG_FORMAT) -i $(wildcard user/*/*.[ch] bpf/*.[ch])
 
 # make man: build/bpfprof.1 is --help and --version (help2man; docs/bpfprof.h2m adds what they
 # lack): it cannot drift from the options. help2man runs the binary, which needs no privileges

@@ -9,6 +9,7 @@ set -eu
 pkgs=(
 	make gcc g++ pkg-config	# build (g++: the C++ test program)
 	clang llvm		# BPF objects (clang -target bpf), llvm-strip
+	clang-format		# make format (.clang-format)
 	bpftool			# skeleton generation
 	libbpf-dev		# BPF loader (1.1.2)
 	libelf-dev libdw-dev	# ELF files, DWARF CFI unwinding (elfutils 0.188)
