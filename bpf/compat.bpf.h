@@ -22,11 +22,11 @@
 /* x86_64 THREAD_SIZE (arch/x86/include/asm/page_64_types.h) without KASAN, as every
  * distribution kernel is built: the user registers are the last struct pt_regs in it
  * (task_pt_regs(), TOP_OF_KERNEL_STACK_PADDING is 0 on x86_64). */
-#define X86_64_THREAD_SIZE	(16 * 1024)
+#define X86_64_THREAD_SIZE (16 * 1024)
 /* Height bound of the VMA tree: a red-black tree of n nodes is at most 2 log2(n + 1) high,
  * 32 for vm.max_map_count's default 65530. */
-#define VMA_RB_DEPTH		40
-#define PAGE_SHIFT		12
+#define VMA_RB_DEPTH	   40
+#define PAGE_SHIFT	   12
 
 /* A task_struct field: a direct load from a trusted task pointer, a probe read with compat. */
 #define TASK_FIELD(task, field, compat) ((compat) ? BPF_CORE_READ(task, field) : (task)->field)
@@ -44,7 +44,8 @@ static __always_inline struct task_struct *current_task(const bool compat)
 static __always_inline struct pt_regs *task_user_regs(struct task_struct *task, const bool compat)
 {
 	if (compat)
-		return (struct pt_regs *)((void *)BPF_CORE_READ(task, stack) + X86_64_THREAD_SIZE) - 1;
+		return (struct pt_regs *)((void *)BPF_CORE_READ(task, stack) + X86_64_THREAD_SIZE) -
+		       1;
 	return (struct pt_regs *)bpf_task_pt_regs(task);
 }
 
@@ -52,10 +53,10 @@ static __always_inline struct pt_regs *task_user_regs(struct task_struct *task, 
 struct vma_info {
 	__u64 start;
 	__u64 end;
-	__u64 pgoff;		/* bytes */
-	__u64 flags;		/* vm_flags */
-	__u64 start_stack;	/* the mm's start_stack: argc's address on the main stack */
-	struct file *file;	/* read with probe reads afterwards */
+	__u64 pgoff;	   /* bytes */
+	__u64 flags;	   /* vm_flags */
+	__u64 start_stack; /* the mm's start_stack: argc's address on the main stack */
+	struct file *file; /* read with probe reads afterwards */
 };
 
 static long vma_info_cb(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
@@ -151,8 +152,7 @@ static __always_inline struct stack_vma *stack_vma_cache(struct task_struct *tas
 }
 
 /* Forgets the thread's cached stack mapping (exec, thread exit). */
-static __always_inline void stack_vma_forget(struct task_struct *task, __u32 tid,
-					     const bool compat)
+static __always_inline void stack_vma_forget(struct task_struct *task, __u32 tid, const bool compat)
 {
 	struct stack_vma *v;
 

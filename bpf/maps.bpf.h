@@ -47,7 +47,7 @@ struct stack_vma {
 	/* The struct mm_struct the range belongs to: a hit needs the task's current mm, so a
 	 * sample between exec's new mm and the exec tracepoint does not use the old image's. */
 	__u64 mm;
-	__u32 tid;	/* the thread (stack_vmas_compat, where slots are shared), else 0 */
+	__u32 tid; /* the thread (stack_vmas_compat, where slots are shared), else 0 */
 	__u32 pad;
 };
 
@@ -63,15 +63,13 @@ struct {
  * its lookups take no lock, and samples of a hardware event (-e cycles) run in NMI, which
  * can interrupt a hash map's update holding its bucket lock (5.10 has no guard). Threads
  * sharing a slot only miss; cleared at exec and thread exit. */
-#define STACK_VMAS_COMPAT_SZ	16384
+#define STACK_VMAS_COMPAT_SZ 16384
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, STACK_VMAS_COMPAT_SZ);
 	__type(key, __u32);
 	__type(value, struct stack_vma);
 } stack_vmas_compat SEC(".maps") __weak;
-
-
 
 /* Set by the loader before load. bpfprof -a: every process but bpfprof itself is a target. */
 const volatile bool target_all __weak = false;

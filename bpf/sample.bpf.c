@@ -9,7 +9,7 @@
 #include "compat.bpf.h"
 
 #define PF_KTHREAD 0x00200000 /* include/linux/sched.h: a kernel thread */
-#define PAGE_SZ 4096
+#define PAGE_SZ	   4096
 
 /* Stack bytes copied per sample, at most (--max-stack-size), and the copy size of a process
  * until user space sets another in copy_sizes (--stack-size); set by the loader. */
@@ -37,7 +37,7 @@ static __always_inline bool stack_vma(struct task_struct *task, __u32 tid, __u64
 	struct vma_info vi;
 
 	if (cached && cached->mm == mm && cached->tid == (compat ? tid : 0) &&
-	    sp >= cached->start && sp < cached->limit) {	/* limit <= end */
+	    sp >= cached->start && sp < cached->limit) { /* limit <= end */
 		*out = *cached;
 		return true;
 	}
@@ -80,28 +80,28 @@ struct uapi_pt_regs {
  * for the task's saved pt_regs, probe reads. One function for both would make one load
  * instruction serve two pointer types, which the verifier rejects.
  */
-#define COPY_REGS(rec, GET)							\
-	do {									\
-		(rec)->regs[PERF_REG_X86_AX] = GET(ax);				\
-		(rec)->regs[PERF_REG_X86_BX] = GET(bx);				\
-		(rec)->regs[PERF_REG_X86_CX] = GET(cx);				\
-		(rec)->regs[PERF_REG_X86_DX] = GET(dx);				\
-		(rec)->regs[PERF_REG_X86_SI] = GET(si);				\
-		(rec)->regs[PERF_REG_X86_DI] = GET(di);				\
-		(rec)->regs[PERF_REG_X86_BP] = GET(bp);				\
-		(rec)->regs[PERF_REG_X86_SP] = GET(sp);				\
-		(rec)->regs[PERF_REG_X86_IP] = GET(ip);				\
-		(rec)->regs[PERF_REG_X86_FLAGS] = GET(flags);			\
-		(rec)->regs[PERF_REG_X86_R8] = GET(r8);				\
-		(rec)->regs[PERF_REG_X86_R9] = GET(r9);				\
-		(rec)->regs[PERF_REG_X86_R10] = GET(r10);			\
-		(rec)->regs[PERF_REG_X86_R11] = GET(r11);			\
-		(rec)->regs[PERF_REG_X86_R12] = GET(r12);			\
-		(rec)->regs[PERF_REG_X86_R13] = GET(r13);			\
-		(rec)->regs[PERF_REG_X86_R14] = GET(r14);			\
-		(rec)->regs[PERF_REG_X86_R15] = GET(r15);			\
-		(rec)->regs_arch = BPFPROF_ARCH_X86_64;				\
-		(rec)->regs_cnt = PERF_REG_X86_64_MAX;				\
+#define COPY_REGS(rec, GET)                                   \
+	do {                                                  \
+		(rec)->regs[PERF_REG_X86_AX] = GET(ax);       \
+		(rec)->regs[PERF_REG_X86_BX] = GET(bx);       \
+		(rec)->regs[PERF_REG_X86_CX] = GET(cx);       \
+		(rec)->regs[PERF_REG_X86_DX] = GET(dx);       \
+		(rec)->regs[PERF_REG_X86_SI] = GET(si);       \
+		(rec)->regs[PERF_REG_X86_DI] = GET(di);       \
+		(rec)->regs[PERF_REG_X86_BP] = GET(bp);       \
+		(rec)->regs[PERF_REG_X86_SP] = GET(sp);       \
+		(rec)->regs[PERF_REG_X86_IP] = GET(ip);       \
+		(rec)->regs[PERF_REG_X86_FLAGS] = GET(flags); \
+		(rec)->regs[PERF_REG_X86_R8] = GET(r8);       \
+		(rec)->regs[PERF_REG_X86_R9] = GET(r9);       \
+		(rec)->regs[PERF_REG_X86_R10] = GET(r10);     \
+		(rec)->regs[PERF_REG_X86_R11] = GET(r11);     \
+		(rec)->regs[PERF_REG_X86_R12] = GET(r12);     \
+		(rec)->regs[PERF_REG_X86_R13] = GET(r13);     \
+		(rec)->regs[PERF_REG_X86_R14] = GET(r14);     \
+		(rec)->regs[PERF_REG_X86_R15] = GET(r15);     \
+		(rec)->regs_arch = BPFPROF_ARCH_X86_64;       \
+		(rec)->regs_cnt = PERF_REG_X86_64_MAX;        \
 	} while (0)
 
 /*
@@ -156,7 +156,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool co
 	if (!st)
 		return 0;
 
-	kernel_mode = (regs->cs & 3) != 3;	/* CPL of the interrupted code */
+	kernel_mode = (regs->cs & 3) != 3; /* CPL of the interrupted code */
 	task = current_task(compat);
 	/* In kernel mode, the task's saved user registers, never the interrupted kernel's.
 	 * Kernel threads have none. */
@@ -241,7 +241,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool co
 
 	if (len > cap)
 		len = cap;
-	len &= (BPFPROF_STACK_SZ_MAX * 2 - 1);	/* bound for the verifier */
+	len &= (BPFPROF_STACK_SZ_MAX * 2 - 1); /* bound for the verifier */
 	if (len > cap)
 		len = cap;
 	n = bpf_probe_read_user(rec->stack, len, (void *)start);

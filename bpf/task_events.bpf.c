@@ -10,23 +10,22 @@
 #include "maps.bpf.h"
 #include "compat.bpf.h"
 
-
 /* x86_64 syscall numbers (arch/x86/entry/syscalls/syscall_64.tbl) */
-#define NR_mmap			9
-#define NR_mprotect		10
-#define NR_munmap		11
-#define NR_mremap		25
-#define NR_pkey_mprotect	329
+#define NR_mmap		 9
+#define NR_mprotect	 10
+#define NR_munmap	 11
+#define NR_mremap	 25
+#define NR_pkey_mprotect 329
 
-#define PROT_EXEC		0x4
-#define VM_READ			0x1
-#define VM_WRITE		0x2
-#define VM_EXEC			0x4
-#define VM_SHARED		0x8
-#define AT_BASE			7
-#define AT_NULL			0
-#define EXEC_VMAS_MAX		8	/* VMAs walked per image at exec */
-#define EXIT_THREADS_MAX	256	/* threads walked at a process's exit (group_cpu_ns()) */
+#define PROT_EXEC	 0x4
+#define VM_READ		 0x1
+#define VM_WRITE	 0x2
+#define VM_EXEC		 0x4
+#define VM_SHARED	 0x8
+#define AT_BASE		 7
+#define AT_NULL		 0
+#define EXEC_VMAS_MAX	 8   /* VMAs walked per image at exec */
+#define EXIT_THREADS_MAX 256 /* threads walked at a process's exit (group_cpu_ns()) */
 
 /* Per-CPU room for a path being built (file_path_walk() cannot write the ringbuf record). */
 struct path_buf {
@@ -79,7 +78,7 @@ __noinline int file_path_walk(__u64 file_addr)
 		if (dentry == mnt_root || dentry == parent) {
 			mnt_parent = BPF_CORE_READ(mnt, mnt_parent);
 			if (dentry != mnt_root || mnt == mnt_parent)
-				return buf->off;	/* the root of the namespace */
+				return buf->off; /* the root of the namespace */
 			dentry = BPF_CORE_READ(mnt, mnt_mountpoint);
 			mnt = mnt_parent;
 			vfsmnt = (void *)mnt_parent + bpf_core_field_offset(struct mount, mnt);
@@ -95,7 +94,7 @@ __noinline int file_path_walk(__u64 file_addr)
 		buf->off = off + n;
 		dentry = parent;
 	}
-	return buf->off | MMAP_F_PATH_TRUNC << 16;	/* deeper than BPFPROF_PATH_DEPTH, or too long */
+	return buf->off | MMAP_F_PATH_TRUNC << 16; /* deeper than BPFPROF_PATH_DEPTH, or too long */
 }
 
 /* The file's path into rec (file_path_walk()). */
@@ -137,8 +136,8 @@ static __always_inline void *reserve_record(__u32 type, __u32 sz, __u32 tgid, __
 	return rec;
 }
 
-static __always_inline struct mmap_record *reserve(__u32 type, __u32 tgid, __u64 start,
-						   __u64 len, struct sample_stats *st)
+static __always_inline struct mmap_record *reserve(__u32 type, __u32 tgid, __u64 start, __u64 len,
+						   struct sample_stats *st)
 {
 	struct mmap_record *rec;
 
@@ -227,7 +226,7 @@ static __always_inline int sys_exit(struct pt_regs *regs, long ret, const bool c
 	    nr != NR_pkey_mprotect)
 		return 0;
 	if (ret < 0 && ret >= -4095)
-		return 0;	/* failed: nothing changed */
+		return 0; /* failed: nothing changed */
 	if ((target_state(tgid) & TARGET_STATE_MASK) != TARGET_ACTIVE)
 		return 0;
 	st = stats__get();

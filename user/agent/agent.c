@@ -23,13 +23,13 @@
 /* What a process is, read once from /proc (off the sampling path, at a cut). */
 struct pid_info {
 	uint32_t pid;
-	uint64_t cut;			/* the last cut that saw it */
-	bool read;			/* /proc was read (the process may be gone since) */
-	char exe[PATH_MAX];		/* readlink /proc/PID/exe, "" when unknown */
+	uint64_t cut;	    /* the last cut that saw it */
+	bool read;	    /* /proc was read (the process may be gone since) */
+	char exe[PATH_MAX]; /* readlink /proc/PID/exe, "" when unknown */
 	char container_id[CGROUP_CONTAINER_ID_LEN + 1];
 	char pod_uid[CGROUP_POD_UID_LEN + 1];
 	char unit[CGROUP_UNIT_MAX];
-	struct group *group;		/* its group in this cut */
+	struct group *group; /* its group in this cut */
 	UT_hash_handle hh;
 };
 
@@ -40,14 +40,14 @@ struct group {
 	char comm[17];
 	char container_id[CGROUP_CONTAINER_ID_LEN + 1];
 	char unit[CGROUP_UNIT_MAX];
-	uint32_t pid;			/* --group-by pid */
+	uint32_t pid; /* --group-by pid */
 	char build_id[41];
 	struct kube_pod pod;
 	bool has_pod;
 	uint64_t samples;
-	char service[256];		/* service_name */
-	char file[600];			/* its files' name in --output-dir, before sanitizing */
-	bool alike;			/* another group of the cut has the same file */
+	char service[256]; /* service_name */
+	char file[600];	   /* its files' name in --output-dir, before sanitizing */
+	bool alike;	   /* another group of the cut has the same file */
 	UT_hash_handle hh;
 };
 
@@ -62,15 +62,15 @@ struct agent {
 	struct kube *kube;
 	struct pid_info *pids;
 	uint64_t cut_no;
-	pthread_mutex_t lock;		/* c, cuts, profiles */
+	pthread_mutex_t lock; /* c, cuts, profiles */
 	struct agent_counters c;
 	uint64_t cuts, profiles, profile_bytes;
-	uint64_t last_cut_ns;		/* CLOCK_REALTIME of the last cut's end */
+	uint64_t last_cut_ns; /* CLOCK_REALTIME of the last cut's end */
 	/* Liveness of the sampling loop for /healthz, CLOCK_MONOTONIC ns, under lock. */
-	uint64_t loop_ns;		/* the last agent__set_counters(): the loop drained the ringbuf */
-	uint64_t sample_ns;		/* the last time the sample count grew */
-	uint64_t health_limit_ns;	/* AGENT_HEALTH_INTERVALS intervals */
-	bool need_samples;		/* every process is profiled: samples must keep coming */
+	uint64_t loop_ns;	  /* the last agent__set_counters(): the loop drained the ringbuf */
+	uint64_t sample_ns;	  /* the last time the sample count grew */
+	uint64_t health_limit_ns; /* AGENT_HEALTH_INTERVALS intervals */
+	bool need_samples;	  /* every process is profiled: samples must keep coming */
 };
 
 /* Copies s into out (sz bytes), cut short if it must be. */
@@ -96,20 +96,19 @@ static void fill_metrics(struct metrics_writer *w, void *arg)
 	profiles = a->profiles;
 	bytes = a->profile_bytes;
 	pthread_mutex_unlock(&a->lock);
-	metrics__counter(w, "bpfprof_samples_total", "Samples received from the BPF ringbuf.",
-			 NULL, c.samples);
+	metrics__counter(w, "bpfprof_samples_total", "Samples received from the BPF ringbuf.", NULL,
+			 c.samples);
 	metrics__counter(w, "bpfprof_samples_lost_total", "Samples lost: the ringbuf was full.",
 			 NULL, c.lost);
 	metrics__counter(w, "bpfprof_events_lost_total", "Task and mmap records lost.", NULL,
 			 c.events_lost);
-	metrics__counter(w, "bpfprof_user_stacks_total", "Samples with a user stack unwound.",
-			 NULL, c.user_stacks);
+	metrics__counter(w, "bpfprof_user_stacks_total", "Samples with a user stack unwound.", NULL,
+			 c.user_stacks);
 	metrics__counter(w, "bpfprof_user_stacks_root_total",
 			 "User stacks unwound to their root (_start, clone3).", NULL,
 			 c.root_stacks);
 	metrics__counter(w, "bpfprof_user_stacks_truncated_total",
-			 "User stacks cut short by the stack copy size.", NULL,
-			 c.truncated_stacks);
+			 "User stacks cut short by the stack copy size.", NULL, c.truncated_stacks);
 	metrics__gauge(w, "bpfprof_unwind_root_ratio",
 		       "Share of user stacks unwound to their root, since start.", NULL,
 		       c.user_stacks ? (double)c.root_stacks / c.user_stacks : 0);
@@ -136,13 +135,17 @@ bool agent__health(struct agent *a, uint64_t now, char *reason, size_t sz)
 	sample_age = now > a->sample_ns ? now - a->sample_ns : 0;
 	pthread_mutex_unlock(&a->lock);
 	if (loop_age > a->health_limit_ns) {
-		snprintf(reason, sz, "sampling loop stalled: no ringbuf drain for %.1f s (limit %.1f s, "
-			 "%d intervals)", loop_age / 1e9, limit_s, AGENT_HEALTH_INTERVALS);
+		snprintf(reason, sz,
+			 "sampling loop stalled: no ringbuf drain for %.1f s (limit %.1f s, "
+			 "%d intervals)",
+			 loop_age / 1e9, limit_s, AGENT_HEALTH_INTERVALS);
 		return false;
 	}
 	if (a->need_samples && sample_age > a->health_limit_ns) {
-		snprintf(reason, sz, "sampling stopped: no sample handled for %.1f s (limit %.1f s, "
-			 "%d intervals)", sample_age / 1e9, limit_s, AGENT_HEALTH_INTERVALS);
+		snprintf(reason, sz,
+			 "sampling stopped: no sample handled for %.1f s (limit %.1f s, "
+			 "%d intervals)",
+			 sample_age / 1e9, limit_s, AGENT_HEALTH_INTERVALS);
 		return false;
 	}
 	return true;
@@ -195,7 +198,8 @@ struct agent *agent__new(const struct bpfprof_opts *o)
 		a->dir = dir_exporter__new(ao->output_dir, ao->output_dir_max);
 		if (!a->dir) {
 			err = errno;
-			pr_warn("agent: open output directory %s: %s", ao->output_dir, strerror(err));
+			pr_warn("agent: open output directory %s: %s", ao->output_dir,
+				strerror(err));
 			goto fail;
 		}
 	}
@@ -295,8 +299,7 @@ static struct group *group_of(struct agent *a, struct group **groups, struct pid
 	if (a->ao->group_by_pid)
 		snprintf(key, sizeof(key), "pid %u", pi->pid);
 	else
-		snprintf(key, sizeof(key), "%s|%s", pi->exe[0] ? pi->exe : comm,
-			 pi->container_id);
+		snprintf(key, sizeof(key), "%s|%s", pi->exe[0] ? pi->exe : comm, pi->container_id);
 	HASH_FIND_STR(*groups, key, g);
 	if (g)
 		return g;
@@ -322,7 +325,7 @@ struct cut_ctx {
 	struct agent *a;
 	struct aggregate *agg;
 	struct group *groups;
-	struct group *g;	/* the group being encoded */
+	struct group *g; /* the group being encoded */
 	int err;
 };
 
@@ -494,7 +497,7 @@ static int export_group(struct cut_ctx *c, struct group *g, int64_t start_ns, in
 	a->profile_bytes += gz_sz;
 	pthread_mutex_unlock(&a->lock);
 	if (a->pyro)
-		pyroscope_exporter__enqueue(a->pyro, p);	/* takes p */
+		pyroscope_exporter__enqueue(a->pyro, p); /* takes p */
 	else
 		export_profile__free(p);
 	pr_debug("agent: profile %s: %llu samples, %zu bytes", service,

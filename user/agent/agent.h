@@ -16,14 +16,14 @@
 
 /* What the sampling loop knows, for /metrics (copied in under the agent's lock). */
 struct agent_counters {
-	uint64_t samples;		/* sample records received */
-	uint64_t lost;			/* samples lost (ringbuf full) */
-	uint64_t events_lost;		/* task and mmap records lost */
-	uint64_t user_stacks;		/* samples with a user stack unwound */
-	uint64_t root_stacks;		/* of them, unwound to the root */
-	uint64_t truncated_stacks;	/* of them, cut by the stack copy size */
-	uint64_t processes;		/* processes tracked now */
-	uint64_t files;			/* ELF files open now */
+	uint64_t samples;	   /* sample records received */
+	uint64_t lost;		   /* samples lost (ringbuf full) */
+	uint64_t events_lost;	   /* task and mmap records lost */
+	uint64_t user_stacks;	   /* samples with a user stack unwound */
+	uint64_t root_stacks;	   /* of them, unwound to the root */
+	uint64_t truncated_stacks; /* of them, cut by the stack copy size */
+	uint64_t processes;	   /* processes tracked now */
+	uint64_t files;		   /* ELF files open now */
 };
 
 struct agent;

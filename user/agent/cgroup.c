@@ -12,10 +12,10 @@
 
 /* Line ranks, best first: where a container id is looked for first. */
 enum cgroup_rank {
-	RANK_UNIFIED,		/* "0::/path" */
-	RANK_SYSTEMD,		/* "N:name=systemd:/path" (v1 hybrid) */
-	RANK_PIDS,		/* "N:pids:/path" (v1: every task is in the pids hierarchy) */
-	RANK_OTHER,		/* other v1 controllers */
+	RANK_UNIFIED, /* "0::/path" */
+	RANK_SYSTEMD, /* "N:name=systemd:/path" (v1 hybrid) */
+	RANK_PIDS,    /* "N:pids:/path" (v1: every task is in the pids hierarchy) */
+	RANK_OTHER,   /* other v1 controllers */
 	RANK_CNT,
 };
 

@@ -5,10 +5,10 @@
 
 #include <sys/types.h>
 
-#define CGROUP_PATH_MAX		4096	/* PATH_MAX: a cgroup path under its mount */
-#define CGROUP_UNIT_MAX		256	/* systemd's UNIT_NAME_MAX, with the NUL */
-#define CGROUP_CONTAINER_ID_LEN	64	/* hex digits of an OCI container id (sha256) */
-#define CGROUP_POD_UID_LEN	36	/* "8-4-4-4-12" (RFC 4122 text form) */
+#define CGROUP_PATH_MAX		4096 /* PATH_MAX: a cgroup path under its mount */
+#define CGROUP_UNIT_MAX		256  /* systemd's UNIT_NAME_MAX, with the NUL */
+#define CGROUP_CONTAINER_ID_LEN 64   /* hex digits of an OCI container id (sha256) */
+#define CGROUP_POD_UID_LEN	36   /* "8-4-4-4-12" (RFC 4122 text form) */
 
 /*
  * What a process's cgroup path tells about it (the kernel's "/proc/PID/cgroup" format:

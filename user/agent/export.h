@@ -21,12 +21,12 @@ struct export_label {
  * data, labels and their strings; export_profile__free() releases them.
  */
 struct export_profile {
-	void *data;			/* gzipped pprof, size bytes */
+	void *data; /* gzipped pprof, size bytes */
 	size_t size;
-	struct export_label *labels;	/* service_name first: the Pyroscope application name */
+	struct export_label *labels; /* service_name first: the Pyroscope application name */
 	size_t labels_cnt;
-	uint64_t start_ns, end_ns;	/* CLOCK_REALTIME ns: the interval the samples cover */
-	uint32_t freq_hz;		/* sampling frequency per CPU */
+	uint64_t start_ns, end_ns; /* CLOCK_REALTIME ns: the interval the samples cover */
+	uint32_t freq_hz;	   /* sampling frequency per CPU */
 	/* A random UUID (RFC 9562 version 4), the same on every attempt and in every copy: the
 	 * push API's RawSample.ID, with which a backend drops a retried duplicate. */
 	char id[37];
@@ -63,11 +63,11 @@ enum pyroscope_api {
 
 /* The push API sends up to this many queued profiles in one request, and at most
  * PYROSCOPE_PUSH_BATCH_BYTES of them (a single larger profile goes alone). */
-#define PYROSCOPE_PUSH_BATCH_MAX	32
-#define PYROSCOPE_PUSH_BATCH_BYTES	(2u << 20)
+#define PYROSCOPE_PUSH_BATCH_MAX   32
+#define PYROSCOPE_PUSH_BATCH_BYTES (2u << 20)
 /* ... after waiting this long (ms) from the first profile into an empty queue, so that the
  * profiles of one interval, queued one after another, go together. */
-#define PYROSCOPE_PUSH_LINGER_MS	100
+#define PYROSCOPE_PUSH_LINGER_MS   100
 
 /*
  * Options of pyroscope_exporter__new(). Zero fields take the defaults given. The exporter
@@ -75,22 +75,22 @@ enum pyroscope_api {
  * file changes (rotated Kubernetes tokens), never logged.
  */
 struct pyroscope_opts {
-	const char *url;		/* base URL, e.g. http://pyroscope:4040 (required) */
-	enum pyroscope_api api;		/* PYROSCOPE_API_INGEST */
-	const char *basic_auth_file;	/* "user:password" (HTTP Basic, Grafana Cloud) */
-	const char *bearer_token_file;	/* "Authorization: Bearer <token>" */
-	const char *tenant_id;		/* X-Scope-OrgID (multi-tenant Pyroscope) */
-	const char *const *headers;	/* extra headers "Key: value", headers_cnt of them */
+	const char *url;	       /* base URL, e.g. http://pyroscope:4040 (required) */
+	enum pyroscope_api api;	       /* PYROSCOPE_API_INGEST */
+	const char *basic_auth_file;   /* "user:password" (HTTP Basic, Grafana Cloud) */
+	const char *bearer_token_file; /* "Authorization: Bearer <token>" */
+	const char *tenant_id;	       /* X-Scope-OrgID (multi-tenant Pyroscope) */
+	const char *const *headers;    /* extra headers "Key: value", headers_cnt of them */
 	size_t headers_cnt;
-	size_t queue_size;		/* profiles held for delivery, in flight included (64) */
-	uint64_t connect_timeout_ms;	/* TCP + TLS connect (10000) */
-	uint64_t timeout_ms;		/* whole request (30000) */
+	size_t queue_size;	     /* profiles held for delivery, in flight included (64) */
+	uint64_t connect_timeout_ms; /* TCP + TLS connect (10000) */
+	uint64_t timeout_ms;	     /* whole request (30000) */
 	/*
 	 * After n failed attempts in a row the next waits uniform in [0, min(max, base * 2^(n-1))]
 	 * ms ("full jitter"), or Retry-After capped at max; a success or a 4xx resets n.
 	 */
-	uint64_t backoff_base_ms;	/* 1000 */
-	uint64_t backoff_max_ms;	/* 60000 */
+	uint64_t backoff_base_ms; /* 1000 */
+	uint64_t backoff_max_ms;  /* 60000 */
 };
 
 /*
@@ -98,16 +98,16 @@ struct pyroscope_opts {
  * dropped; retries counts the attempts made after a failed one (backoff).
  */
 struct export_stats {
-	uint64_t sent;			/* profiles delivered (2xx) or files written */
-	uint64_t retries;		/* attempts after a connection error, timeout, 429, 5xx */
-	uint64_t failed;		/* rejected (4xx but 429) or write failed: logged, gone */
-	uint64_t dropped;		/* queue full (oldest first) or undelivered at shutdown */
-	uint64_t queue_depth;		/* profiles waiting or in flight */
-	uint64_t bytes_sent;		/* body bytes of delivered profiles, or bytes written */
-	uint64_t deleted;		/* directory: our files removed by the size cap */
-	uint64_t dir_bytes;		/* directory: bytes in our files now */
-	int64_t last_error_time_ns;	/* CLOCK_REALTIME of last_error; 0: none yet */
-	char last_error[256];		/* the last failure, "" if none */
+	uint64_t sent;		    /* profiles delivered (2xx) or files written */
+	uint64_t retries;	    /* attempts after a connection error, timeout, 429, 5xx */
+	uint64_t failed;	    /* rejected (4xx but 429) or write failed: logged, gone */
+	uint64_t dropped;	    /* queue full (oldest first) or undelivered at shutdown */
+	uint64_t queue_depth;	    /* profiles waiting or in flight */
+	uint64_t bytes_sent;	    /* body bytes of delivered profiles, or bytes written */
+	uint64_t deleted;	    /* directory: our files removed by the size cap */
+	uint64_t dir_bytes;	    /* directory: bytes in our files now */
+	int64_t last_error_time_ns; /* CLOCK_REALTIME of last_error; 0: none yet */
+	char last_error[256];	    /* the last failure, "" if none */
 };
 
 struct pyroscope_exporter;

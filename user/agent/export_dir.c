@@ -15,23 +15,23 @@
 #include "util/util.h"
 
 #define TMP_PREFIX ".bpfprof-"
-#define SUFFIX ".pb.gz"
-#define TIME_LEN 16			/* YYYYMMDDTHHMMSSZ */
-#define GROUP_MAX 128
+#define SUFFIX	   ".pb.gz"
+#define TIME_LEN   16 /* YYYYMMDDTHHMMSSZ */
+#define GROUP_MAX  128
 
 /* One of our files in the directory. */
 struct dir_file {
 	char *name;
-	uint64_t size;			/* st_size, bytes */
+	uint64_t size; /* st_size, bytes */
 };
 
 struct dir_exporter {
 	char *path;
 	int dfd;
-	uint64_t max_bytes;		/* 0: no cap */
-	struct dir_file *files;		/* sorted by name: oldest first */
+	uint64_t max_bytes;	/* 0: no cap */
+	struct dir_file *files; /* sorted by name: oldest first */
 	size_t files_cnt, files_cap;
-	pthread_mutex_t lock;		/* st */
+	pthread_mutex_t lock; /* st */
 	struct export_stats st;
 };
 
@@ -216,8 +216,7 @@ static void rotate(struct dir_exporter *d, const char *keep)
 	uint64_t deleted = 0, deleted_bytes = 0;
 	size_t i = 0;
 
-	while (d->max_bytes && d->st.dir_bytes - deleted_bytes > d->max_bytes &&
-	       i < d->files_cnt) {
+	while (d->max_bytes && d->st.dir_bytes - deleted_bytes > d->max_bytes && i < d->files_cnt) {
 		uint64_t size = d->files[i].size;
 
 		if (!strcmp(d->files[i].name, keep)) {

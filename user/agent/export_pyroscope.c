@@ -21,7 +21,7 @@
 #include "util/util.h"
 
 #define NSEC_PER_MSEC 1000000ull
-#define NSEC_PER_SEC 1000000000ull
+#define NSEC_PER_SEC  1000000000ull
 
 /* ---- export_profile ---- */
 
@@ -39,7 +39,7 @@ static void uuid_v4(char out[37])
 			break;
 		got += n;
 	}
-	for (i = got; i < sizeof(b); i++)	/* no entropy source: unique enough per process */
+	for (i = got; i < sizeof(b); i++) /* no entropy source: unique enough per process */
 		b[i] = (uint8_t)(now_ns() >> (8 * (i % 8))) ^ (uint8_t)getpid() ^ (uint8_t)i;
 	b[6] = (b[6] & 0x0f) | 0x40;
 	b[8] = (b[8] & 0x3f) | 0x80;
@@ -275,8 +275,7 @@ static char *label_value(const char *v)
 /* Fills series s with profile p's labels and sample; strings it allocates go to owned[]. */
 static int push_series(const struct export_profile *p, Push__V1__RawProfileSeries *s,
 		       Push__V1__LabelPair *pairs, Push__V1__LabelPair **pair_list,
-		       Push__V1__RawSample *sample, Push__V1__RawSample **sample_list,
-		       char **owned)
+		       Push__V1__RawSample *sample, Push__V1__RawSample **sample_list, char **owned)
 {
 	size_t n = 0, i;
 
@@ -384,29 +383,29 @@ struct credential {
 };
 
 struct pyroscope_exporter {
-	char *url;			/* base URL, no trailing '/' */
+	char *url; /* base URL, no trailing '/' */
 	enum pyroscope_api api;
 	struct credential basic, bearer;
-	char **headers;			/* static headers: tenant, extras */
+	char **headers; /* static headers: tenant, extras */
 	size_t headers_cnt;
 	uint64_t connect_timeout_ms, timeout_ms, backoff_base_ms, backoff_max_ms;
-	CURL *curl;			/* the worker's only */
-	uint64_t rng;			/* the worker's only */
+	CURL *curl;   /* the worker's only */
+	uint64_t rng; /* the worker's only */
 
 	pthread_t thread;
 	bool thread_started;
-	pthread_mutex_t lock;		/* everything below */
-	pthread_cond_t cond;		/* wakes the worker: new profile, flush */
-	struct export_profile **q;	/* ring: q[head] is the oldest; cap slots */
+	pthread_mutex_t lock;	   /* everything below */
+	pthread_cond_t cond;	   /* wakes the worker: new profile, flush */
+	struct export_profile **q; /* ring: q[head] is the oldest; cap slots */
 	size_t cap, head, cnt;
 	/* The request under way holds the inflight oldest profiles: q[head..) but the first
 	 * orphaned, which a full queue dropped during the send (the worker frees those). */
 	size_t inflight, orphaned;
-	unsigned int failures;		/* consecutive failed attempts: backoff exponent */
-	uint64_t next_attempt_ns;	/* CLOCK_MONOTONIC; no attempt before */
-	uint64_t linger_until_ns;	/* push: first profile into the empty queue + linger */
+	unsigned int failures;	  /* consecutive failed attempts: backoff exponent */
+	uint64_t next_attempt_ns; /* CLOCK_MONOTONIC; no attempt before */
+	uint64_t linger_until_ns; /* push: first profile into the empty queue + linger */
 	bool stopping;
-	uint64_t deadline_ns;		/* CLOCK_MONOTONIC end of the flush */
+	uint64_t deadline_ns; /* CLOCK_MONOTONIC end of the flush */
 	uint64_t shutdown_dropped;
 	struct export_stats st;
 };
@@ -606,10 +605,11 @@ static enum attempt_result attempt(struct pyroscope_exporter *e,
 	} else {
 		name = pyroscope__ingest_name(p);
 		esc = name ? curl_easy_escape(c, name, 0) : NULL;
-		if (!esc || asprintf(&url, "%s/ingest?name=%s&from=%llu&until=%llu&format=pprof"
-				     "&spyName=bpfprof&sampleRate=%u", e->url, esc,
-				     (unsigned long long)from, (unsigned long long)until,
-				     p->freq_hz) < 0) {
+		if (!esc || asprintf(&url,
+				     "%s/ingest?name=%s&from=%llu&until=%llu&format=pprof"
+				     "&spyName=bpfprof&sampleRate=%u",
+				     e->url, esc, (unsigned long long)from,
+				     (unsigned long long)until, p->freq_hz) < 0) {
 			url = NULL;
 			snprintf(err, err_sz, "out of memory");
 			goto out;
@@ -777,7 +777,8 @@ static void *worker(void *arg)
 				break;
 			batch[n++] = p;
 			bytes += p->size;
-		} while (e->api == PYROSCOPE_API_PUSH && n < e->cnt && n < PYROSCOPE_PUSH_BATCH_MAX);
+		} while (e->api == PYROSCOPE_API_PUSH && n < e->cnt &&
+			 n < PYROSCOPE_PUSH_BATCH_MAX);
 		e->inflight = n;
 		e->orphaned = 0;
 		if (e->failures)
@@ -808,7 +809,8 @@ static void *worker(void *arg)
 			e->st.bytes_sent += bytes;
 			if (e->failures)
 				pr_info("send profiles to Pyroscope %s: delivering again after %u "
-					"failed attempts", e->url, e->failures);
+					"failed attempts",
+					e->url, e->failures);
 			e->failures = 0;
 			e->next_attempt_ns = 0;
 			break;
@@ -827,7 +829,8 @@ static void *worker(void *arg)
 			e->next_attempt_ns = now_ns() + wait_ms * NSEC_PER_MSEC;
 			if (e->failures == 1)
 				pr_warn("send %s to Pyroscope %s: %s; retrying with backoff (%zu "
-					"queued)", desc, e->url, err, e->cnt);
+					"queued)",
+					desc, e->url, err, e->cnt);
 			else
 				pr_debug("send %s to Pyroscope %s: %s; retry %u in %llu ms", desc,
 					 e->url, err, e->failures, (unsigned long long)wait_ms);
@@ -908,8 +911,8 @@ struct pyroscope_exporter *pyroscope_exporter__new(const struct pyroscope_opts *
 			err = -EINVAL;
 			goto err_out;
 		}
-		if (asprintf(&e->headers[e->headers_cnt], "X-Scope-OrgID: %s",
-			     opts->tenant_id) < 0) {
+		if (asprintf(&e->headers[e->headers_cnt], "X-Scope-OrgID: %s", opts->tenant_id) <
+		    0) {
 			err = -ENOMEM;
 			goto err_out;
 		}
@@ -1030,7 +1033,8 @@ int pyroscope_exporter__flush(struct pyroscope_exporter *e, uint64_t timeout_ms)
 	err = e->shutdown_dropped ? -ETIMEDOUT : 0;
 	if (err)
 		pr_warn("send profiles to Pyroscope %s: %llu not delivered within %llu ms at "
-			"shutdown; dropped", e->url, (unsigned long long)e->shutdown_dropped,
+			"shutdown; dropped",
+			e->url, (unsigned long long)e->shutdown_dropped,
 			(unsigned long long)timeout_ms);
 	pthread_mutex_unlock(&e->lock);
 	return err;
@@ -1052,8 +1056,8 @@ void export_stats__metrics(const struct export_stats *st, const char *exporter,
 	metrics__counter(w, "bpfprof_export_profiles_sent_total",
 			 "Profiles delivered (HTTP 2xx) or written to files.", l, st->sent);
 	metrics__counter(w, "bpfprof_export_retries_total",
-			 "Delivery attempts after a connection error, timeout, 429 or 5xx.",
-			 l, st->retries);
+			 "Delivery attempts after a connection error, timeout, 429 or 5xx.", l,
+			 st->retries);
 	metrics__counter(w, "bpfprof_export_profiles_failed_total",
 			 "Profiles rejected (HTTP 4xx other than 429) or failed to write.", l,
 			 st->failed);

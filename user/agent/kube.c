@@ -17,33 +17,33 @@
 #include "util/log.h"
 #include "util/util.h"
 
-#define KUBE_BACKOFF_MIN_MS	500
-#define KUBE_BACKOFF_MAX_MS	30000
-#define KUBE_LIST_MAX_SZ	(256u << 20)	/* a LIST response, bytes */
-#define KUBE_EVENT_MAX_SZ	(16u << 20)	/* one watch event line, bytes */
-#define KUBE_ERROR_BODY_SZ	2048		/* bytes kept of an error response */
-#define KUBE_JSON_DEPTH		64		/* managedFields nest deeper than json-c's 32 */
-#define KUBE_LIST_TIMEOUT_S	120
-#define KUBE_TOKEN_MAX_SZ	65536
+#define KUBE_BACKOFF_MIN_MS 500
+#define KUBE_BACKOFF_MAX_MS 30000
+#define KUBE_LIST_MAX_SZ    (256u << 20) /* a LIST response, bytes */
+#define KUBE_EVENT_MAX_SZ   (16u << 20)	 /* one watch event line, bytes */
+#define KUBE_ERROR_BODY_SZ  2048	 /* bytes kept of an error response */
+#define KUBE_JSON_DEPTH	    64		 /* managedFields nest deeper than json-c's 32 */
+#define KUBE_LIST_TIMEOUT_S 120
+#define KUBE_TOKEN_MAX_SZ   65536
 /* client-go's reflector: watches of 5 to 10 min, so that API servers' loads even out. */
-#define KUBE_WATCH_MIN_S	300
+#define KUBE_WATCH_MIN_S    300
 /* A watch that ends sooner than this without events is retried with backoff, not at once. */
-#define KUBE_WATCH_QUICK_NS	1000000000ull
-#define CONTAINER_ID_LEN	64
+#define KUBE_WATCH_QUICK_NS 1000000000ull
+#define CONTAINER_ID_LEN    64
 
 /* A container id and its pod's metadata. */
 struct kube_container {
-	char id[CONTAINER_ID_LEN + 1];	/* the key: lowercase hex */
+	char id[CONTAINER_ID_LEN + 1]; /* the key: lowercase hex */
 	struct kube_pod pod;
-	uint64_t expires_ns;		/* 0: live; else forgotten at this CLOCK_MONOTONIC time */
-	uint64_t gen;			/* the LIST generation that saw it last */
+	uint64_t expires_ns; /* 0: live; else forgotten at this CLOCK_MONOTONIC time */
+	uint64_t gen;	     /* the LIST generation that saw it last */
 	UT_hash_handle hh;
 };
 
 /* A pod by UID (kube__lookup_pod()). */
 struct kube_pod_entry {
-	char uid[37];			/* the key */
-	struct kube_pod pod;		/* container and runtime "" */
+	char uid[37];	     /* the key */
+	struct kube_pod pod; /* container and runtime "" */
 	uint64_t expires_ns;
 	uint64_t gen;
 	UT_hash_handle hh;
@@ -52,16 +52,16 @@ struct kube_pod_entry {
 struct kube {
 	pthread_t thread;
 	bool thread_started;
-	bool curl_inited;		/* curl_global_init() to undo */
+	bool curl_inited; /* curl_global_init() to undo */
 	pthread_mutex_t lock;
-	pthread_cond_t cond;		/* CLOCK_MONOTONIC: backoff waits, synced, stop */
-	atomic_bool stopping;		/* read by libcurl callbacks without the lock */
+	pthread_cond_t cond;  /* CLOCK_MONOTONIC: backoff waits, synced, stop */
+	atomic_bool stopping; /* read by libcurl callbacks without the lock */
 
-	char *api_url;			/* no trailing '/' */
-	char *token_file;		/* NULL: no Authorization header */
-	char *ca_file;			/* NULL: libcurl's default CA store */
+	char *api_url;	  /* no trailing '/' */
+	char *token_file; /* NULL: no Authorization header */
+	char *ca_file;	  /* NULL: libcurl's default CA store */
 	char *node_name;
-	char *selector;			/* "fieldSelector=spec.nodeName%3D<node>", escaped */
+	char *selector; /* "fieldSelector=spec.nodeName%3D<node>", escaped */
 	uint64_t ttl_ns;
 
 	/* Under lock. */
@@ -72,9 +72,9 @@ struct kube {
 	/* The thread's own. */
 	CURL *curl;
 	json_tokener *tok;
-	uint64_t gen;			/* LIST generation */
-	char rv[128];			/* resourceVersion to watch from */
-	unsigned int seed;		/* backoff jitter */
+	uint64_t gen;	   /* LIST generation */
+	char rv[128];	   /* resourceVersion to watch from */
+	unsigned int seed; /* backoff jitter */
 };
 
 /* One request's response, filled by the write callback. */
@@ -82,12 +82,12 @@ struct kube_xfer {
 	struct kube *k;
 	char *buf;
 	size_t len, cap, max;
-	size_t scanned;			/* watch: bytes of buf known to hold no '\n' */
-	bool watch;			/* apply each line as an event as it arrives */
-	bool gone;			/* 410 Gone: relist */
-	long status;			/* HTTP status, read at the first body bytes */
+	size_t scanned; /* watch: bytes of buf known to hold no '\n' */
+	bool watch;	/* apply each line as an event as it arrives */
+	bool gone;	/* 410 Gone: relist */
+	long status;	/* HTTP status, read at the first body bytes */
 	uint64_t events;
-	char err[256];			/* why the callback stopped the transfer */
+	char err[256]; /* why the callback stopped the transfer */
 };
 
 /* --- JSON helpers ------------------------------------------------------------------------- */
@@ -221,7 +221,9 @@ static int add_container(struct kube *k, const struct kube_pod *pod, struct json
 static int apply_pod(struct kube *k, struct json_object *obj, bool deleted, uint64_t now)
 {
 	static const char *const arrays[] = {
-		"initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses",
+		"initContainerStatuses",
+		"containerStatuses",
+		"ephemeralContainerStatuses",
 	};
 	struct json_object *meta = jget(obj, "metadata"), *status = jget(obj, "status"), *labels;
 	const char *uid = jstr(meta, "uid");
@@ -465,8 +467,10 @@ static void error_message(struct kube *k, struct kube_xfer *x)
 {
 	struct json_object *o = x->len ? parse_json(k, x->buf, x->len) : NULL;
 	const char *msg = jstr(o, "message");
-	const char *hint = x->status == 401 || x->status == 403 ?
-		"; the service account needs get, list and watch on pods (a ClusterRole)" : "";
+	const char *hint =
+		x->status == 401 || x->status == 403 ?
+			"; the service account needs get, list and watch on pods (a ClusterRole)" :
+			"";
 
 	if (msg)
 		snprintf(x->err, sizeof(x->err), "HTTP %ld: %s%s", x->status, msg, hint);
@@ -663,9 +667,10 @@ static int kube_watch(struct kube *k, bool *gone, uint64_t *events, char *errbuf
 	int err;
 
 	rv = curl_easy_escape(k->curl, k->rv, 0);
-	if (!rv || asprintf(&url, "%s/api/v1/pods?%s&watch=1&resourceVersion=%s"
-			    "&allowWatchBookmarks=true&timeoutSeconds=%ld", k->api_url,
-			    k->selector, rv, timeout_s) < 0) {
+	if (!rv || asprintf(&url,
+			    "%s/api/v1/pods?%s&watch=1&resourceVersion=%s"
+			    "&allowWatchBookmarks=true&timeoutSeconds=%ld",
+			    k->api_url, k->selector, rv, timeout_s) < 0) {
 		url = NULL;
 		snprintf(errbuf, errsz, "%s", strerror(ENOMEM));
 		err = -1;
@@ -730,8 +735,8 @@ static void *kube_thread(void *arg)
 					break;
 				kube_count_error(k);
 				pr_warn("kubernetes: list pods of node %s from %s: %s; "
-					"retrying in %u ms", k->node_name, k->api_url, err,
-					backoff);
+					"retrying in %u ms",
+					k->node_name, k->api_url, err, backoff);
 				kube_backoff(k, &backoff);
 				continue;
 			}
@@ -746,19 +751,22 @@ static void *kube_thread(void *arg)
 			if (gone) {
 				/* client-go relists from etcd too: the cache may be as old. */
 				pr_info("kubernetes: watch pods from resourceVersion %s: %s; "
-					"listing again", k->rv, err);
+					"listing again",
+					k->rv, err);
 				listed = false;
 				consistent = true;
 				continue;
 			}
 			kube_count_error(k);
 			pr_warn("kubernetes: watch pods from resourceVersion %s: %s; "
-				"retrying in %u ms", k->rv, err, backoff);
+				"retrying in %u ms",
+				k->rv, err, backoff);
 			kube_backoff(k, &backoff);
 			continue;
 		}
 		pr_debug("kubernetes: watch ended after %llu events; "
-			 "resuming from resourceVersion %s", (unsigned long long)events, k->rv);
+			 "resuming from resourceVersion %s",
+			 (unsigned long long)events, k->rv);
 		if (events || now_ns() - start >= KUBE_WATCH_QUICK_NS)
 			backoff = KUBE_BACKOFF_MIN_MS;
 		else
@@ -787,8 +795,8 @@ static char *in_cluster_url(void)
 	}
 	if (!port || !*port)
 		port = "443";
-	if (asprintf(&url, strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host,
-		     port) < 0) {
+	if (asprintf(&url, strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host, port) <
+	    0) {
 		errno = ENOMEM;
 		return NULL;
 	}

@@ -7,9 +7,9 @@
 #include <stdint.h>
 
 /* The service account files of a pod (in-cluster config, as client-go's rest.InClusterConfig). */
-#define KUBE_SA_DIR		"/var/run/secrets/kubernetes.io/serviceaccount"
-#define KUBE_SA_TOKEN		KUBE_SA_DIR "/token"
-#define KUBE_SA_CA		KUBE_SA_DIR "/ca.crt"
+#define KUBE_SA_DIR   "/var/run/secrets/kubernetes.io/serviceaccount"
+#define KUBE_SA_TOKEN KUBE_SA_DIR "/token"
+#define KUBE_SA_CA    KUBE_SA_DIR "/ca.crt"
 
 struct kube_opts {
 	/* "https://HOST:PORT", or "http://..." (tests, kubectl proxy); NULL: in-cluster,
@@ -29,25 +29,25 @@ struct kube_opts {
 
 /* A container's pod metadata (copied out: the caller's own). Sizes: Kubernetes' name limits. */
 struct kube_pod {
-	char namespace[64];	/* metadata.namespace (DNS label, 63 characters) */
-	char pod[254];		/* metadata.name (DNS subdomain, 253) */
-	char pod_uid[37];	/* metadata.uid, "8-4-4-4-12" */
-	char container[64];	/* the status's name; "" from kube__lookup_pod() */
-	char app[64];		/* label app.kubernetes.io/name, else label app, else "" */
-	char runtime[16];	/* the scheme of containerID ("containerd", "cri-o", "docker");
+	char namespace[64]; /* metadata.namespace (DNS label, 63 characters) */
+	char pod[254];	    /* metadata.name (DNS subdomain, 253) */
+	char pod_uid[37];   /* metadata.uid, "8-4-4-4-12" */
+	char container[64]; /* the status's name; "" from kube__lookup_pod() */
+	char app[64];	    /* label app.kubernetes.io/name, else label app, else "" */
+	char runtime[16];   /* the scheme of containerID ("containerd", "cri-o", "docker");
 				 * "" from kube__lookup_pod() */
 };
 
 /* Counters since kube__start() (kube__stats()). */
 struct kube_stats {
-	uint64_t lists;		/* LIST requests that succeeded (the first, and relists) */
-	uint64_t relists;	/* of them after 410 Gone (resourceVersion too old) */
-	uint64_t events;	/* watch events applied: ADDED, MODIFIED, DELETED, BOOKMARK */
-	uint64_t errors;	/* failed requests (connection, HTTP status, bad JSON): each
+	uint64_t lists;	     /* LIST requests that succeeded (the first, and relists) */
+	uint64_t relists;    /* of them after 410 Gone (resourceVersion too old) */
+	uint64_t events;     /* watch events applied: ADDED, MODIFIED, DELETED, BOOKMARK */
+	uint64_t errors;     /* failed requests (connection, HTTP status, bad JSON): each
 				 * followed by a retry with backoff */
-	uint32_t pods;		/* pods known now (not deleted) */
-	uint32_t containers;	/* container ids known now, expiring ones included */
-	bool synced;		/* the first LIST has been applied */
+	uint32_t pods;	     /* pods known now (not deleted) */
+	uint32_t containers; /* container ids known now, expiring ones included */
+	bool synced;	     /* the first LIST has been applied */
 };
 
 struct kube;

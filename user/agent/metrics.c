@@ -42,7 +42,7 @@ struct family {
 struct metrics_writer {
 	struct family *fams;
 	size_t fams_cnt, fams_cap;
-	int err;		/* first error, negative errno */
+	int err; /* first error, negative errno */
 };
 
 /*
@@ -53,19 +53,19 @@ struct metrics_writer {
  * limits refuse the newcomer, and a node-local user connects from the kubelet's own address);
  * its limit here is a backstop above ours for connections shut but not yet closed.
  */
-#define METRICS_CONN_MAX	32
-#define METRICS_CONN_BACKSTOP	(2 * METRICS_CONN_MAX)
+#define METRICS_CONN_MAX       32
+#define METRICS_CONN_BACKSTOP  (2 * METRICS_CONN_MAX)
 /* Seconds of inactivity after which libmicrohttpd closes a connection (idle keep-alive ones
  * included: Prometheus reconnects at its next scrape). */
-#define METRICS_CONN_TIMEOUT_S	10
+#define METRICS_CONN_TIMEOUT_S 10
 
 /* One open connection, in metrics.conns; its socket_context. Only the server's thread. */
 struct conn {
-	struct MHD_Connection *mhd;	/* NULL: free slot */
+	struct MHD_Connection *mhd; /* NULL: free slot */
 	int fd;
-	struct sockaddr_storage addr;	/* the client's address (port ignored) */
-	uint64_t active_ns;		/* CLOCK_MONOTONIC: accepted, or its last request */
-	bool shut;			/* shut down to make room, not closed yet */
+	struct sockaddr_storage addr; /* the client's address (port ignored) */
+	uint64_t active_ns;	      /* CLOCK_MONOTONIC: accepted, or its last request */
+	bool shut;		      /* shut down to make room, not closed yet */
 };
 
 struct metrics {
@@ -76,7 +76,7 @@ struct metrics {
 	metrics_health_fn health;
 	void *arg;
 	struct conn conns[METRICS_CONN_BACKSTOP];
-	uint64_t evicted;		/* connections shut to make room */
+	uint64_t evicted; /* connections shut to make room */
 };
 
 static int sb_grow(struct strbuf *b, size_t add)
@@ -326,30 +326,36 @@ int metrics__process(struct metrics_writer *w)
 	/* state(3) ... utime(14) stime(15) ... starttime(22) vsize(23) rss(24) */
 	if (!p || sscanf(p + 1,
 			 " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d"
-			 " %*d %*d %llu %llu %lld", &utime, &stime, &starttime, &vsize, &rss) != 5)
+			 " %*d %*d %llu %llu %lld",
+			 &utime, &stime, &starttime, &vsize, &rss) != 5)
 		return -EINVAL;
 
-	err = err ?: metrics__counter(w, "process_cpu_seconds_total",
-				      "Total user and system CPU time spent in seconds.", NULL,
-				      (double)(utime + stime) / ticks);
-	err = err ?: metrics__gauge(w, "process_resident_memory_bytes",
-				    "Resident memory size in bytes.", NULL, (double)rss * page);
-	err = err ?: metrics__gauge(w, "process_virtual_memory_bytes",
-				    "Virtual memory size in bytes.", NULL, (double)vsize);
+	err = err   ?:
+		      metrics__counter(w, "process_cpu_seconds_total",
+				       "Total user and system CPU time spent in seconds.", NULL,
+				       (double)(utime + stime) / ticks);
+	err = err   ?:
+		      metrics__gauge(w, "process_resident_memory_bytes",
+				     "Resident memory size in bytes.", NULL, (double)rss * page);
+	err = err   ?:
+		      metrics__gauge(w, "process_virtual_memory_bytes",
+				     "Virtual memory size in bytes.", NULL, (double)vsize);
 	btime = boot_time_s();
 	if (btime >= 0)
-		err = err ?: metrics__gauge(w, "process_start_time_seconds",
-					    "Start time of the process since unix epoch in "
-					    "seconds.",
-					    NULL, btime + (double)starttime / ticks);
+		err = err   ?:
+			      metrics__gauge(w, "process_start_time_seconds",
+					     "Start time of the process since unix epoch in "
+					     "seconds.",
+					     NULL, btime + (double)starttime / ticks);
 	dir = opendir("/proc/self/fd");
 	if (dir) {
 		while ((de = readdir(dir)))
 			fds += de->d_name[0] != '.';
 		closedir(dir);
 		/* Less the descriptor of the listing itself. */
-		err = err ?: metrics__gauge(w, "process_open_fds",
-					    "Number of open file descriptors.", NULL, fds - 1);
+		err = err   ?:
+			      metrics__gauge(w, "process_open_fds",
+					     "Number of open file descriptors.", NULL, fds - 1);
 	}
 	return err;
 }
@@ -407,8 +413,8 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, c
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 
-	resp = MHD_create_response_from_buffer(len, body, must_free ? MHD_RESPMEM_MUST_FREE :
-								      MHD_RESPMEM_MUST_COPY);
+	resp = MHD_create_response_from_buffer(
+		len, body, must_free ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_MUST_COPY);
 	if (!resp) {
 		if (must_free)
 			free(body);
@@ -447,9 +453,10 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 			return MHD_NO;
 		if (m->fill)
 			m->fill(w, m->arg);
-		metrics__counter(w, "bpfprof_http_connections_shut_total",
-				 "Idle connections to this endpoint shut to make room for new ones.",
-				 NULL, m->evicted);
+		metrics__counter(
+			w, "bpfprof_http_connections_shut_total",
+			"Idle connections to this endpoint shut to make room for new ones.", NULL,
+			m->evicted);
 		metrics__process(w);
 		body = metrics_writer__render(w, &len);
 		if (!body) {
@@ -494,7 +501,8 @@ static bool same_client(const struct sockaddr_storage *a, const struct sockaddr_
 		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
 	if (a->ss_family == AF_INET6)
 		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-			       &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr));
+			       &((const struct sockaddr_in6 *)b)->sin6_addr,
+			       sizeof(struct in6_addr));
 	return true;
 }
 
@@ -526,7 +534,8 @@ static void on_connection(void *cls, struct MHD_Connection *mhd, void **socket_c
 	c->fd = fd_info->connect_fd;
 	if (addr_info && addr_info->client_addr) {
 		socklen_t len = addr_info->client_addr->sa_family == AF_INET6 ?
-				sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+					sizeof(struct sockaddr_in6) :
+					sizeof(struct sockaddr_in);
 
 		memcpy(&c->addr, addr_info->client_addr, len);
 	}
@@ -666,15 +675,12 @@ struct metrics *metrics__start(const char *addr, metrics_fill_fn fill, metrics_h
 	/* The server's thread blocks every signal: they stay with the agent's threads. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	m->daemon = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0,
-				     on_accept, m, handle_request, m,
-				     MHD_OPTION_LISTEN_SOCKET, (MHD_socket)m->fd,
-				     MHD_OPTION_CONNECTION_TIMEOUT,
-				     (unsigned int)METRICS_CONN_TIMEOUT_S,
-				     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)METRICS_CONN_BACKSTOP,
-				     MHD_OPTION_NOTIFY_CONNECTION, on_connection, m,
-				     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-				     MHD_OPTION_END);
+	m->daemon = MHD_start_daemon(
+		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, on_accept, m, handle_request,
+		m, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)m->fd, MHD_OPTION_CONNECTION_TIMEOUT,
+		(unsigned int)METRICS_CONN_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
+		(unsigned int)METRICS_CONN_BACKSTOP, MHD_OPTION_NOTIFY_CONNECTION, on_connection, m,
+		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!m->daemon) {
 		err = -EIO;

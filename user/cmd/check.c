@@ -14,7 +14,7 @@
 #include "util/log.h"
 #include "sampling/perf_event.h"
 
-#define TRACEFS_MAGIC 0x74726163	/* include/uapi/linux/magic.h */
+#define TRACEFS_MAGIC 0x74726163 /* include/uapi/linux/magic.h */
 
 /* The first line of a small /proc or /sys file (file__read_all()), without its newline; ""
  * when unreadable. */
@@ -35,8 +35,9 @@ static void print_privileges(FILE *out, const struct kernel_features *kf)
 	fprintf(out, "privileges  uid %u; CAP_BPF %s, CAP_PERFMON %s, CAP_SYS_ADMIN %s: %s\n",
 		(unsigned)geteuid(), kf->cap_bpf ? "yes" : "no", kf->cap_perfmon ? "yes" : "no",
 		kf->cap_sys_admin ? "yes" : "no",
-		kernel_features__privileged(kf) ? "enough" :
-		"NOT ENOUGH: run as root or grant CAP_BPF and CAP_PERFMON");
+		kernel_features__privileged(kf) ?
+			"enough" :
+			"NOT ENOUGH: run as root or grant CAP_BPF and CAP_PERFMON");
 }
 
 static void print_system(FILE *out, const struct kernel_features *kf)
@@ -47,25 +48,31 @@ static void print_system(FILE *out, const struct kernel_features *kf)
 
 	paranoid = kernel_features__paranoid();
 	if (paranoid > 2)
-		fprintf(out, "paranoid    kernel.perf_event_paranoid = %d: above 2 (a Debian and Ubuntu "
-			"patch), only CAP_SYS_ADMIN opens perf_events%s\n", paranoid,
-			kf->cap_sys_admin ? "" : " (not this process: set it to 2)");
+		fprintf(out,
+			"paranoid    kernel.perf_event_paranoid = %d: above 2 (a Debian and Ubuntu "
+			"patch), only CAP_SYS_ADMIN opens perf_events%s\n",
+			paranoid, kf->cap_sys_admin ? "" : " (not this process: set it to 2)");
 	else
-		fprintf(out, "paranoid    kernel.perf_event_paranoid = %d (no limit with CAP_PERFMON "
-			"or root)\n", paranoid);
+		fprintf(out,
+			"paranoid    kernel.perf_event_paranoid = %d (no limit with CAP_PERFMON "
+			"or root)\n",
+			paranoid);
 	read_line("/sys/kernel/security/lockdown", buf, sizeof(buf));
 	fprintf(out, "lockdown    %s%s\n", buf[0] ? buf : "unknown (securityfs not mounted)",
 		strstr(buf, "[confidentiality]") ?
-		": BPF cannot read kernel memory, bpfprof cannot run" : "");
+			": BPF cannot read kernel memory, bpfprof cannot run" :
+			"");
 	if (!statfs("/sys/kernel/tracing", &sfs) && sfs.f_type == TRACEFS_MAGIC)
 		fprintf(out, "tracefs     mounted at /sys/kernel/tracing (not needed: BTF "
-			"tracepoints attach without it)\n");
+			     "tracepoints attach without it)\n");
 	else
 		fprintf(out, "tracefs     not mounted (not needed: BTF tracepoints attach "
-			"without it)\n");
+			     "without it)\n");
 	read_line("/proc/sys/kernel/bpf_stats_enabled", buf, sizeof(buf));
-	fprintf(out, "bpf_stats   kernel.bpf_stats_enabled = %s (--stats turns it on for its "
-		"BPF cost figures)\n", buf[0] ? buf : "? (Linux < 5.1)");
+	fprintf(out,
+		"bpf_stats   kernel.bpf_stats_enabled = %s (--stats turns it on for its "
+		"BPF cost figures)\n",
+		buf[0] ? buf : "? (Linux < 5.1)");
 }
 
 /* Loads, attaches and opens the event as a run would; 0 when all of it worked. */
@@ -92,9 +99,10 @@ static int try_run(FILE *out, const char *event, unsigned long long freq_hz)
 		loader__report_error(&le);
 		return 1;
 	}
-	fprintf(out, "programs    loaded: %s\n", loader__compat(l) ?
-		"with the fallbacks for kernels before 5.17 (bpf/compat.bpf.h)" :
-		"the programs for Linux >= 5.17 (no fallback needed)");
+	fprintf(out, "programs    loaded: %s\n",
+		loader__compat(l) ?
+			"with the fallbacks for kernels before 5.17 (bpf/compat.bpf.h)" :
+			"the programs for Linux >= 5.17 (no fallback needed)");
 	err = loader__attach_tracepoints(l);
 	if (err) {
 		fprintf(out, "tracepoints FAILED to attach: %s\n", strerror(-err));
@@ -103,9 +111,11 @@ static int try_run(FILE *out, const char *event, unsigned long long freq_hz)
 	fprintf(out, "tracepoints attached: sched_process_fork/exec/exit, sys_exit\n");
 	err = perf_events__open(&pe, &po, &cpu);
 	if (err) {
-		fprintf(out, "perf_event  %s at %llu Hz FAILED on CPU %d: %s%s\n", event, freq_hz, cpu,
-			strerror(-err), err == -ENOENT || err == -EOPNOTSUPP ?
-			" (no such event here: a VM without a hardware PMU has cpu-clock only)" : "");
+		fprintf(out, "perf_event  %s at %llu Hz FAILED on CPU %d: %s%s\n", event, freq_hz,
+			cpu, strerror(-err),
+			err == -ENOENT || err == -EOPNOTSUPP ?
+				" (no such event here: a VM without a hardware PMU has cpu-clock only)" :
+				"");
 		goto out;
 	}
 	err = loader__attach_perf_events(l, &pe);

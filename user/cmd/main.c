@@ -62,14 +62,14 @@ struct session {
 	struct aggregate *agg;
 	struct sample_handler *sh;
 	struct consumer *consumer;
-	struct unwind_stats *ustats;		/* --stats */
+	struct unwind_stats *ustats; /* --stats */
 	sigset_t old_mask;
 	int sigfd;
-	pid_t child;			/* -- CMD */
+	pid_t child; /* -- CMD */
 	int child_status;
 	bool child_done;
-	struct targets *targets;	/* -p, -- CMD, --exec: the target processes */
-	int64_t busy_start_ns;		/* -a: busy CPU time of the machine, less bpfprof's */
+	struct targets *targets; /* -p, -- CMD, --exec: the target processes */
+	int64_t busy_start_ns;	 /* -a: busy CPU time of the machine, less bpfprof's */
 	uint64_t start_ns;
 	uint64_t end_ns;
 	int64_t start_realtime_ns;	/* CLOCK_REALTIME at the start, for pprof; a replay: the
@@ -77,17 +77,17 @@ struct session {
 	char *cmdline;			/* the command line, for pprof's comment */
 	int stop_signal;		/* the signal that stopped profiling, or 0 */
 	bool events_lost;		/* mapping or task events were lost */
-	struct capture_writer *capture;	/* --raw-capture (it keeps its first write error) */
-	struct output_file outs[BPFPROF_MAX_OUTPUTS];	/* open_outputs() */
+	struct capture_writer *capture; /* --raw-capture (it keeps its first write error) */
+	struct output_file outs[BPFPROF_MAX_OUTPUTS]; /* open_outputs() */
 	enum output_format out_formats[BPFPROF_MAX_OUTPUTS];
 	size_t outs_cnt;
-	struct replay_maps *replay_maps;	/* bpfprof report: maps texts not read yet, */
-	struct replay_maps **replay_tail;	/* in capture order: append at *replay_tail */
-	struct agent *agent;		/* bpfprof agent */
-	uint64_t next_cut_ns;		/* agent: CLOCK_MONOTONIC of the next interval's end */
-	int64_t cut_start_realtime_ns;	/* agent: start of the current interval */
-	bool reload;			/* agent: SIGHUP, reread the configuration */
-	int argc;			/* the command line, to parse again on SIGHUP */
+	struct replay_maps *replay_maps;  /* bpfprof report: maps texts not read yet, */
+	struct replay_maps **replay_tail; /* in capture order: append at *replay_tail */
+	struct agent *agent;		  /* bpfprof agent */
+	uint64_t next_cut_ns;		  /* agent: CLOCK_MONOTONIC of the next interval's end */
+	int64_t cut_start_realtime_ns;	  /* agent: start of the current interval */
+	bool reload;			  /* agent: SIGHUP, reread the configuration */
+	int argc;			  /* the command line, to parse again on SIGHUP */
 	char **argv;
 };
 
@@ -123,8 +123,9 @@ static int report_event_error(const struct bpfprof_opts *o, int err, int cpu,
 
 	if (err == ENOENT || err == EOPNOTSUPP || err == ENODEV)
 		hint = !strcmp(o->event, "cycles") ?
-			"; this machine has no hardware PMU for cycles (common in VMs): "
-			"use -e cpu-clock" : "";
+			       "; this machine has no hardware PMU for cycles (common in VMs): "
+			       "use -e cpu-clock" :
+			       "";
 	else if ((err == EACCES || err == EPERM) && !kf->cap_sys_admin &&
 		 kernel_features__paranoid() > 2)
 		hint = "; kernel.perf_event_paranoid is above 2 (a Debian and Ubuntu patch): only "
@@ -134,8 +135,8 @@ static int report_event_error(const struct bpfprof_opts *o, int err, int cpu,
 		hint = "; run as root or grant CAP_PERFMON (or lower kernel.perf_event_paranoid)";
 	else if (err == EINVAL)
 		hint = "; is -F above /proc/sys/kernel/perf_event_max_sample_rate?";
-	pr_warn("open perf_event %s at %" PRIu64 " Hz on CPU %d: %s%s", o->event, o->freq_hz,
-		cpu, strerror(err), hint);
+	pr_warn("open perf_event %s at %" PRIu64 " Hz on CPU %d: %s%s", o->event, o->freq_hz, cpu,
+		strerror(err), hint);
 	return BPFPROF_EXIT_ERROR;
 }
 
@@ -198,7 +199,7 @@ static int start_cmd(struct session *s)
 	close(go[0]);
 	err = loader__add_target(s->loader, s->child, TARGET_PENDING_EXEC | TARGET_F_FOLLOW_FORK);
 	if (err) {
-		close(go[1]);	/* the child exits 127 */
+		close(go[1]); /* the child exits 127 */
 		return err;
 	}
 	if (write(go[1], "g", 1) != 1)
@@ -215,8 +216,7 @@ static int add_pids(struct session *s)
 	int n;
 
 	for (i = 0; i < o->pids_cnt; i++) {
-		n = targets__add_tree(s->targets, o->pids[i],
-				      TARGET_ACTIVE | TARGET_F_FOLLOW_FORK);
+		n = targets__add_tree(s->targets, o->pids[i], TARGET_ACTIVE | TARGET_F_FOLLOW_FORK);
 		if (n < 0)
 			return n;
 		if (n == 0 && !loader__is_target(s->loader, o->pids[i]))
@@ -258,7 +258,7 @@ static bool handle_signals(struct session *s, uint64_t *stop_at)
 			if (si.ssi_signo == SIGHUP)
 				continue;
 			if (s->stop_signal)
-				return true;	/* asked twice: stop now */
+				return true; /* asked twice: stop now */
 			s->stop_signal = si.ssi_signo;
 			*stop_at = now_ns() + STOP_GRACE_NS;
 			continue;
@@ -489,8 +489,10 @@ static int write_svg(struct session *s, FILE *fp, struct output_counts *counts)
 	const struct bpfprof_opts *o = s->opts;
 	char subtitle[256];
 	struct flamegraph_opts fo = { .title = o->title, .subtitle = subtitle };
-	const char *what = o->cmd ? o->cmd[0] : o->all ? "all processes" :
-			   o->report ? o->report : "processes";
+	const char *what = o->cmd    ? o->cmd[0] :
+			   o->all    ? "all processes" :
+			   o->report ? o->report :
+				       "processes";
 
 	snprintf(subtitle, sizeof(subtitle), "%s, %s %" PRIu64 " Hz, %.1f s, %" PRIu64 " samples",
 		 what, o->event, o->freq_hz, (s->end_ns - s->start_ns) / 1e9,
@@ -523,14 +525,16 @@ static int write_profile(struct session *s, FILE *fp, enum output_format format,
 }
 
 static const char *const format_names[] = {
-	[OUTPUT_FOLDED] = "folded stacks", [OUTPUT_PPROF] = "pprof profile",
+	[OUTPUT_FOLDED] = "folded stacks",
+	[OUTPUT_PPROF] = "pprof profile",
 	[OUTPUT_SVG] = "flame graph",
 };
 
 /* Without -o, the profile of -- CMD goes to this file of the current directory, not to the
  * stdout CMD writes to (as perf record writes perf.data). */
 static const char *const default_names[] = {
-	[OUTPUT_FOLDED] = "bpfprof.folded", [OUTPUT_PPROF] = "bpfprof.pb.gz",
+	[OUTPUT_FOLDED] = "bpfprof.folded",
+	[OUTPUT_PPROF] = "bpfprof.pb.gz",
 	[OUTPUT_SVG] = "bpfprof.svg",
 };
 
@@ -561,16 +565,18 @@ static int open_outputs(struct session *s)
 		path = o->outputs_cnt ? o->outputs[i] : o->cmd ? default_names[o->format] : "-";
 		format = o->outputs_cnt ? o->formats[i] : o->format;
 		if (format != OUTPUT_FOLDED && !strcmp(path, "-") && isatty(STDOUT_FILENO)) {
-			pr_warn("not writing a %s to a terminal: give -o FILE", format_names[format]);
+			pr_warn("not writing a %s to a terminal: give -o FILE",
+				format_names[format]);
 			break;
 		}
-		if (output_file__open(&s->outs[i], path, 0))	/* reported */
+		if (output_file__open(&s->outs[i], path, 0)) /* reported */
 			break;
 		s->out_formats[i] = format;
 		s->outs_cnt++;
 		if (!o->outputs_cnt && o->cmd)
 			pr_info("the profile goes to %s at the end (-o FILE names another, -o - is "
-				"stdout)", path);
+				"stdout)",
+				path);
 	}
 	if (s->outs_cnt == n)
 		return 0;
@@ -597,7 +603,8 @@ static int write_one(struct session *s, struct output_file *of, enum output_form
 			c.samples, path);
 	else if (path && format == OUTPUT_PPROF)
 		pr_info("wrote pprof profile of %" PRIu64 " samples (%" PRIu64 " stacks by thread) "
-			"to %s", c.samples, c.stacks, path);
+			"to %s",
+			c.samples, c.stacks, path);
 	else if (path)
 		pr_info("wrote %s of %" PRIu64 " samples to %s", format_names[format], c.samples,
 			path);
@@ -671,28 +678,34 @@ static void print_stats_totals(struct session *s, const struct sample_stats *bpf
 		fds += d->d_name[0] != '.';
 	if (dir) {
 		closedir(dir);
-		fds--;	/* the directory's own */
+		fds--; /* the directory's own */
 	}
-	fprintf(stderr, "bpfprof: %u ELF files open (%llu opened in all), %u Dwfls open, "
+	fprintf(stderr,
+		"bpfprof: %u ELF files open (%llu opened in all), %u Dwfls open, "
 		"%u processes tracked, %llu events lost (%llu task, %llu mmap), %llu samples "
-		"lost\n", c.files, (unsigned long long)c.files_opened, c.dwfls, c.procs,
+		"lost\n",
+		c.files, (unsigned long long)c.files_opened, c.dwfls, c.procs,
 		(unsigned long long)(bpf->events_lost + bpf->mmap_lost),
 		(unsigned long long)bpf->events_lost, (unsigned long long)bpf->mmap_lost,
 		(unsigned long long)bpf->lost);
-	fprintf(stderr, "bpfprof: %llu mmap and %llu munmap records; /proc/PID/maps read %llu "
+	fprintf(stderr,
+		"bpfprof: %llu mmap and %llu munmap records; /proc/PID/maps read %llu "
 		"times, %llu of them re-scans on a pc in no mapping; %llu processes swept\n",
 		(unsigned long long)cs->mmaps, (unsigned long long)cs->munmaps,
 		(unsigned long long)c.maps_reads, (unsigned long long)c.maps_rescans,
 		(unsigned long long)c.swept);
 	fprintf(stderr, "bpfprof: max RSS %ld KiB, %u file descriptors open\n", ru.ru_maxrss, fds);
-	fprintf(stderr, "bpfprof: %llu stack mapping lookups in BPF (%llu failed), %llu stack "
-		"copies cut at the mapping's end\n", (unsigned long long)bpf->stack_vma_lookups,
-		(unsigned long long)bpf->stack_vma_unknown, (unsigned long long)bpf->stack_truncated);
+	fprintf(stderr,
+		"bpfprof: %llu stack mapping lookups in BPF (%llu failed), %llu stack "
+		"copies cut at the mapping's end\n",
+		(unsigned long long)bpf->stack_vma_lookups,
+		(unsigned long long)bpf->stack_vma_unknown,
+		(unsigned long long)bpf->stack_truncated);
 	bpf_ns = 0;
 	if (s->loader)
 		loader__prog_stats(s->loader, print_prog_stats, &bpf_ns);
-	fprintf(stderr, "bpfprof: own CPU %.3f s (user %.3f, system %.3f)", tv_s(&ru.ru_utime) +
-		tv_s(&ru.ru_stime), tv_s(&ru.ru_utime), tv_s(&ru.ru_stime));
+	fprintf(stderr, "bpfprof: own CPU %.3f s (user %.3f, system %.3f)",
+		tv_s(&ru.ru_utime) + tv_s(&ru.ru_stime), tv_s(&ru.ru_utime), tv_s(&ru.ru_stime));
 	if (s->loader && !bpf_ns)
 		fprintf(stderr, "; BPF run time not counted: sysctl kernel.bpf_stats_enabled=1");
 	else if (s->loader)
@@ -731,7 +744,7 @@ static int capture_maps_text(void *ctx, uint32_t tgid, char **text, size_t *len)
 	struct session *s = ctx;
 	int err = proc_table__read_maps(tgid, text, len);
 
-	if (!err && s->capture)	/* a failed write fails the capture's close */
+	if (!err && s->capture) /* a failed write fails the capture's close */
 		capture_writer__text(s->capture, RECORD_CAPTURE_MAPS, tgid, *text, *len);
 	return err;
 }
@@ -753,7 +766,7 @@ static int replay_maps_text(void *ctx, uint32_t tgid, char **text, size_t *len)
 		free(m);
 		return 0;
 	}
-	return -ENOENT;	/* the process was gone when the capture read it */
+	return -ENOENT; /* the process was gone when the capture read it */
 }
 
 static int set_copy_size(void *ctx, uint32_t tgid, uint32_t bytes)
@@ -795,7 +808,8 @@ static int setup_pipeline(struct session *s, int ringbuf_fd, uint32_t stack_cap,
 		s->ksyms = ksyms__load("/proc/kallsyms");
 	if (!s->ksyms)
 		pr_warn("load kernel symbols (/proc/kallsyms): %s; kernel frames show as "
-			"addresses", strerror(errno));
+			"addresses",
+			strerror(errno));
 	s->pt = proc_table__new(&pto);
 	s->agg = aggregate__new();
 	if (!s->pt || !s->agg) {
@@ -852,7 +866,8 @@ static int setup(struct session *s)
 	}
 	if (loader__compat(s->loader))
 		pr_debug("kernel %s: BPF programs with fallbacks for features before 5.17 "
-			 "(`bpfprof check` lists them)", loader__features(s->loader)->release);
+			 "(`bpfprof check` lists them)",
+			 loader__features(s->loader)->release);
 	err = perf_events__open(&s->events, &po, &cpu);
 	if (err)
 		return report_event_error(o, -err, cpu, loader__features(s->loader));
@@ -867,15 +882,16 @@ static int setup(struct session *s)
 		ch.start_ns = now_ns();
 		ch.start_realtime_ns = realtime_ns();
 		s->capture = capture_writer__open(o->raw_capture, &ch);
-		if (!s->capture)	/* reported */
+		if (!s->capture) /* reported */
 			return BPFPROF_EXIT_ERROR;
 		pr_warn("%s will hold the targets' stack memory (mode 0600): keep it private",
 			o->raw_capture);
 		if (!file__read_all("/proc/kallsyms", &text, &len)) {
-			err = capture_writer__text(s->capture, RECORD_CAPTURE_KALLSYMS, 0, text, len);
+			err = capture_writer__text(s->capture, RECORD_CAPTURE_KALLSYMS, 0, text,
+						   len);
 			s->ksyms = ksyms__load_text(text, len);
 			free(text);
-			if (err) {	/* a full disk, before the targets run */
+			if (err) { /* a full disk, before the targets run */
 				pr_warn("write %s: %s", o->raw_capture, strerror(-err));
 				return BPFPROF_EXIT_ERROR;
 			}
@@ -1024,7 +1040,8 @@ static int run_agent(struct session *s)
 	s->start_realtime_ns = s->cut_start_realtime_ns = realtime_ns();
 	s->next_cut_ns = s->start_ns + o->ag.interval_ns;
 	s->busy_start_ns = machine_busy_ns();
-	pr_info("agent: profiling every process at %" PRIu64 " Hz, a profile per %s every %.0f s%s%s%s%s",
+	pr_info("agent: profiling every process at %" PRIu64
+		" Hz, a profile per %s every %.0f s%s%s%s%s",
 		o->freq_hz, o->ag.group_by_pid ? "process" : "executable and container",
 		o->ag.interval_ns / 1e9, o->ag.pyroscope_url ? " to " : "",
 		o->ag.pyroscope_url ? o->ag.pyroscope_url : "", o->ag.output_dir ? " into " : "",
@@ -1088,7 +1105,7 @@ static int exec_profiler(struct session *s, pid_t target, int ready_fd)
 	if (err) {
 		if (err < 0)
 			pr_warn("--exec: set up profiling: %s", strerror(-err));
-		close(ready_fd);	/* CMD runs unprofiled (or not at all with --strict) */
+		close(ready_fd); /* CMD runs unprofiled (or not at all with --strict) */
 		return BPFPROF_EXIT_ERROR;
 	}
 	if (write(ready_fd, "r", 1) != 1) {
@@ -1145,7 +1162,7 @@ static int run_exec(struct session *s)
 		if (mid)
 			_exit(mid < 0 ? 1 : 0);
 		status = exec_profiler(s, target, ready[1]);
-		teardown(s);	/* temp files of outputs never written are removed */
+		teardown(s); /* temp files of outputs never written are removed */
 		_exit(status);
 	}
 	close(ready[1]);
@@ -1296,7 +1313,7 @@ int main(int argc, char **argv)
 	err = run_loop(&s);
 	s.end_ns = now_ns();
 	if (s.targets)
-		targets__snapshot(s.targets);	/* for the expected sample count */
+		targets__snapshot(s.targets); /* for the expected sample count */
 	final_drain(&s);
 	reap_child(&s, WNOHANG);
 	err = close_capture(&s);

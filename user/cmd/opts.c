@@ -20,82 +20,82 @@ const char *argp_program_version = "bpfprof " BPFPROF_VERSION;
 const char *argp_program_bug_address = "<https://github.com/bpfprof/bpfprof/issues>";
 
 static const char doc[] =
-"bpfprof: sample CPU stacks (kernel and user, DWARF-unwound) with eBPF.\n"
-"\n"
-"Writes folded stacks (\"comm;root;...;leaf COUNT\", kernel frames suffixed\n"
-"_[k], inlined _[i], JIT _[j]), a gzipped pprof profile (go tool pprof,\n"
-"Pyroscope, speedscope) or an interactive SVG flame graph to -o FILE (the\n"
-"format follows the name: .pb.gz, .pb, .pprof, .pprof.gz pprof, .svg flame\n"
-"graph, else folded), by default to stdout, or with -- CMD to bpfprof.folded\n"
-"(CMD's own output goes to stdout), and a summary to stderr.\n"
-"\n"
-"EXIT STATUS: with -- CMD, CMD's status (128+N if signal N killed it, 127 if\n"
-"it could not be started); else 0 on success, 1 on errors (privileges,\n"
-"unknown PID, unsupported event), 64 on usage errors.\n"
-"\n"
-"REQUIRES: a kernel with BTF (/sys/kernel/btf/vmlinux), and root or CAP_BPF\n"
-"and CAP_PERFMON. These two alone copy the stack memory of every process\n"
-"(root's too): never give them to a binary other users can run. Naming the\n"
-"frames of other users' processes and of root daemons also needs\n"
-"CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH; deleted binaries,\n"
-"CAP_CHECKPOINT_RESTORE; kernel symbols, CAP_SYSLOG (README, docs/deploy.md).\n"
-"\n"
-"SUBCOMMANDS (bpfprof SUBCOMMAND [OPTION...], each with its own --help):\n"
-"  record ...    the same as none, as perf users type it: bpfprof record -- CMD\n"
-"  report FILE   replay a --raw-capture FILE into any output format\n"
-"  check         what this kernel allows and what falls back\n"
-"  agent         profile every process continuously, export to Pyroscope or a\n"
-"                directory\n"
-"A program named like a subcommand runs after --: bpfprof -- report.\n"
-"\n"
-"Examples:\n"
-"  bpfprof -- make -j2             a build and every process it starts,\n"
-"                                  into bpfprof.folded (no -o with -- CMD)\n"
-"  bpfprof -F 999 -o out.folded -- python3 app.py\n"
-"                                  999 samples a second per CPU\n"
-"  bpfprof -o app.svg -- ./app     flame graph: open it in a browser\n"
-"  bpfprof -o app.pb.gz -- ./app   pprof: go tool pprof -http=: app.pb.gz\n"
-"  bpfprof -p 1234 -d 30 > out.folded\n"
-"                                  all threads of 1234 for 30 s\n"
-"  bpfprof -p 1234,5678            until Ctrl-C or both exit\n"
-"  bpfprof -a -d 10 -o all.folded  every process and kernel thread\n"
-"  bpfprof --raw-capture r.raw -- ./app\n"
-"                                  also keep every record (stack memory!)\n"
-"  bpfprof report r.raw -o app.svg\n"
-"                                  replay them, into any format\n"
-"  bpfprof check                   can bpfprof run here? what falls back?\n"
-"\n"
-"Options:";
+	"bpfprof: sample CPU stacks (kernel and user, DWARF-unwound) with eBPF.\n"
+	"\n"
+	"Writes folded stacks (\"comm;root;...;leaf COUNT\", kernel frames suffixed\n"
+	"_[k], inlined _[i], JIT _[j]), a gzipped pprof profile (go tool pprof,\n"
+	"Pyroscope, speedscope) or an interactive SVG flame graph to -o FILE (the\n"
+	"format follows the name: .pb.gz, .pb, .pprof, .pprof.gz pprof, .svg flame\n"
+	"graph, else folded), by default to stdout, or with -- CMD to bpfprof.folded\n"
+	"(CMD's own output goes to stdout), and a summary to stderr.\n"
+	"\n"
+	"EXIT STATUS: with -- CMD, CMD's status (128+N if signal N killed it, 127 if\n"
+	"it could not be started); else 0 on success, 1 on errors (privileges,\n"
+	"unknown PID, unsupported event), 64 on usage errors.\n"
+	"\n"
+	"REQUIRES: a kernel with BTF (/sys/kernel/btf/vmlinux), and root or CAP_BPF\n"
+	"and CAP_PERFMON. These two alone copy the stack memory of every process\n"
+	"(root's too): never give them to a binary other users can run. Naming the\n"
+	"frames of other users' processes and of root daemons also needs\n"
+	"CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH; deleted binaries,\n"
+	"CAP_CHECKPOINT_RESTORE; kernel symbols, CAP_SYSLOG (README, docs/deploy.md).\n"
+	"\n"
+	"SUBCOMMANDS (bpfprof SUBCOMMAND [OPTION...], each with its own --help):\n"
+	"  record ...    the same as none, as perf users type it: bpfprof record -- CMD\n"
+	"  report FILE   replay a --raw-capture FILE into any output format\n"
+	"  check         what this kernel allows and what falls back\n"
+	"  agent         profile every process continuously, export to Pyroscope or a\n"
+	"                directory\n"
+	"A program named like a subcommand runs after --: bpfprof -- report.\n"
+	"\n"
+	"Examples:\n"
+	"  bpfprof -- make -j2             a build and every process it starts,\n"
+	"                                  into bpfprof.folded (no -o with -- CMD)\n"
+	"  bpfprof -F 999 -o out.folded -- python3 app.py\n"
+	"                                  999 samples a second per CPU\n"
+	"  bpfprof -o app.svg -- ./app     flame graph: open it in a browser\n"
+	"  bpfprof -o app.pb.gz -- ./app   pprof: go tool pprof -http=: app.pb.gz\n"
+	"  bpfprof -p 1234 -d 30 > out.folded\n"
+	"                                  all threads of 1234 for 30 s\n"
+	"  bpfprof -p 1234,5678            until Ctrl-C or both exit\n"
+	"  bpfprof -a -d 10 -o all.folded  every process and kernel thread\n"
+	"  bpfprof --raw-capture r.raw -- ./app\n"
+	"                                  also keep every record (stack memory!)\n"
+	"  bpfprof report r.raw -o app.svg\n"
+	"                                  replay them, into any format\n"
+	"  bpfprof check                   can bpfprof run here? what falls back?\n"
+	"\n"
+	"Options:";
 
 /* The subcommands come first ("bpfprof report FILE [OPTION...]"): the doc lists them. */
 static const char main_args_doc[] =
 	"-- CMD [ARGS...]\n-p PID[,PID...] [-d SECONDS]\n-a [-d SECONDS]";
 
 static const char report_doc[] =
-"bpfprof report: replay a raw capture (written by bpfprof --raw-capture FILE)\n"
-"through the same unwinding, symbolization and outputs as a live run: another\n"
-"output format (-o, --format), another unwinder (--unwinder), --stats. -p, -a\n"
-"and --raw-capture do not apply.\n"
-"\n"
-"Options:";
+	"bpfprof report: replay a raw capture (written by bpfprof --raw-capture FILE)\n"
+	"through the same unwinding, symbolization and outputs as a live run: another\n"
+	"output format (-o, --format), another unwinder (--unwinder), --stats. -p, -a\n"
+	"and --raw-capture do not apply.\n"
+	"\n"
+	"Options:";
 
 static const char check_doc[] =
-"bpfprof check: print what this kernel allows (BTF, ringbuf, BPF features,\n"
-"privileges, perf_event_paranoid) and what falls back, then load and attach the\n"
-"programs as a run would, for event -e at -F Hz. Exit 0 if bpfprof can run\n"
-"here, else 1.\n"
-"\n"
-"Options:";
+	"bpfprof check: print what this kernel allows (BTF, ringbuf, BPF features,\n"
+	"privileges, perf_event_paranoid) and what falls back, then load and attach the\n"
+	"programs as a run would, for event -e at -F Hz. Exit 0 if bpfprof can run\n"
+	"here, else 1.\n"
+	"\n"
+	"Options:";
 
 static const char agent_doc[] =
-"bpfprof agent: profile every process continuously (19 Hz) and every --interval\n"
-"export a gzipped pprof profile per executable per container to Pyroscope\n"
-"(--pyroscope-url) and/or a directory (--output-dir). Every option is also an\n"
-"environment variable BPFPROF_<OPTION> and a line 'option = value' of --config\n"
-"FILE: the command line wins over the environment, which wins over the file.\n"
-"SIGHUP rereads them; SIGTERM sends the interval under way and exits.\n"
-"\n"
-"Options:";
+	"bpfprof agent: profile every process continuously (19 Hz) and every --interval\n"
+	"export a gzipped pprof profile per executable per container to Pyroscope\n"
+	"(--pyroscope-url) and/or a directory (--output-dir). Every option is also an\n"
+	"environment variable BPFPROF_<OPTION> and a line 'option = value' of --config\n"
+	"FILE: the command line wins over the environment, which wins over the file.\n"
+	"SIGHUP rereads them; SIGTERM sends the interval under way and exits.\n"
+	"\n"
+	"Options:";
 
 /* "bpfprof SUB ARGS...": SUB_NONE is the same as record. */
 enum subcmd { SUB_NONE, SUB_RECORD, SUB_REPORT, SUB_CHECK, SUB_AGENT };
@@ -103,8 +103,8 @@ enum subcmd { SUB_NONE, SUB_RECORD, SUB_REPORT, SUB_CHECK, SUB_AGENT };
 static const struct subcommand {
 	const char *name;
 	enum subcmd id;
-	const char *args_doc;	/* argp's usage lines after "bpfprof SUB [OPTION...]" */
-	const char *doc;	/* --help's text above the options */
+	const char *args_doc; /* argp's usage lines after "bpfprof SUB [OPTION...]" */
+	const char *doc;      /* --help's text above the options */
 } subcommands[] = {
 	{ "record", SUB_RECORD, main_args_doc, doc },
 	{ "report", SUB_REPORT, "FILE", report_doc },
@@ -116,16 +116,16 @@ static const struct subcommand {
 struct parse_ctx {
 	struct bpfprof_opts *o;
 	enum subcmd sub;
-	const char *config_read;	/* agent: the --config file read before parsing */
-	bool format_set;		/* --format given */
-	bool agent_opt;			/* an agent option given */
+	const char *config_read; /* agent: the --config file read before parsing */
+	bool format_set;	 /* --format given */
+	bool agent_opt;		 /* an agent option given */
 };
 
 /* --max-frames: the fewest bytes of stack a caller's frame takes (x86_64 psABI: a return
  * address, and calls made with the stack 16-byte aligned), and the most frames a copy of
  * BPFPROF_STACK_SZ_MAX bytes could hold even at 8 bytes a frame. */
-#define MIN_FRAME_BYTES		16
-#define MAX_FRAMES_MAX		(BPFPROF_STACK_SZ_MAX / 8u)
+#define MIN_FRAME_BYTES 16
+#define MAX_FRAMES_MAX	(BPFPROF_STACK_SZ_MAX / 8u)
 
 enum {
 	OPT_STACK_SIZE = 256,
@@ -167,92 +167,156 @@ enum {
 
 static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Targets:", 1 },
-	{ "pid", 'p', "PID[,PID...]", 0, "Profile running processes: all their threads and "
+	{ "pid", 'p', "PID[,PID...]", 0,
+	  "Profile running processes: all their threads and "
 	  "descendants, those running and those they start; stops when all have exited "
-	  "(decimal PIDs, a PID given twice counts once)", 1 },
+	  "(decimal PIDs, a PID given twice counts once)",
+	  1 },
 	{ "all-cpus", 'a', NULL, 0, "Profile every process and kernel thread (not bpfprof)", 1 },
-	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (0.001 to 1 year; m/h suffix "
-	  "allowed; default: when the targets exit or on Ctrl-C)", 1 },
+	{ "duration", 'd', "SECONDS", 0,
+	  "Stop after SECONDS (0.001 to 1 year; m/h suffix "
+	  "allowed; default: when the targets exit or on Ctrl-C)",
+	  1 },
 	{ NULL, 0, NULL, 0, "Sampling:", 2 },
 	{ "freq", 'F', "HZ", 0, "Samples per second per CPU (default 99, 1-100000)", 2 },
-	{ "event", 'e', "EVENT", 0, "cpu-clock (default, software timer) or cycles (needs a "
-	  "hardware PMU)", 2 },
-	{ "stack-size", OPT_STACK_SIZE, "BYTES", 0, "User stack bytes first copied per sample of "
+	{ "event", 'e', "EVENT", 0,
+	  "cpu-clock (default, software timer) or cycles (needs a "
+	  "hardware PMU)",
+	  2 },
+	{ "stack-size", OPT_STACK_SIZE, "BYTES", 0,
+	  "User stack bytes first copied per sample of "
 	  "a process (default 16K, 512-128K): raised while unwinds run out of stack, lowered "
-	  "when stacks stay shallow", 2 },
-	{ "max-stack-size", OPT_MAX_STACK_SIZE, "BYTES", 0, "Largest stack copy per sample "
-	  "(default 128K, 512-128K; K suffix allowed)", 2 },
-	{ "max-frames", OPT_MAX_FRAMES, "N", 0, "User frames unwound per sample (default: as many "
-	  "as the largest stack copy can hold, --max-stack-size / 16: 8192 for 128K)", 2 },
-	{ "ringbuf-size", OPT_RINGBUF_SIZE, "BYTES", 0, "BPF ringbuf size (default: 1 s of "
-	  "samples of every CPU, 1M-16M; agent 0.25 s, up to 64M; a power of 2; K/M suffix allowed)", 2 },
-	{ "drain-interval", OPT_DRAIN_MS, "MS", 0, "Ringbuf drain period (default 10, agent 250; "
-	  "a ringbuf a quarter full is drained at once)", 2 },
-	{ "exec", OPT_EXEC, NULL, 0, "With -- CMD: CMD runs in bpfprof's own process (its PID "
+	  "when stacks stay shallow",
+	  2 },
+	{ "max-stack-size", OPT_MAX_STACK_SIZE, "BYTES", 0,
+	  "Largest stack copy per sample "
+	  "(default 128K, 512-128K; K suffix allowed)",
+	  2 },
+	{ "max-frames", OPT_MAX_FRAMES, "N", 0,
+	  "User frames unwound per sample (default: as many "
+	  "as the largest stack copy can hold, --max-stack-size / 16: 8192 for 128K)",
+	  2 },
+	{ "ringbuf-size", OPT_RINGBUF_SIZE, "BYTES", 0,
+	  "BPF ringbuf size (default: 1 s of "
+	  "samples of every CPU, 1M-16M; agent 0.25 s, up to 64M; a power of 2; K/M suffix allowed)",
+	  2 },
+	{ "drain-interval", OPT_DRAIN_MS, "MS", 0,
+	  "Ringbuf drain period (default 10, agent 250; "
+	  "a ringbuf a quarter full is drained at once)",
+	  2 },
+	{ "exec", OPT_EXEC, NULL, 0,
+	  "With -- CMD: CMD runs in bpfprof's own process (its PID "
 	  "stays the one the caller started, its exit status is its own); a detached process "
 	  "profiles it and writes -o or exports as the agent does (--pyroscope-url, "
-	  "--output-dir). CMD runs unprofiled if profiling cannot start", 1 },
-	{ "strict", OPT_STRICT, NULL, 0, "With --exec: exit 1 instead of running CMD unprofiled", 1 },
-	{ "realtime", OPT_REALTIME, "PRIO", 0, "Run bpfprof with SCHED_FIFO priority PRIO (1-99), "
-	  "as perf record -r: keeps up with the ringbuf when targets saturate every CPU", 2 },
+	  "--output-dir). CMD runs unprofiled if profiling cannot start",
+	  1 },
+	{ "strict", OPT_STRICT, NULL, 0, "With --exec: exit 1 instead of running CMD unprofiled",
+	  1 },
+	{ "realtime", OPT_REALTIME, "PRIO", 0,
+	  "Run bpfprof with SCHED_FIFO priority PRIO (1-99), "
+	  "as perf record -r: keeps up with the ringbuf when targets saturate every CPU",
+	  2 },
 	{ NULL, 0, NULL, 0, "Output:", 3 },
-	{ "unwinder", OPT_UNWINDER, "NAME", 0, "fast (default: per-binary CFI tables, libdwfl "
+	{ "unwinder", OPT_UNWINDER, "NAME", 0,
+	  "fast (default: per-binary CFI tables, libdwfl "
 	  "for what they cannot express), dwfl (libdwfl only) or diff (both, compared: exit 1 "
-	  "on a difference)", 2 },
-	{ "output", 'o', "FILE", 0, "Write the profile to FILE ('-': stdout; default stdout, "
+	  "on a difference)",
+	  2 },
+	{ "output", 'o', "FILE", 0,
+	  "Write the profile to FILE ('-': stdout; default stdout, "
 	  "with -- CMD bpfprof.folded), created at the start, written at the end; repeat for "
-	  "several formats of one run (-o a.svg -o a.pb.gz)", 3 },
-	{ "format", OPT_FORMAT, "FMT", 0, "folded, pprof or svg (default: from -o's name: "
-	  ".pb.gz/.pb/.pprof/.pprof.gz pprof, .svg svg, else folded)", 3 },
+	  "several formats of one run (-o a.svg -o a.pb.gz)",
+	  3 },
+	{ "format", OPT_FORMAT, "FMT", 0,
+	  "folded, pprof or svg (default: from -o's name: "
+	  ".pb.gz/.pb/.pprof/.pprof.gz pprof, .svg svg, else folded)",
+	  3 },
 	{ "title", OPT_TITLE, "TEXT", 0, "Title of the SVG flame graph", 3 },
 	{ "no-demangle", OPT_NO_DEMANGLE, NULL, 0, "Keep C++ and Rust symbol names mangled", 3 },
-	{ "full-names", OPT_FULL_NAMES, NULL, 0, "Demangled C++ names with their parameter lists, "
+	{ "full-names", OPT_FULL_NAMES, NULL, 0,
+	  "Demangled C++ names with their parameter lists, "
 	  "qualifiers and template return types (default: ns::Class<T>::method, as perf shows "
-	  "them; pprof keeps the mangled name in Function.system_name either way)", 3 },
-	{ "no-inline", OPT_NO_INLINE, NULL, 0, "Name frames from symbol tables only: no inline "
+	  "them; pprof keeps the mangled name in Function.system_name either way)",
+	  3 },
+	{ "no-inline", OPT_NO_INLINE, NULL, 0,
+	  "Name frames from symbol tables only: no inline "
 	  "frames or source lines from DWARF (the agent's default: a large library's DWARF costs "
-	  "tens of MB and a CPU-second to load)", 3 },
-	{ "inline", OPT_INLINE, NULL, 0, "Inline frames and source lines from DWARF (default, "
-	  "but for the agent)", 3 },
+	  "tens of MB and a CPU-second to load)",
+	  3 },
+	{ "inline", OPT_INLINE, NULL, 0,
+	  "Inline frames and source lines from DWARF (default, "
+	  "but for the agent)",
+	  3 },
 	{ "top", OPT_TOP, "N", 0, "Functions listed in the summary (default 10, 0 = none)", 3 },
-	{ "raw-capture", OPT_RAW_CAPTURE, "FILE", 0, "Also write every record received (samples "
-	  "WITH THEIR STACK MEMORY, mode 0600) to FILE, for 'bpfprof report FILE'", 3 },
-	{ "stats", OPT_STATS, NULL, 0, "Unwind quality per process and module: samples, share "
-	  "unwound to the root, why unwinding stopped and where; files and Dwfls open", 3 },
+	{ "raw-capture", OPT_RAW_CAPTURE, "FILE", 0,
+	  "Also write every record received (samples "
+	  "WITH THEIR STACK MEMORY, mode 0600) to FILE, for 'bpfprof report FILE'",
+	  3 },
+	{ "stats", OPT_STATS, NULL, 0,
+	  "Unwind quality per process and module: samples, share "
+	  "unwound to the root, why unwinding stopped and where; files and Dwfls open",
+	  3 },
 	{ "quiet", 'q', NULL, 0, "No progress or summary on stderr", 3 },
 	{ "verbose", 'v', NULL, 0, "Debug messages (twice: libbpf's too)", 3 },
-	{ NULL, 0, NULL, 0, "Agent (bpfprof agent; each also as environment variable "
-	  "BPFPROF_<OPTION>, e.g. BPFPROF_PYROSCOPE_URL, or a line 'option = value' in --config):", 4 },
-	{ "interval", OPT_INTERVAL, "SECONDS", 0, "Profile length (default 60, 1 s to 1 day; "
-	  "m/h suffix allowed)", 4 },
-	{ "group-by", OPT_GROUP_BY, "exe|pid", 0, "One profile per executable per container "
-	  "(default) or per process", 4 },
-	{ "service-name-from", OPT_SERVICE_NAME_FROM, "RULES", 0, "Where service_name comes "
-	  "from, first that applies: container, unit (systemd), comm (default container,unit,comm)", 4 },
-	{ "output-dir", OPT_OUTPUT_DIR, "DIR", 0, "Write each profile as a gzipped pprof file in DIR", 4 },
-	{ "output-dir-max-bytes", OPT_OUTPUT_DIR_MAX, "BYTES", 0, "Size cap of --output-dir, "
-	  "oldest files deleted first (default 1G; K/M/G suffix allowed)", 4 },
-	{ "pyroscope-url", OPT_PYROSCOPE_URL, "URL", 0, "Send profiles to Pyroscope at URL "
-	  "(POST URL/ingest, pprof)", 4 },
-	{ "pyroscope-api", OPT_PYROSCOPE_API, "ingest|push", 0, "Pyroscope's API: /ingest "
+	{ NULL, 0, NULL, 0,
+	  "Agent (bpfprof agent; each also as environment variable "
+	  "BPFPROF_<OPTION>, e.g. BPFPROF_PYROSCOPE_URL, or a line 'option = value' in --config):",
+	  4 },
+	{ "interval", OPT_INTERVAL, "SECONDS", 0,
+	  "Profile length (default 60, 1 s to 1 day; "
+	  "m/h suffix allowed)",
+	  4 },
+	{ "group-by", OPT_GROUP_BY, "exe|pid", 0,
+	  "One profile per executable per container "
+	  "(default) or per process",
+	  4 },
+	{ "service-name-from", OPT_SERVICE_NAME_FROM, "RULES", 0,
+	  "Where service_name comes "
+	  "from, first that applies: container, unit (systemd), comm (default container,unit,comm)",
+	  4 },
+	{ "output-dir", OPT_OUTPUT_DIR, "DIR", 0,
+	  "Write each profile as a gzipped pprof file in DIR", 4 },
+	{ "output-dir-max-bytes", OPT_OUTPUT_DIR_MAX, "BYTES", 0,
+	  "Size cap of --output-dir, "
+	  "oldest files deleted first (default 1G; K/M/G suffix allowed)",
+	  4 },
+	{ "pyroscope-url", OPT_PYROSCOPE_URL, "URL", 0,
+	  "Send profiles to Pyroscope at URL "
+	  "(POST URL/ingest, pprof)",
+	  4 },
+	{ "pyroscope-api", OPT_PYROSCOPE_API, "ingest|push", 0,
+	  "Pyroscope's API: /ingest "
 	  "(default; labels in the name parameter) or push (/push.v1.PusherService/Push, "
-	  "Pyroscope >= 1.0)", 4 },
-	{ "basic-auth-file", OPT_BASIC_AUTH_FILE, "FILE", 0, "HTTP Basic credentials, "
-	  "'user:password'", 4 },
+	  "Pyroscope >= 1.0)",
+	  4 },
+	{ "basic-auth-file", OPT_BASIC_AUTH_FILE, "FILE", 0,
+	  "HTTP Basic credentials, "
+	  "'user:password'",
+	  4 },
 	{ "bearer-token-file", OPT_BEARER_TOKEN_FILE, "FILE", 0, "HTTP Bearer token", 4 },
 	{ "tenant-id", OPT_TENANT_ID, "ID", 0, "X-Scope-OrgID of a multi-tenant Pyroscope", 4 },
 	{ "header", OPT_HEADER, "'K: V'", 0, "Extra HTTP header (repeatable)", 4 },
-	{ "queue-size", OPT_QUEUE_SIZE, "N", 0, "Profiles held for delivery while the backend is "
-	  "down (default 64; then the oldest are dropped and counted)", 4 },
-	{ "kubernetes", OPT_KUBERNETES, NULL, 0, "Pod, namespace and container labels from the "
-	  "Kubernetes API (in-cluster ServiceAccount)", 4 },
-	{ "kubernetes-api", OPT_KUBERNETES_API, "URL", 0, "The API server instead of the "
-	  "in-cluster one", 4 },
-	{ "metrics-addr", OPT_METRICS_ADDR, "HOST:PORT", 0, "Prometheus /metrics and /healthz "
-	  "(default 127.0.0.1:9464; 'off' for none)", 4 },
+	{ "queue-size", OPT_QUEUE_SIZE, "N", 0,
+	  "Profiles held for delivery while the backend is "
+	  "down (default 64; then the oldest are dropped and counted)",
+	  4 },
+	{ "kubernetes", OPT_KUBERNETES, NULL, 0,
+	  "Pod, namespace and container labels from the "
+	  "Kubernetes API (in-cluster ServiceAccount)",
+	  4 },
+	{ "kubernetes-api", OPT_KUBERNETES_API, "URL", 0,
+	  "The API server instead of the "
+	  "in-cluster one",
+	  4 },
+	{ "metrics-addr", OPT_METRICS_ADDR, "HOST:PORT", 0,
+	  "Prometheus /metrics and /healthz "
+	  "(default 127.0.0.1:9464; 'off' for none)",
+	  4 },
 	{ "log-format", OPT_LOG_FORMAT, "text|json", 0, "Log lines as text (default) or JSON", 4 },
-	{ "config", OPT_CONFIG, "FILE", 0, "Read options from FILE ('option = value' lines, "
-	  "# comments)", 4 },
+	{ "config", OPT_CONFIG, "FILE", 0,
+	  "Read options from FILE ('option = value' lines, "
+	  "# comments)",
+	  4 },
 	{ NULL, 'h', NULL, 0, "Give this help list (as --help)", -1 },
 	{},
 };
@@ -309,13 +373,16 @@ static int parse_size(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 	if (err)
 		return err;
 	switch (*end) {
-	case 'K': case 'k':
+	case 'K':
+	case 'k':
 		shift = 10;
 		break;
-	case 'M': case 'm':
+	case 'M':
+	case 'm':
 		shift = 20;
 		break;
-	case 'G': case 'g':
+	case 'G':
+	case 'g':
 		shift = 30;
 		break;
 	}
@@ -348,7 +415,7 @@ static int parse_duration(const char *s, uint64_t lo_ns, uint64_t hi_ns, uint64_
 	if (*p == '.') {
 		p++;
 		if (!isdigit((unsigned char)*p) && p == s + 1)
-			return -EINVAL;		/* "." alone */
+			return -EINVAL; /* "." alone */
 		/* Past the 13th digit, even a fraction of an hour is below 1 ns. */
 		for (; isdigit((unsigned char)*p); p++)
 			if (frac_den < 10000000000000ull) {
@@ -473,13 +540,15 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'p':
 		if (parse_pids(o, arg))
-			argp_error(state, "invalid PID list '%s' (decimal PIDs separated by commas)",
-				   arg);
+			argp_error(state,
+				   "invalid PID list '%s' (decimal PIDs separated by commas)", arg);
 		break;
 	case 'd':
 		if (parse_duration(arg, 1000000, 365 * 86400 * 1000000000ull, &o->duration_ns))
-			argp_error(state, "invalid duration '%s' (seconds, e.g. 30 or 0.5, or with an "
-				   "m or h suffix; 1 ms to 365 days)", arg);
+			argp_error(state,
+				   "invalid duration '%s' (seconds, e.g. 30 or 0.5, or with an "
+				   "m or h suffix; 1 ms to 365 days)",
+				   arg);
 		break;
 	case 'F':
 		if (parse_uint(arg, 1, 100000, &o->freq_hz))
@@ -492,14 +561,16 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_STACK_SIZE:
 		if (parse_size(arg, 512, BPFPROF_STACK_SZ_MAX, &v))
-			argp_error(state, "invalid stack size '%s' (512-%u bytes, K suffix allowed)",
-				   arg, BPFPROF_STACK_SZ_MAX);
+			argp_error(state,
+				   "invalid stack size '%s' (512-%u bytes, K suffix allowed)", arg,
+				   BPFPROF_STACK_SZ_MAX);
 		o->stack_sz = (v + 7) & ~7ull;
 		break;
 	case OPT_MAX_STACK_SIZE:
 		if (parse_size(arg, 512, BPFPROF_STACK_SZ_MAX, &v))
-			argp_error(state, "invalid stack size '%s' (512-%u bytes, K suffix allowed)",
-				   arg, BPFPROF_STACK_SZ_MAX);
+			argp_error(state,
+				   "invalid stack size '%s' (512-%u bytes, K suffix allowed)", arg,
+				   BPFPROF_STACK_SZ_MAX);
 		o->max_stack_sz = (v + 7) & ~7ull;
 		break;
 	case OPT_MAX_FRAMES:
@@ -509,8 +580,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_RINGBUF_SIZE:
 		if (parse_size(arg, 256 * 1024, 1u << 30, &v) || (v & (v - 1)))
-			argp_error(state, "invalid ringbuf size '%s' (a power of 2, 256K-1G, K/M/G "
-				   "suffix allowed)", arg);
+			argp_error(state,
+				   "invalid ringbuf size '%s' (a power of 2, 256K-1G, K/M/G "
+				   "suffix allowed)",
+				   arg);
 		o->ringbuf_sz = v;
 		break;
 	case OPT_DRAIN_MS:
@@ -588,8 +661,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_INTERVAL:
 		if (parse_duration(arg, 1000000000ull, 86400 * 1000000000ull, &o->ag.interval_ns))
-			argp_error(state, "invalid interval '%s' (seconds, or with an m or h suffix; "
-				   "1 s to 1 day)", arg);
+			argp_error(state,
+				   "invalid interval '%s' (seconds, or with an m or h suffix; "
+				   "1 s to 1 day)",
+				   arg);
 		ctx->agent_opt = true;
 		break;
 	case OPT_GROUP_BY:
@@ -608,8 +683,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_OUTPUT_DIR_MAX:
 		if (parse_size(arg, 1024 * 1024, 1ull << 50, &v))
-			argp_error(state, "invalid size '%s' (1M to 1P bytes, K/M/G suffix allowed)",
-				   arg);
+			argp_error(state,
+				   "invalid size '%s' (1M to 1P bytes, K/M/G suffix allowed)", arg);
 		o->ag.output_dir_max = v;
 		ctx->agent_opt = true;
 		break;
@@ -637,8 +712,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_HEADER:
 		if (o->ag.headers_cnt == AGENT_MAX_HEADERS || !strchr(arg, ':'))
-			argp_error(state, "invalid or too many headers at '%s' ('K: V', at most %d)",
-				   arg, AGENT_MAX_HEADERS);
+			argp_error(state,
+				   "invalid or too many headers at '%s' ('K: V', at most %d)", arg,
+				   AGENT_MAX_HEADERS);
 		o->ag.headers[o->ag.headers_cnt++] = arg;
 		ctx->agent_opt = true;
 		break;
@@ -677,7 +753,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		/* Read before parsing (agent_argv()), where the option must be spelled out: an
 		 * abbreviation (--conf) or --config outside the agent would be ignored. */
 		if (!ctx->config_read || strcmp(arg, ctx->config_read))
-			argp_error(state, "--config FILE: only 'bpfprof agent' reads it, and spelled "
+			argp_error(state,
+				   "--config FILE: only 'bpfprof agent' reads it, and spelled "
 				   "out in full (--config FILE or --config=FILE)");
 		o->ag.config = arg;
 		ctx->agent_opt = true;
@@ -698,9 +775,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (state->next < 2 || strcmp(state->argv[state->next - 2], "--"))
 			for (size_t i = 0; i < ARRAY_SIZE(subcommands); i++)
 				if (!strcmp(arg, subcommands[i].name))
-					argp_error(state, "'%s' is a subcommand: bpfprof %s [OPTION...]"
-						   " (a program named %s runs after --)", arg, arg,
-						   arg);
+					argp_error(state,
+						   "'%s' is a subcommand: bpfprof %s [OPTION...]"
+						   " (a program named %s runs after --)",
+						   arg, arg, arg);
 		/* The first operand starts the command: the rest are its arguments, not ours. */
 		o->cmd = &state->argv[state->next - 1];
 		state->next = state->argc;
@@ -713,9 +791,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		for (size_t i = 0; i < o->outputs_cnt; i++) {
 			bool known;
 
-			o->formats[i] = ctx->format_set ? o->format : format_from_name(o->outputs[i], &known);
+			o->formats[i] = ctx->format_set ? o->format :
+							  format_from_name(o->outputs[i], &known);
 			if (!ctx->format_set && !known)
-				fprintf(stderr, "bpfprof: %s: extension unknown, writing folded stacks "
+				fprintf(stderr,
+					"bpfprof: %s: extension unknown, writing folded stacks "
 					"(.pb.gz or .pprof: pprof, .svg: flame graph; or --format)\n",
 					o->outputs[i]);
 		}
@@ -735,10 +815,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			o->ag.output_dir_max = 1ull << 30;
 		if (o->agent) {
 			if (o->pids_cnt || o->cmd || o->raw_capture || o->outputs_cnt)
-				argp_error(state, "agent profiles every process and exports: no -p, "
+				argp_error(state,
+					   "agent profiles every process and exports: no -p, "
 					   "CMD, -o or --raw-capture");
 			if (!o->ag.pyroscope_url && !o->ag.output_dir)
-				argp_error(state, "agent: give --pyroscope-url URL or --output-dir DIR");
+				argp_error(state,
+					   "agent: give --pyroscope-url URL or --output-dir DIR");
 			o->all = true;
 		}
 		if (o->check) {
@@ -750,7 +832,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			if (!o->report)
 				argp_error(state, "needs a FILE written by --raw-capture");
 			if (o->pids_cnt || o->all || o->raw_capture)
-				argp_error(state, "report replays a capture: no -p, -a or --raw-capture");
+				argp_error(state,
+					   "report replays a capture: no -p, -a or --raw-capture");
 			break;
 		}
 		if (!o->cmd && !o->pids_cnt && !o->all)
@@ -762,7 +845,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (!o->ringbuf_sz)
 			o->ringbuf_sz = default_ringbuf_sz(o);
 		if ((uint64_t)o->max_stack_sz + sizeof(struct sample_record) > o->ringbuf_sz / 4)
-			argp_error(state, "--max-stack-size %u needs a ringbuf of at least %zu bytes",
+			argp_error(state,
+				   "--max-stack-size %u needs a ringbuf of at least %zu bytes",
 				   o->max_stack_sz,
 				   4 * (o->max_stack_sz + sizeof(struct sample_record)));
 		break;
@@ -800,8 +884,7 @@ oom:
 	exit(BPFPROF_EXIT_ERROR);
 }
 
-static const struct argp_option *option_named(const struct argp *argp, const char *name,
-					      size_t len)
+static const struct argp_option *option_named(const struct argp *argp, const char *name, size_t len)
 {
 	const struct argp_option *opt;
 
@@ -819,8 +902,8 @@ static void option_arg(struct argv_buf *b, const struct argp_option *opt, const 
 	char *s = NULL;
 
 	if (!opt->arg) {
-		if (!strcmp(value, "0") || !strcasecmp(value, "false") || !strcasecmp(value, "no") ||
-		    !strcasecmp(value, "off"))
+		if (!strcmp(value, "0") || !strcasecmp(value, "false") ||
+		    !strcasecmp(value, "no") || !strcasecmp(value, "off"))
 			return;
 		if (*value && strcmp(value, "1") && strcasecmp(value, "true") &&
 		    strcasecmp(value, "yes") && strcasecmp(value, "on")) {
@@ -868,7 +951,8 @@ static void config_args(const struct argp *argp, const char *path, struct argv_b
 		if (*k == '#' || *k == '\n' || !*k)
 			continue;
 		for (end = k + strlen(k); end > k && (end[-1] == '\n' || end[-1] == ' ' ||
-						     end[-1] == '\t' || end[-1] == '\r'); end--)
+						      end[-1] == '\t' || end[-1] == '\r');
+		     end--)
 			;
 		*end = '\0';
 		v = strchr(k, '=');
@@ -975,8 +1059,8 @@ void opts__parse(int argc, char **argv, struct bpfprof_opts *o)
 	o->event = "cpu-clock";
 	o->stack_sz = 16384;
 	o->max_stack_sz = BPFPROF_STACK_SZ_MAX;
-	o->max_frames = 0;	/* from --max-stack-size once it is known */
-	o->ringbuf_sz = 0;	/* default_ringbuf_sz() once -F is known */
+	o->max_frames = 0; /* from --max-stack-size once it is known */
+	o->ringbuf_sz = 0; /* default_ringbuf_sz() once -F is known */
 	o->drain_ms = 10;
 	o->top = 10;
 	argp_err_exit_status = BPFPROF_EXIT_USAGE;
@@ -994,8 +1078,8 @@ void opts__parse(int argc, char **argv, struct bpfprof_opts *o)
 	argp.args_doc = subcommands[i].args_doc;
 	argp.doc = subcommands[i].doc;
 	base = strrchr(argv[0], '/');
-	argv_add(&b, asprintf(&name, "%s %s", base ? base + 1 : argv[0], argv[1]) < 0 ? NULL
-										       : name);
+	argv_add(&b,
+		 asprintf(&name, "%s %s", base ? base + 1 : argv[0], argv[1]) < 0 ? NULL : name);
 	if (ctx.sub == SUB_CHECK)
 		o->check = true;
 	if (ctx.sub == SUB_AGENT) {

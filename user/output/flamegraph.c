@@ -4,23 +4,23 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#define HASH_NONFATAL_OOM 1	/* a failed add leaves hh.tbl NULL instead of exiting */
+#define HASH_NONFATAL_OOM 1 /* a failed add leaves hh.tbl NULL instead of exiting */
 #include <uthash.h>
 #include "output/flamegraph.h"
 #include "util/util.h"
 
 /* Layout, px (flamegraph.pl's proportions). */
-#define FG_XPAD		10	/* left and right margins */
-#define FG_ROW		16	/* one row of frames; boxes are 1 px shorter */
-#define FG_FONT		12	/* frame names, buttons, details */
-#define FG_CHAR_W	(FG_FONT * 0.59)	/* average width of a Verdana character (script too) */
-#define FG_TOP		(FG_FONT * 3)		/* title and buttons above the frames */
-#define FG_SUBTITLE	(FG_FONT * 2)		/* more above them with a subtitle */
-#define FG_BOTTOM	(FG_FONT * 2 + 10)	/* details line below the root */
-#define FG_DEFAULT_WIDTH	1200
-#define FG_DEFAULT_MIN_WIDTH	0.1
+#define FG_XPAD		     10		      /* left and right margins */
+#define FG_ROW		     16		      /* one row of frames; boxes are 1 px shorter */
+#define FG_FONT		     12		      /* frame names, buttons, details */
+#define FG_CHAR_W	     (FG_FONT * 0.59) /* average width of a Verdana character (script too) */
+#define FG_TOP		     (FG_FONT * 3)    /* title and buttons above the frames */
+#define FG_SUBTITLE	     (FG_FONT * 2)    /* more above them with a subtitle */
+#define FG_BOTTOM	     (FG_FONT * 2 + 10) /* details line below the root */
+#define FG_DEFAULT_WIDTH     1200
+#define FG_DEFAULT_MIN_WIDTH 0.1
 
-#define NODES_PER_CHUNK	1024
+#define NODES_PER_CHUNK 1024
 #define ROOT_ID		0
 #define NO_PARENT	UINT32_MAX
 
@@ -33,9 +33,9 @@ struct fg_string {
 
 /* The hash key of a frame: no padding, hashed as bytes. */
 struct fg_key {
-	uint32_t parent;	/* frame id of the caller */
-	uint32_t name;		/* string id */
-	uint32_t kind;		/* enum frame_kind */
+	uint32_t parent; /* frame id of the caller */
+	uint32_t name;	 /* string id */
+	uint32_t kind;	 /* enum frame_kind */
 };
 
 /* One frame of the tree: a (name, kind) under one chain of callers. */
@@ -43,18 +43,18 @@ struct fg_node {
 	UT_hash_handle hh;
 	struct fg_key key;
 	uint32_t id;
-	uint64_t count;		/* samples of the stacks through this frame */
+	uint64_t count; /* samples of the stacks through this frame */
 };
 
 struct flamegraph {
-	struct fg_string *strings;	/* by s */
+	struct fg_string *strings; /* by s */
 	struct fg_string **str_by_id;
 	size_t str_cnt, str_cap;
-	struct fg_node *nodes;		/* by key: every frame but the root */
-	struct fg_node **chunks;	/* id -> chunks[id / NODES_PER_CHUNK]: stable storage */
+	struct fg_node *nodes;	 /* by key: every frame but the root */
+	struct fg_node **chunks; /* id -> chunks[id / NODES_PER_CHUNK]: stable storage */
 	size_t chunk_cnt, chunk_cap;
 	uint32_t node_cnt;
-	uint32_t *path;			/* flamegraph__add()'s frame ids, path_cap long */
+	uint32_t *path; /* flamegraph__add()'s frame ids, path_cap long */
 	size_t path_cap;
 };
 
@@ -72,9 +72,8 @@ static int64_t intern(struct flamegraph *fg, const char *s)
 	HASH_FIND(hh, fg->strings, s, len, e);
 	if (e)
 		return e->id;
-	if (fg->str_cnt >= UINT32_MAX ||
-	    array_grow((void **)&fg->str_by_id, &fg->str_cap, fg->str_cnt + 1,
-		       sizeof(*fg->str_by_id), 256))
+	if (fg->str_cnt >= UINT32_MAX || array_grow((void **)&fg->str_by_id, &fg->str_cap,
+						    fg->str_cnt + 1, sizeof(*fg->str_by_id), 256))
 		return -ENOMEM;
 	e = malloc(sizeof(*e) + len + 1);
 	if (!e)
@@ -423,13 +422,13 @@ static const char fg_script[] =
 struct fg_writer {
 	const struct flamegraph *fg;
 	FILE *fp;
-	uint32_t *first;	/* the callees of frame id are kids[first[id] .. first[id + 1]) */
-	uint32_t *kids;		/* sorted by name, then kind */
+	uint32_t *first; /* the callees of frame id are kids[first[id] .. first[id + 1]) */
+	uint32_t *kids;	 /* sorted by name, then kind */
 	const char *unit;
-	uint64_t total;		/* samples */
-	double scale;		/* px per sample */
-	double min_width;	/* px */
-	unsigned int height;	/* px */
+	uint64_t total;	     /* samples */
+	double scale;	     /* px per sample */
+	double min_width;    /* px */
+	unsigned int height; /* px */
 };
 
 /*
@@ -646,7 +645,8 @@ static void put_frame(const struct fg_writer *w, uint32_t id, unsigned int depth
 	put_xml(w->fp, name, SIZE_MAX);
 	fprintf(w->fp, " (%llu ", (unsigned long long)n->count);
 	put_xml(w->fp, w->unit, SIZE_MAX);
-	fprintf(w->fp, ", %.2f%%)</title><rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%u\" "
+	fprintf(w->fp,
+		", %.2f%%)</title><rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%u\" "
 		"fill=\"rgb(%u,%u,%u)\" rx=\"2\" ry=\"2\"/><text x=\"%.2f\" y=\"%u\">",
 		100.0 * n->count / w->total, px, y, width, FG_ROW - 1, rgb[0], rgb[1], rgb[2],
 		px + 3, y + FG_ROW - 5);
@@ -687,7 +687,8 @@ int flamegraph__write_svg(const struct flamegraph *fg, FILE *fp, const struct fl
 	top = FG_TOP + (o->subtitle ? FG_SUBTITLE : 0);
 	w.height = top + (rows ? rows : 1) * FG_ROW + FG_BOTTOM;
 
-	fprintf(fp, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+	fprintf(fp,
+		"<?xml version=\"1.0\" standalone=\"no\"?>\n"
 		"<!DOCTYPE svg PUBLIC \"-//W3C//DTD SVG 1.1//EN\" "
 		"\"http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd\">\n"
 		"<svg version=\"1.1\" width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\" "
@@ -710,16 +711,15 @@ int flamegraph__write_svg(const struct flamegraph *fg, FILE *fp, const struct fl
 		put_xml(fp, o->subtitle, SIZE_MAX);
 		fputs("</text>\n", fp);
 	}
-	fprintf(fp, "<text id=\"details\" x=\"%u\" y=\"%u\">%s</text>\n"
+	fprintf(fp,
+		"<text id=\"details\" x=\"%u\" y=\"%u\">%s</text>\n"
 		"<text id=\"unzoom\" class=\"hide\" x=\"%u\" y=\"%u\">Reset Zoom</text>\n"
 		"<text id=\"search\" x=\"%u\" y=\"%u\">Search</text>\n"
 		"<text id=\"matched\" x=\"%u\" y=\"%u\"> </text>\n"
 		"<g id=\"frames\" data-total=\"%llu\" data-xpad=\"%u\">\n",
-		FG_XPAD, w.height - FG_BOTTOM / 2, w.total ? " " : "No samples",
-		FG_XPAD, FG_FONT * 2,
-		width - FG_XPAD, FG_FONT * 2,
-		width - FG_XPAD, w.height - FG_BOTTOM / 2,
-		(unsigned long long)w.total, FG_XPAD);
+		FG_XPAD, w.height - FG_BOTTOM / 2, w.total ? " " : "No samples", FG_XPAD,
+		FG_FONT * 2, width - FG_XPAD, FG_FONT * 2, width - FG_XPAD,
+		w.height - FG_BOTTOM / 2, (unsigned long long)w.total, FG_XPAD);
 	if (w.total)
 		put_frame(&w, ROOT_ID, 0, 0);
 	fputs("</g>\n</svg>\n", fp);

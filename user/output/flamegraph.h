@@ -33,11 +33,11 @@ int flamegraph__add(struct flamegraph *fg, const char *const *names, const enum 
 
 /* Options of flamegraph__write_svg(); zero (or a NULL struct) gives the defaults. */
 struct flamegraph_opts {
-	const char *title;	/* default "bpfprof" */
-	const char *subtitle;	/* e.g. "cpu-clock 999 Hz, 10.0 s, 9989 samples"; NULL: none */
-	const char *unit;	/* what a count counts, in titles "N samples"; default "samples" */
-	unsigned int width;	/* px, default 1200 */
-	double min_width;	/* px: frames narrower are left out with their callees; 0: 0.1 */
+	const char *title;    /* default "bpfprof" */
+	const char *subtitle; /* e.g. "cpu-clock 999 Hz, 10.0 s, 9989 samples"; NULL: none */
+	const char *unit;     /* what a count counts, in titles "N samples"; default "samples" */
+	unsigned int width;   /* px, default 1200 */
+	double min_width;     /* px: frames narrower are left out with their callees; 0: 0.1 */
 };
 
 /*

@@ -20,9 +20,9 @@
 #include "output/output_file.h"
 
 /* Links followed at most in a chain (the kernel's limit). */
-#define OUTPUT_MAX_LINKS	40
+#define OUTPUT_MAX_LINKS 40
 /* Stdio buffer of an output: writes reach the file in chunks this big. */
-#define OUTPUT_BUF_SZ		(64u << 10)
+#define OUTPUT_BUF_SZ	 (64u << 10)
 
 static void output_file__init(struct output_file *of)
 {
@@ -54,8 +54,8 @@ static int follow_links(const char *path, char **out, bool *proc)
 			goto done;
 		if (st.st_uid != me && st.st_uid != 0) {
 			pr_warn("create %s: %s%sa symbolic link of user %u: not followed (remove it "
-				"or give another name)", path, i ? p : "", i ? " is " : "",
-				(unsigned int)st.st_uid);
+				"or give another name)",
+				path, i ? p : "", i ? " is " : "", (unsigned int)st.st_uid);
 			err = -EPERM;
 			break;
 		}
@@ -101,17 +101,19 @@ static int open_in_place(struct output_file *of, const char *p, bool proc, unsig
 	int err;
 
 	if (flags & OUTPUT_FILE_REGULAR) {
-		pr_warn("create %s: not a regular file (this output is rewritten in place)", of->path);
+		pr_warn("create %s: not a regular file (this output is rewritten in place)",
+			of->path);
 		return -ESPIPE;
 	}
 	/* O_APPEND: an open file reached through /proc (-o /dev/stdout >>log) keeps its data. */
 	of->fd = open(p, O_WRONLY | O_APPEND | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
-		      (proc ? 0 : O_NOFOLLOW));
+				 (proc ? 0 : O_NOFOLLOW));
 	if (of->fd < 0) {
 		err = -errno;
 		if (err == -ENXIO)
 			pr_warn("create %s: nothing reads it (a FIFO without a reader?): start "
-				"the reader first", of->path);
+				"the reader first",
+				of->path);
 		else
 			pr_warn("create %s: %s", of->path, strerror(-err));
 		return err;
@@ -128,7 +130,8 @@ static int open_in_place(struct output_file *of, const char *p, bool proc, unsig
 /* Six random characters for a temp file's name (mkstemp's). */
 static void random_suffix(char *s)
 {
-	static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	static const char chars[] =
+		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 	unsigned char b[6];
 	int i;
 
@@ -171,7 +174,7 @@ static int open_temp(struct output_file *of, char *p, unsigned int flags)
 	umask(mask);
 	mode = 0666 & ~mask;
 	if (!fstatat(of->dfd, of->name, &st, AT_SYMLINK_NOFOLLOW)) {
-		if (!S_ISREG(st.st_mode)) {	/* replaced since follow_links() looked */
+		if (!S_ISREG(st.st_mode)) { /* replaced since follow_links() looked */
 			pr_warn("create %s: no longer a regular file", of->path);
 			return -EEXIST;
 		}
@@ -255,7 +258,7 @@ static ssize_t stream_write(void *cookie, const char *buf, size_t sz)
 		if (!of->err)
 			of->err = err;
 		errno = -err;
-		break;	/* fewer bytes than asked: an error for stdio */
+		break; /* fewer bytes than asked: an error for stdio */
 	}
 	return done;
 }
@@ -283,7 +286,8 @@ int output_file__open(struct output_file *of, const char *path, unsigned int fla
 	if (!strcmp(path, "-")) {
 		if (flags & OUTPUT_FILE_REGULAR) {
 			pr_warn("create %s: not a regular file (this output is rewritten in "
-				"place)", path);
+				"place)",
+				path);
 			return -ESPIPE;
 		}
 		of->fp = stdout;
@@ -301,7 +305,7 @@ int output_file__open(struct output_file *of, const char *path, unsigned int fla
 		err = open_in_place(of, p, proc, flags);
 		free(p);
 	} else {
-		err = open_temp(of, p, flags);	/* of owns p */
+		err = open_temp(of, p, flags); /* of owns p */
 	}
 	if (!err) {
 		of->fp = fopencookie(of, "w", io);
@@ -320,7 +324,7 @@ int output_file__abort(struct output_file *of, int err)
 	if (of->err)
 		err = of->err;
 	if (of->fp && of->fp != stdout) {
-		__fpurge(of->fp);	/* nothing more is written */
+		__fpurge(of->fp); /* nothing more is written */
 		fclose(of->fp);
 	}
 	if (of->fd >= 0)
@@ -350,15 +354,16 @@ int output_file__commit(struct output_file *of)
 		of->err = -EIO;
 	if (of->err)
 		return output_file__abort(of, of->err);
-	if (of->dfd < 0)	/* written in place */
+	if (of->dfd < 0) /* written in place */
 		return output_file__abort(of, 0);
 	if (fsync(of->fd))
 		return output_file__abort(of, -errno);
 	/* rename() replaces whatever the name is now: only a regular file, as at the open. */
 	if (!fstatat(of->dfd, of->name, &st, AT_SYMLINK_NOFOLLOW) && !S_ISREG(st.st_mode)) {
 		pr_warn("write %s: no longer a regular file, not replaced; the output is in "
-			"%.*s%s", of->path, (int)(of->name - of->target), of->target, of->tmp_name);
-		free(of->tmp_name);	/* kept */
+			"%.*s%s",
+			of->path, (int)(of->name - of->target), of->target, of->tmp_name);
+		free(of->tmp_name); /* kept */
 		of->tmp_name = NULL;
 		return output_file__abort(of, -EEXIST);
 	}

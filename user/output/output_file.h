@@ -12,24 +12,24 @@
 
 /* What a writer wrote, for its "wrote ..." line. */
 struct output_counts {
-	uint64_t stacks;	/* stacks written: folded lines, pprof Samples; 0: not counted */
-	uint64_t samples;	/* the samples they hold */
+	uint64_t stacks;  /* stacks written: folded lines, pprof Samples; 0: not counted */
+	uint64_t samples; /* the samples they hold */
 };
 
 enum output_file_flags {
-	OUTPUT_FILE_PRIVATE = 1 << 0,	/* mode 0600 at most: it holds process memory */
-	OUTPUT_FILE_REGULAR = 1 << 1,	/* a regular file only (it is rewritten in place) */
+	OUTPUT_FILE_PRIVATE = 1 << 0, /* mode 0600 at most: it holds process memory */
+	OUTPUT_FILE_REGULAR = 1 << 1, /* a regular file only (it is rewritten in place) */
 };
 
 struct output_file {
-	FILE *fp;		/* write here; stdout for "-" */
-	const char *path;	/* as given, for messages; NULL for stdout */
-	int fd;			/* the temp file, or the device or FIFO itself; -1 for stdout */
-	int dfd;		/* the target's directory (O_PATH), -1 when written in place */
-	char *target;		/* the target's path, links followed; NULL when in place */
-	const char *name;	/* its last component (in target), its name in dfd */
-	char *tmp_name;		/* the temp file's name in dfd, "<name>.tmp.XXXXXX" */
-	int err;		/* the first write error (negative errno), 0 if none */
+	FILE *fp;	  /* write here; stdout for "-" */
+	const char *path; /* as given, for messages; NULL for stdout */
+	int fd;		  /* the temp file, or the device or FIFO itself; -1 for stdout */
+	int dfd;	  /* the target's directory (O_PATH), -1 when written in place */
+	char *target;	  /* the target's path, links followed; NULL when in place */
+	const char *name; /* its last component (in target), its name in dfd */
+	char *tmp_name;	  /* the temp file's name in dfd, "<name>.tmp.XXXXXX" */
+	int err;	  /* the first write error (negative errno), 0 if none */
 };
 
 /*

@@ -29,7 +29,7 @@ static void put_name(FILE *mem, const char *name, enum frame_kind kind)
 }
 
 struct line {
-	char *text;		/* the stack, without the count */
+	char *text; /* the stack, without the count */
 	uint64_t count;
 };
 
@@ -91,7 +91,8 @@ int output_folded__write(struct aggregate *agg, FILE *fp, struct output_counts *
 			count = 0;
 			for (j = i; j < lines.cnt && !strcmp(lines.v[i].text, lines.v[j].text); j++)
 				count += lines.v[j].count;
-			if (fprintf(fp, "%s %llu\n", lines.v[i].text, (unsigned long long)count) < 0) {
+			if (fprintf(fp, "%s %llu\n", lines.v[i].text, (unsigned long long)count) <
+			    0) {
 				err = -EIO;
 				break;
 			}

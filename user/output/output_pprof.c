@@ -52,10 +52,10 @@ struct encoder {
 	Mapping **map_ptrs;
 	size_t maps_cnt, maps_cap;
 	struct map_ref *map_hash;
-	size_t kernel_map;		/* 1 + index of the kernel mapping, 0 when none yet */
+	size_t kernel_map; /* 1 + index of the kernel mapping, 0 when none yet */
 	Location *locs;
 	Location **loc_ptrs;
-	uint32_t *loc_ids;		/* aggregate location id -> pprof id (1-based), 0: unused */
+	uint32_t *loc_ids; /* aggregate location id -> pprof id (1-based), 0: unused */
 	size_t locs_cnt;
 	Line *lines;
 	Line **line_ptrs;
@@ -66,17 +66,17 @@ struct encoder {
 	Sample *samples;
 	Sample **sample_ptrs;
 	size_t samples_cnt;
-	uint64_t *sample_locs;		/* all samples' location ids, back to back */
-	int64_t *sample_values;		/* two per sample */
-	Label *labels;			/* labels_per_sample per sample */
+	uint64_t *sample_locs;	/* all samples' location ids, back to back */
+	int64_t *sample_values; /* two per sample */
+	Label *labels;		/* labels_per_sample per sample */
 	Label **label_ptrs;
-	size_t labels_per_sample;	/* pid, tid, comm, then o->labels */
+	size_t labels_per_sample; /* pid, tid, comm, then o->labels */
 	size_t sample_locs_used;
 	char **strings;
-	int64_t *comments;		/* o->comment, then "key=value" per o->labels */
+	int64_t *comments; /* o->comment, then "key=value" per o->labels */
 	size_t comments_cnt;
 	int64_t s_pid, s_tid, s_comm;
-	int64_t *s_labels;		/* o->labels: key and value ids, two per label */
+	int64_t *s_labels; /* o->labels: key and value ids, two per label */
 	int err;
 };
 
@@ -94,8 +94,8 @@ static ssize_t new_mapping(struct encoder *enc)
 {
 	Mapping *m;
 
-	if (array_grow((void **)&enc->maps, &enc->maps_cap, enc->maps_cnt + 1,
-		       sizeof(*enc->maps), 16))
+	if (array_grow((void **)&enc->maps, &enc->maps_cap, enc->maps_cnt + 1, sizeof(*enc->maps),
+		       16))
 		return -ENOMEM;
 	m = &enc->maps[enc->maps_cnt];
 	perftools__profiles__mapping__init(m);
@@ -353,7 +353,7 @@ static int add_sample(const struct agg_stack *st, void *arg)
 	perftools__profiles__sample__init(s);
 	s->location_id = &enc->sample_locs[enc->sample_locs_used];
 	s->n_location_id = st->n;
-	for (j = 0; j < st->n; j++)	/* leaf first */
+	for (j = 0; j < st->n; j++) /* leaf first */
 		s->location_id[j] = enc->loc_ids[st->locs[st->n - 1 - j]];
 	enc->sample_locs_used += st->n;
 	s->value = &enc->sample_values[2 * i];
@@ -468,8 +468,8 @@ static int gzip_bytes(const uint8_t *in, size_t in_sz, void **gz, size_t *gz_sz)
 
 	if (!out)
 		return -ENOMEM;
-	if (deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 16 + MAX_WBITS, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK) {
+	if (deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) !=
+	    Z_OK) {
 		free(out);
 		return -ENOMEM;
 	}

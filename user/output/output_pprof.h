@@ -20,10 +20,10 @@ struct pprof_label {
 };
 
 struct pprof_opts {
-	uint64_t freq_hz;	/* sampling rate: period = 1e9 / freq_hz ns of CPU per sample */
-	int64_t time_ns;	/* start of the profile, CLOCK_REALTIME ns since the epoch */
-	int64_t duration_ns;	/* its length, ns */
-	const char *comment;	/* e.g. the command line; NULL: none */
+	uint64_t freq_hz;    /* sampling rate: period = 1e9 / freq_hz ns of CPU per sample */
+	int64_t time_ns;     /* start of the profile, CLOCK_REALTIME ns since the epoch */
+	int64_t duration_ns; /* its length, ns */
+	const char *comment; /* e.g. the command line; NULL: none */
 	/* What the profile is of (service_name, exe, pod...): a string label of every sample, as
 	 * Pyroscope (series labels it lacks) and Parca read them, and a "key=value" comment each
 	 * (go tool pprof -comments). labels_cnt of them; borrowed for the call. */

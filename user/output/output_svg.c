@@ -11,7 +11,7 @@ struct svg_ctx {
 	const char **names;
 	enum frame_kind *kinds;
 	size_t cap;
-	uint64_t samples;	/* added */
+	uint64_t samples; /* added */
 };
 
 static int add_stack(const struct agg_frame *frames, size_t n, uint64_t count,

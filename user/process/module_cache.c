@@ -25,12 +25,12 @@ struct id_alias {
 };
 
 struct module_cache {
-	struct elf_entry *entries;	/* uthash by id */
-	struct elf_entry *by_build_id;	/* the same entries, by build-id */
-	struct id_alias *aliases;	/* uthash by id */
+	struct elf_entry *entries;     /* uthash by id */
+	struct elf_entry *by_build_id; /* the same entries, by build-id */
+	struct id_alias *aliases;      /* uthash by id */
 	struct elf_entry *vdso;
-	void *vdso_image;		/* malloc'd copy of our vdso: libelf may write PRIVATE data */
-	uint64_t opened;		/* files parsed */
+	void *vdso_image; /* malloc'd copy of our vdso: libelf may write PRIVATE data */
+	uint64_t opened;  /* files parsed */
 };
 
 struct module_cache *module_cache__new(void)
@@ -167,7 +167,7 @@ static struct elf_entry *entry__new(const char *map_path)
 	slash = strrchr(e->path, '/');
 	e->name = slash ? slash + 1 : e->path;
 	e->fd = -1;
-	e->refcnt = 1;	/* the cache's own */
+	e->refcnt = 1; /* the cache's own */
 	return e;
 }
 
@@ -183,7 +183,7 @@ static void file_id__set(struct file_id *id, const struct stat *st)
 }
 
 static struct elf_entry *cache__get(struct module_cache *mc, const char *open_path,
-				     const char *map_path, bool check, uint64_t dev, uint64_t ino)
+				    const char *map_path, bool check, uint64_t dev, uint64_t ino)
 {
 	struct elf_entry *e = NULL, *same = NULL;
 	struct id_alias *alias = NULL;
@@ -431,7 +431,8 @@ struct symtab *elf_entry__symtab(struct elf_entry *e)
 	if (!e->symtab_tried) {
 		e->symtab_tried = true;
 		if (elf_entry__changed(e)) {
-			pr_debug("read symbols of %s: the file changed since it was opened", e->path);
+			pr_debug("read symbols of %s: the file changed since it was opened",
+				 e->path);
 			return NULL;
 		}
 		e->symtab = symtab__new(e->elf, e->path[0] == '/' ? e->path : NULL);

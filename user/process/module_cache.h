@@ -13,18 +13,18 @@
 struct file_id {
 	uint64_t dev;
 	uint64_t ino;
-	uint64_t size;		/* bytes */
+	uint64_t size; /* bytes */
 	int64_t mtime_ns;
 	int64_t ctime_ns;
 };
 
 /* One PT_LOAD segment of the file (ELF program header). */
 struct elf_load {
-	uint64_t vaddr;		/* p_vaddr */
-	uint64_t offset;	/* p_offset */
-	uint64_t filesz;	/* p_filesz, bytes */
-	uint64_t memsz;		/* p_memsz, bytes */
-	uint64_t align;		/* p_align */
+	uint64_t vaddr;	 /* p_vaddr */
+	uint64_t offset; /* p_offset */
+	uint64_t filesz; /* p_filesz, bytes */
+	uint64_t memsz;	 /* p_memsz, bytes */
+	uint64_t align;	 /* p_align */
 };
 
 struct symtab;
@@ -38,27 +38,27 @@ struct symtab;
  * (docs/design.md, "Sharing ELF files").
  */
 struct elf_entry {
-	struct file_id id;		/* hash key */
-	char *path;			/* the path as the process mapped it ("[vdso]" for the vdso) */
-	const char *name;		/* basename of path, for "module+0xOFF" frames */
+	struct file_id id; /* hash key */
+	char *path;	   /* the path as the process mapped it ("[vdso]" for the vdso) */
+	const char *name;  /* basename of path, for "module+0xOFF" frames */
 	Elf *elf;
-	int fd;				/* elf's file; -1 for the vdso (an in-memory image) */
-	bool is_dyn;			/* ET_DYN (shared object, PIE) */
-	uint64_t entry;			/* e_entry */
-	uint8_t build_id[20];		/* NT_GNU_BUILD_ID (first 20 bytes), when the file has one */
+	int fd;		      /* elf's file; -1 for the vdso (an in-memory image) */
+	bool is_dyn;	      /* ET_DYN (shared object, PIE) */
+	uint64_t entry;	      /* e_entry */
+	uint8_t build_id[20]; /* NT_GNU_BUILD_ID (first 20 bytes), when the file has one */
 	uint8_t build_id_sz;
-	struct elf_load *loads;		/* PT_LOAD segments, in file order */
+	struct elf_load *loads; /* PT_LOAD segments, in file order */
 	size_t loads_cnt;
-	struct symtab *symtab;		/* function symbols, built at the first lookup */
+	struct symtab *symtab; /* function symbols, built at the first lookup */
 	bool symtab_tried;
-	void *cfi;			/* fast-path unwind rows (cfi_table.c), at the first use */
+	void *cfi; /* fast-path unwind rows (cfi_table.c), at the first use */
 	void (*cfi_free)(void *cfi);
-	void *dbg;			/* DWARF lines and inline frames (debuginfo.c) */
+	void *dbg; /* DWARF lines and inline frames (debuginfo.c) */
 	void (*dbg_free)(void *dbg);
 	int refcnt;
-	uint64_t last_use_ns;		/* CLOCK_MONOTONIC of the last reference taken */
+	uint64_t last_use_ns; /* CLOCK_MONOTONIC of the last reference taken */
 	UT_hash_handle hh;
-	UT_hash_handle hh_build_id;	/* by build_id, when it has one */
+	UT_hash_handle hh_build_id; /* by build_id, when it has one */
 };
 
 struct module_cache;

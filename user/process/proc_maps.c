@@ -156,8 +156,7 @@ static int mapping_cmp(const void *a, const void *b)
 
 static int read_stream(FILE *f, bool exec_only, struct proc_mapping **mappings, size_t *cnt);
 
-int proc_maps__read(const char *path, bool exec_only, struct proc_mapping **mappings,
-		    size_t *cnt)
+int proc_maps__read(const char *path, bool exec_only, struct proc_mapping **mappings, size_t *cnt)
 {
 	FILE *f;
 	int err;
@@ -266,8 +265,8 @@ void proc_maps__free(struct proc_mapping *mappings, size_t cnt)
 /* One line of a mountinfo file (proc(5)): the fields bpfprof uses, unescaped in place. */
 struct mountinfo_line {
 	unsigned int major, minor;
-	char *root;		/* the directory of the filesystem mounted */
-	char *mount_point;	/* relative to the reader's root */
+	char *root;	   /* the directory of the filesystem mounted */
+	char *mount_point; /* relative to the reader's root */
 };
 
 /* Undoes the kernel's octal escapes (\040 for a space, \012, \134) in place. */
@@ -348,8 +347,9 @@ static char *host_path_of(unsigned int major, unsigned int minor, const char *fs
 		below = path_below(fs_dir, m.root);
 		if (!below)
 			continue;
-		if (asprintf(&path, "%s%s", strcmp(m.mount_point, "/") || !*below ?
-			     m.mount_point : "", below) < 0) {
+		if (asprintf(&path, "%s%s",
+			     strcmp(m.mount_point, "/") || !*below ? m.mount_point : "",
+			     below) < 0) {
 			path = NULL;
 			break;
 		}
@@ -377,7 +377,7 @@ int proc_maps__host_root(uint32_t pid, char **root)
 	if (stat(proc_root, &want))
 		return errno == ESRCH ? -ENOENT : -errno;
 	if (!stat("/", &self) && self.st_dev == want.st_dev && self.st_ino == want.st_ino)
-		return 0;	/* bpfprof's own root */
+		return 0; /* bpfprof's own root */
 	/* A chroot in this mount namespace: its path from here. */
 	n = readlink(proc_root, link, sizeof(link) - 1);
 	if (n > 1 && link[0] == '/') {

@@ -7,22 +7,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PROC_MAPPING_R		(1u << 0)
-#define PROC_MAPPING_W		(1u << 1)
-#define PROC_MAPPING_X		(1u << 2)
-#define PROC_MAPPING_SHARED	(1u << 3)	/* 's' in the perms column, else private */
+#define PROC_MAPPING_R	    (1u << 0)
+#define PROC_MAPPING_W	    (1u << 1)
+#define PROC_MAPPING_X	    (1u << 2)
+#define PROC_MAPPING_SHARED (1u << 3) /* 's' in the perms column, else private */
 
 /* One line of /proc/PID/maps: "start-end perms offset major:minor inode   path". */
 struct proc_mapping {
-	uint64_t start;		/* first byte, virtual address */
-	uint64_t end;		/* one past the last byte */
-	uint64_t pgoff;		/* file offset of start, bytes */
+	uint64_t start; /* first byte, virtual address */
+	uint64_t end;	/* one past the last byte */
+	uint64_t pgoff; /* file offset of start, bytes */
 	uint32_t dev_major;
 	uint32_t dev_minor;
-	uint64_t inode;		/* 0 for anonymous memory */
-	uint32_t prot;		/* PROC_MAPPING_* */
-	bool deleted;		/* the path had " (deleted)" (stripped from path) */
-	char *path;		/* malloc'd; NULL when the column is empty; "[vdso]", "[stack]"... */
+	uint64_t inode; /* 0 for anonymous memory */
+	uint32_t prot;	/* PROC_MAPPING_* */
+	bool deleted;	/* the path had " (deleted)" (stripped from path) */
+	char *path;	/* malloc'd; NULL when the column is empty; "[vdso]", "[stack]"... */
 };
 
 /*
@@ -39,8 +39,7 @@ void proc_mapping__clear(struct proc_mapping *m);
  * proc_maps__free()). Returns 0 or a negative errno: -ENOENT when the process is gone.
  * Malformed lines are skipped.
  */
-int proc_maps__read(const char *path, bool exec_only, struct proc_mapping **mappings,
-		    size_t *cnt);
+int proc_maps__read(const char *path, bool exec_only, struct proc_mapping **mappings, size_t *cnt);
 void proc_maps__free(struct proc_mapping *mappings, size_t cnt);
 
 /* proc_maps__read() on text already read (len bytes, a whole maps file). */
@@ -66,8 +65,7 @@ int proc_maps__host_root(uint32_t pid, char **root);
  * it. proc_maps__text_root() finds it in text (len bytes): 0 with *root malloc'd or NULL, or
  * -ENOMEM. A root holding a newline is never added.
  */
-#define PROC_MAPS_ROOT_LINE	"root "
+#define PROC_MAPS_ROOT_LINE "root "
 int proc_maps__text_root(const char *text, size_t len, char **root);
-
 
 #endif /* BPFPROF_PROC_MAPS_H */

@@ -17,13 +17,13 @@
 #include "util/util.h"
 
 struct proc_table {
-	struct proc *procs;		/* uthash by tgid */
+	struct proc *procs; /* uthash by tgid */
 	struct module_cache *modules;
-	Elf *ref_elf;			/* /proc/self/exe: picks libdwfl's x86_64 backend */
+	Elf *ref_elf; /* /proc/self/exe: picks libdwfl's x86_64 backend */
 	int ref_fd;
 	struct proc_table_opts opts;
-	struct proc_stats freed;	/* stats of freed processes */
-	bool rescan_on_miss;		/* mapping events were lost */
+	struct proc_stats freed; /* stats of freed processes */
+	bool rescan_on_miss;	 /* mapping events were lost */
 	uint64_t batches;
 	uint64_t maps_reads;
 	uint64_t maps_rescans;
@@ -53,8 +53,8 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
  * libc6-dbg installed). Unwinding uses .eh_frame, and .debug_frame when the file itself
  * has it; symbols come from the shared symtab, which reads a debug file once per file.
  */
-static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
-			  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file,
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
 	return -1;
@@ -209,8 +209,8 @@ int proc_table__read_maps(uint32_t tgid, char **text, size_t *len)
 static bool mapping__same(const struct proc_mapping_ref *a, const struct proc_mapping *b)
 {
 	return a->start == b->start && a->end == b->end && a->pgoff == b->pgoff &&
-	       a->inode == b->inode && a->deleted == b->deleted &&
-	       !a->path == !b->path && (!a->path || !strcmp(a->path, b->path));
+	       a->inode == b->inode && a->deleted == b->deleted && !a->path == !b->path &&
+	       (!a->path || !strcmp(a->path, b->path));
 }
 
 static struct proc_mapping_ref *maps__find(struct proc_mapping_ref *maps, size_t cnt, uint64_t pc)
@@ -258,7 +258,8 @@ static void proc__sync_modules(struct proc *p, uint64_t start, uint64_t end, boo
 	dwfl_report_begin(p->dwfl);
 	for (i = 0; i < p->maps_cnt; i++) {
 		m = &p->maps[i];
-		if (m->reported && !dwfl_report_module(p->dwfl, m->entry->path, m->mod_lo, m->mod_hi))
+		if (m->reported &&
+		    !dwfl_report_module(p->dwfl, m->entry->path, m->mod_lo, m->mod_hi))
 			m->reported = false;
 	}
 	dwfl_report_end(p->dwfl, NULL, NULL);
@@ -358,8 +359,8 @@ static int proc__scan(struct proc *p)
 	p->last_scan_ns = now_ns();
 	p->maps_read = true;
 	p->table->maps_reads++;
-	err = o->maps_text ? o->maps_text(o->maps_ctx, p->tgid, &text, &len)
-			   : proc_table__read_maps(p->tgid, &text, &len);
+	err = o->maps_text ? o->maps_text(o->maps_ctx, p->tgid, &text, &len) :
+			     proc_table__read_maps(p->tgid, &text, &len);
 	if (!err) {
 		free(p->root);
 		err = proc_maps__text_root(text, len, &p->root);
@@ -478,7 +479,7 @@ int proc_table__mmap(struct proc_table *pt, const struct mmap_record *rec, const
 	int err;
 
 	if (pt->opts.lazy_maps && (!p || !p->maps_read))
-		return 0;	/* its first sample reads its maps */
+		return 0; /* its first sample reads its maps */
 	if (!p)
 		return -ENOMEM;
 	/* A process seen for the first time: what it mapped before bpfprof started. */
@@ -487,7 +488,7 @@ int proc_table__mmap(struct proc_table *pt, const struct mmap_record *rec, const
 	old = maps__find(p->maps, p->maps_cnt, m.start);
 	if (old && old->start == m.start && old->end == m.end && old->pgoff == m.pgoff &&
 	    old->inode == m.inode && old->dev == m.dev)
-		return 0;	/* already known (the maps read at exec saw it) */
+		return 0; /* already known (the maps read at exec saw it) */
 	/* Without a path (anonymous memory, or a path BPF could not walk), the file is still
 	 * reached by inode. */
 	if (path) {
@@ -551,8 +552,8 @@ void proc_table__events_lost(struct proc_table *pt)
 
 /* ELF files kept open while no process maps them (a build runs the same compiler over and
  * over), and how long an unused one stays at least. */
-#define MODULE_CACHE_UNUSED_MAX	256
-#define MODULE_CACHE_MIN_AGE_NS	(30 * 1000000000ull)
+#define MODULE_CACHE_UNUSED_MAX 256
+#define MODULE_CACHE_MIN_AGE_NS (30 * 1000000000ull)
 
 void proc_table__end_batch(struct proc_table *pt)
 {
@@ -664,7 +665,8 @@ static void mapping__open(struct proc *p, struct proc_mapping_ref *m)
 			m->entry = module_cache__get_checked(mc, path, m->path, m->dev, m->inode);
 		}
 		if (!m->entry && m->path)
-			m->entry = module_cache__get_checked(mc, m->path, m->path, m->dev, m->inode);
+			m->entry =
+				module_cache__get_checked(mc, m->path, m->path, m->dev, m->inode);
 	}
 	if (!m->entry) {
 		if (m->path)
@@ -702,8 +704,8 @@ static void mapping__report(struct proc *p, struct proc_mapping_ref *m, uint64_t
 		m->mod_lo = lo;
 		m->mod_hi = hi;
 	} else {
-		pr_debug("report %s [0x%" PRIx64 ", 0x%" PRIx64 ") in %u: %s", m->entry->path,
-			 lo, hi, p->tgid, dwfl_errmsg(-1));
+		pr_debug("report %s [0x%" PRIx64 ", 0x%" PRIx64 ") in %u: %s", m->entry->path, lo,
+			 hi, p->tgid, dwfl_errmsg(-1));
 		m->mod_lo = m->mod_hi = 0;
 	}
 	dwfl_report_end(p->dwfl, NULL, NULL);

@@ -24,48 +24,48 @@
 
 /* One executable mapping of a process. */
 struct proc_mapping_ref {
-	uint64_t start;		/* [start, end): virtual addresses */
+	uint64_t start; /* [start, end): virtual addresses */
 	uint64_t end;
-	uint64_t pgoff;		/* file offset of start, bytes */
-	uint64_t dev;		/* st_dev of the file (makedev(major, minor)) */
-	uint64_t inode;		/* 0 for anonymous memory */
-	char *path;		/* as in /proc/PID/maps; NULL for anonymous memory */
+	uint64_t pgoff; /* file offset of start, bytes */
+	uint64_t dev;	/* st_dev of the file (makedev(major, minor)) */
+	uint64_t inode; /* 0 for anonymous memory */
+	char *path;	/* as in /proc/PID/maps; NULL for anonymous memory */
 	bool deleted;
-	struct elf_entry *entry;/* opened at the first pc inside; NULL until then */
-	bool open_failed;	/* do not retry opening */
-	uint64_t bias;		/* load bias, valid with entry */
-	bool reported;		/* a Dwfl module covers it: */
-	uint64_t mod_lo;	/* the module's bounds, as reported */
+	struct elf_entry *entry; /* opened at the first pc inside; NULL until then */
+	bool open_failed;	 /* do not retry opening */
+	uint64_t bias;		 /* load bias, valid with entry */
+	bool reported;		 /* a Dwfl module covers it: */
+	uint64_t mod_lo;	 /* the module's bounds, as reported */
 	uint64_t mod_hi;
 };
 
 struct proc_stats {
-	uint64_t samples;		/* samples handled */
-	uint64_t root;			/* of which unwound to the outermost frame */
+	uint64_t samples; /* samples handled */
+	uint64_t root;	  /* of which unwound to the outermost frame */
 	uint64_t stops[UNWIND_STOP_CNT];
 };
 
 struct proc {
 	uint32_t tgid;
-	char comm[17];			/* the process's comm at its last exec or sample */
-	struct proc_mapping_ref *maps;	/* sorted by start, non-overlapping */
+	char comm[17];		       /* the process's comm at its last exec or sample */
+	struct proc_mapping_ref *maps; /* sorted by start, non-overlapping */
 	size_t maps_cnt;
 	size_t maps_cap;
-	bool maps_read;			/* /proc/PID/maps was read at least once */
-	uint64_t last_scan_ns;		/* CLOCK_MONOTONIC of the last maps read */
-	uint64_t sample_time_ns;	/* time of the sample being handled (record time_ns) */
-	bool exited;			/* its exit record was handled: freed at end of batch */
-	uint64_t last_seen_ns;		/* CLOCK_MONOTONIC of its last record */
-	Dwfl *dwfl;			/* created at the first sample that needs it */
-	bool in_unwind;			/* inside unwind__sample(): the Dwfl must stay */
-	bool dwfl_stale;		/* drop the Dwfl when the unwind ends */
-	struct unwind_ctx ctx;		/* fixed address: libdwfl keeps a pointer to it */
+	bool maps_read;		 /* /proc/PID/maps was read at least once */
+	uint64_t last_scan_ns;	 /* CLOCK_MONOTONIC of the last maps read */
+	uint64_t sample_time_ns; /* time of the sample being handled (record time_ns) */
+	bool exited;		 /* its exit record was handled: freed at end of batch */
+	uint64_t last_seen_ns;	 /* CLOCK_MONOTONIC of its last record */
+	Dwfl *dwfl;		 /* created at the first sample that needs it */
+	bool in_unwind;		 /* inside unwind__sample(): the Dwfl must stay */
+	bool dwfl_stale;	 /* drop the Dwfl when the unwind ends */
+	struct unwind_ctx ctx;	 /* fixed address: libdwfl keeps a pointer to it */
 	struct proc_table *table;
 	struct proc_stats stats;
-	struct stack_size_state copy;	/* its stack copy size (stack_size.c) */
-	struct perf_map *perf_map;	/* JIT names (perf_map__resolve()); NULL until needed */
-	uint64_t modules_dropped;	/* module sets rebuilt after a mapping change */
-	char *root;			/* its root when not bpfprof's (proc_maps__host_root()),
+	struct stack_size_state copy; /* its stack copy size (stack_size.c) */
+	struct perf_map *perf_map;    /* JIT names (perf_map__resolve()); NULL until needed */
+	uint64_t modules_dropped;     /* module sets rebuilt after a mapping change */
+	char *root;		      /* its root when not bpfprof's (proc_maps__host_root()),
 					 * from its last maps read; NULL otherwise */
 	UT_hash_handle hh;
 };
@@ -80,7 +80,7 @@ typedef int (*proc_maps_text_fn)(void *ctx, uint32_t tgid, char **text, size_t *
 int proc_table__read_maps(uint32_t tgid, char **text, size_t *len);
 
 struct proc_table_opts {
-	proc_maps_text_fn maps_text;	/* NULL: proc_table__read_maps() */
+	proc_maps_text_fn maps_text; /* NULL: proc_table__read_maps() */
 	void *maps_ctx;
 	/* Minimum time between two re-reads of one process's maps. A re-read happens only for a
 	 * pc in no known mapping of a sample taken after the last read. */
@@ -145,13 +145,13 @@ struct proc *proc_table__first(struct proc_table *pt);
 struct proc *proc_table__next(struct proc *p);
 /* Counters of the table's work, for --stats. */
 struct proc_table_counts {
-	unsigned int procs;		/* processes tracked now */
-	unsigned int dwfls;		/* Dwfls open now */
-	unsigned int files;		/* ELF files cached now */
-	uint64_t files_opened;		/* ELF files opened and parsed in all */
-	uint64_t maps_reads;		/* /proc/PID/maps reads: first record, exec */
-	uint64_t maps_rescans;		/* of which re-reads on a pc in no mapping */
-	uint64_t swept;			/* processes gone without an exit record */
+	unsigned int procs;    /* processes tracked now */
+	unsigned int dwfls;    /* Dwfls open now */
+	unsigned int files;    /* ELF files cached now */
+	uint64_t files_opened; /* ELF files opened and parsed in all */
+	uint64_t maps_reads;   /* /proc/PID/maps reads: first record, exec */
+	uint64_t maps_rescans; /* of which re-reads on a pc in no mapping */
+	uint64_t swept;	       /* processes gone without an exit record */
 };
 
 void proc_table__counts(struct proc_table *pt, struct proc_table_counts *c);

@@ -17,7 +17,7 @@ struct string_entry {
 /* The hash key of a location: no padding, so it can be hashed as bytes. */
 struct loc_key {
 	uint64_t addr;
-	uint64_t entry;		/* (uintptr_t)entry */
+	uint64_t entry; /* (uintptr_t)entry */
 	uint32_t kind;
 	uint32_t name;
 };
@@ -34,21 +34,21 @@ struct loc_entry {
 
 struct stack_entry {
 	UT_hash_handle hh;
-	struct agg_stack st;	/* pid .. locs[] is the key, count is not */
+	struct agg_stack st; /* pid .. locs[] is the key, count is not */
 };
 
 #define STACK_KEY_OFF offsetof(struct agg_stack, pid)
 
 struct aggregate {
-	struct string_entry *strings;	/* by s */
+	struct string_entry *strings; /* by s */
 	struct string_entry **str_by_id;
 	size_t str_cnt, str_cap;
-	struct loc_entry *loc_hash;	/* by key */
-	struct loc_entry *loc_keys;	/* by id: stable storage of the hash nodes... */
-	struct agg_location *locs;	/* ... and of the locations, both loc_cap long */
+	struct loc_entry *loc_hash; /* by key */
+	struct loc_entry *loc_keys; /* by id: stable storage of the hash nodes... */
+	struct agg_location *locs;  /* ... and of the locations, both loc_cap long */
 	size_t loc_cnt, loc_cap;
-	uint32_t loc_cache[1u << LOC_CACHE_BITS];	/* location id + 1, or 0 */
-	uint32_t symbolized;		/* locations [0, symbolized) went through the symbolizer */
+	uint32_t loc_cache[1u << LOC_CACHE_BITS]; /* location id + 1, or 0 */
+	uint32_t symbolized; /* locations [0, symbolized) went through the symbolizer */
 	struct stack_entry *stacks;
 	uint64_t samples;
 	aggregate_symbolize_fn symbolize;
@@ -154,7 +154,10 @@ int64_t aggregate__location(struct aggregate *agg, enum frame_kind kind, struct 
 			    uint64_t addr, uint32_t name)
 {
 	struct loc_key key = {
-		.addr = addr, .entry = (uintptr_t)entry, .kind = kind, .name = name,
+		.addr = addr,
+		.entry = (uintptr_t)entry,
+		.kind = kind,
+		.name = name,
 	};
 	uint64_t h = (addr ^ key.entry ^ ((uint64_t)name << 32 | kind)) * 0x9e3779b97f4a7c15ull;
 	uint32_t *slot = &agg->loc_cache[h >> (64 - LOC_CACHE_BITS)];
@@ -342,7 +345,7 @@ int aggregate__for_each_frames(const struct aggregate *agg, aggregate_frames_fn 
 				ret = -ENOMEM;
 				goto out;
 			}
-			if (!l->lines_cnt) {	/* not symbolized yet */
+			if (!l->lines_cnt) { /* not symbolized yet */
 				frames[n].name = l->name == AGG_NO_NAME ? 0 : l->name;
 				frames[n++].kind = l->kind;
 				continue;

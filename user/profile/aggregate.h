@@ -18,10 +18,10 @@ struct elf_entry;
 /* Frame kinds, for outputs that tell them apart (folded suffixes, colours). */
 enum frame_kind {
 	FRAME_USER,
-	FRAME_KERNEL,	/* folded suffix "_[k]" */
-	FRAME_COMM,	/* the process name at the root of a folded stack */
-	FRAME_INLINE,	/* a function inlined into its caller (folded suffix "_[i]") */
-	FRAME_JIT,	/* a symbol of a JIT's perf map (folded suffix "_[j]") */
+	FRAME_KERNEL, /* folded suffix "_[k]" */
+	FRAME_COMM,   /* the process name at the root of a folded stack */
+	FRAME_INLINE, /* a function inlined into its caller (folded suffix "_[i]") */
+	FRAME_JIT,    /* a symbol of a JIT's perf map (folded suffix "_[j]") */
 };
 
 /* "No string": a location added without a name, to be symbolized. */
@@ -29,40 +29,39 @@ enum frame_kind {
 
 /* One source-level frame of a location (pprof Line). */
 struct agg_line {
-	uint32_t function;	/* string id of the function's name, as every output shows it */
-	uint32_t file;		/* string id of its source file; 0 ("") when unknown */
-	uint32_t line;		/* source line, 0 when unknown */
-	uint32_t system_name;	/* string id of the name as the ELF file spells it (mangled:
+	uint32_t function;    /* string id of the function's name, as every output shows it */
+	uint32_t file;	      /* string id of its source file; 0 ("") when unknown */
+	uint32_t line;	      /* source line, 0 when unknown */
+	uint32_t system_name; /* string id of the name as the ELF file spells it (mangled:
 				 * pprof's Function.system_name); 0 when it is function's */
 };
 
 /* Where one frame is (pprof Location). */
 struct agg_location {
-	enum frame_kind kind;		/* FRAME_USER, FRAME_KERNEL or FRAME_JIT */
-	uint32_t name;			/* string id given when added, or AGG_NO_NAME */
-	struct elf_entry *entry;	/* the ELF file (a reference the aggregate holds), or NULL */
-	uint64_t addr;			/* ELF virtual address in entry (the call, not the return
+	enum frame_kind kind;	 /* FRAME_USER, FRAME_KERNEL or FRAME_JIT */
+	uint32_t name;		 /* string id given when added, or AGG_NO_NAME */
+	struct elf_entry *entry; /* the ELF file (a reference the aggregate holds), or NULL */
+	uint64_t addr;		 /* ELF virtual address in entry (the call, not the return
 					 * address), kernel address, or 0 */
-	struct agg_line *lines;		/* innermost first (an inlined function before the one
+	struct agg_line *lines;	 /* innermost first (an inlined function before the one
 					 * it was inlined into); NULL until symbolized */
 	uint32_t lines_cnt;
 };
 
 /* One unique sample key and its count (pprof Sample). */
 struct agg_stack {
-	uint64_t count;			/* samples */
+	uint64_t count; /* samples */
 	uint32_t pid, tid;
-	uint32_t comm;			/* string id of the thread's name */
-	uint32_t n;			/* locations */
-	uint32_t locs[];		/* location ids, root first */
+	uint32_t comm;	 /* string id of the thread's name */
+	uint32_t n;	 /* locations */
+	uint32_t locs[]; /* location ids, root first */
 };
 
 /*
  * Fills in lines (aggregate__set_lines()) for the locations without them, ids [from, to).
  * Returns 0 or a negative errno.
  */
-typedef int (*aggregate_symbolize_fn)(struct aggregate *agg, uint32_t from, uint32_t to,
-				      void *arg);
+typedef int (*aggregate_symbolize_fn)(struct aggregate *agg, uint32_t from, uint32_t to, void *arg);
 
 struct aggregate *aggregate__new(void);
 /* Frees the aggregate and drops its references on ELF files: before the process table whose
@@ -113,7 +112,7 @@ int aggregate__symbolize(struct aggregate *agg);
 
 /* One frame of a stack as the folded and flame graph outputs show it. */
 struct agg_frame {
-	uint32_t name;		/* string id */
+	uint32_t name; /* string id */
 	enum frame_kind kind;
 };
 

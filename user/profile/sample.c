@@ -22,9 +22,9 @@ struct sample_handler {
 	const struct ksyms *ks;
 	struct aggregate *agg;
 	struct sample_handler_opts opts;
-	struct unwind_frame *frames;	/* opts.max_frames */
-	uint32_t *locs;			/* location ids: max_frames + BPFPROF_KSTACK_MAX */
-	const char **modules;		/* module of each user frame, for --stats */
+	struct unwind_frame *frames; /* opts.max_frames */
+	uint32_t *locs;		     /* location ids: max_frames + BPFPROF_KSTACK_MAX */
+	const char **modules;	     /* module of each user frame, for --stats */
 };
 
 static int symbolize_locations(struct aggregate *agg, uint32_t from, uint32_t to, void *arg);
@@ -154,8 +154,8 @@ static int64_t unnamed_function(struct aggregate *agg, struct elf_entry *e, uint
 }
 
 /* Fills line's names: function (NULL: unnamed) and system_name (mangled, or NULL). */
-static int line_names(struct aggregate *agg, const struct agg_location *l,
-		      struct agg_line *line, const char *function, const char *system_name)
+static int line_names(struct aggregate *agg, const struct agg_location *l, struct agg_line *line,
+		      const char *function, const char *system_name)
 {
 	int64_t id;
 
@@ -186,12 +186,12 @@ static int elf_location_lines(struct aggregate *agg, const struct agg_location *
 	uint64_t off;
 	int n, i, err;
 
-	n = !dwarf ? 0 : debuginfo__frames(e, l->addr, src, cap < SYMBOLIZE_MAX_INLINE ? cap :
-					   SYMBOLIZE_MAX_INLINE);
+	n = !dwarf ? 0 :
+		     debuginfo__frames(e, l->addr, src,
+				       cap < SYMBOLIZE_MAX_INLINE ? cap : SYMBOLIZE_MAX_INLINE);
 	for (i = 0; i < n; i++) {
 		lines[i] = (struct agg_line){ .line = src[i].line };
-		err = line_names(agg, l, &lines[i],
-				 src[i].function ? src[i].function : "[unknown]",
+		err = line_names(agg, l, &lines[i], src[i].function ? src[i].function : "[unknown]",
 				 src[i].system_name);
 		if (err)
 			return err;

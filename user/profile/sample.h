@@ -17,14 +17,14 @@ struct unwind_stats;
 #define SYMBOLIZE_MAX_INLINE 16
 
 struct sample_handler_opts {
-	uint32_t stack_cap;	/* copy size of samples without SAMPLE_F_STACK_CAPPED (older
+	uint32_t stack_cap;	     /* copy size of samples without SAMPLE_F_STACK_CAPPED (older
 				 * captures): a copy this long was cut, bytes */
-	struct stack_size_opts copy;	/* per-process copy sizes; zeroed: not learnt */
-	uint64_t debuginfod_wait_ns;	/* how long symbolization waits for downloads, ns */
-	uint32_t max_frames;	/* user frames kept per sample */
-	bool no_dwarf;		/* name frames from symbol tables only: no DWARF inline frames
+	struct stack_size_opts copy; /* per-process copy sizes; zeroed: not learnt */
+	uint64_t debuginfod_wait_ns; /* how long symbolization waits for downloads, ns */
+	uint32_t max_frames;	     /* user frames kept per sample */
+	bool no_dwarf;		     /* name frames from symbol tables only: no DWARF inline frames
 				 * or source lines (--no-inline) */
-	struct unwind_stats *stats; /* --stats counters (borrowed), or NULL */
+	struct unwind_stats *stats;  /* --stats counters (borrowed), or NULL */
 };
 
 struct sample_handler;

@@ -47,8 +47,10 @@ void stage_timers__print(FILE *fp)
 		t = &stage_timers[i];
 		if (!t->cnt)
 			continue;
-		fprintf(fp, "bpfprof: stage %s: %llu items, p50 < %.1f us, p99 < %.1f us, "
-			"total %.1f ms\n", stage_names[i], (unsigned long long)t->cnt,
-			quantile(t, 0.5) / 1e3, quantile(t, 0.99) / 1e3, t->total_ns / 1e6);
+		fprintf(fp,
+			"bpfprof: stage %s: %llu items, p50 < %.1f us, p99 < %.1f us, "
+			"total %.1f ms\n",
+			stage_names[i], (unsigned long long)t->cnt, quantile(t, 0.5) / 1e3,
+			quantile(t, 0.99) / 1e3, t->total_ns / 1e6);
 	}
 }

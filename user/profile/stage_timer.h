@@ -8,12 +8,12 @@
 
 /* The data path's steps, in order. */
 enum stage {
-	STAGE_DRAIN,		/* one ringbuf drain (ring_buffer__consume), per drain */
-	STAGE_EVENT,		/* process table: one fork/exec/exit/mmap/munmap record */
-	STAGE_UNWIND,		/* one sample's unwind (process table lookups included) */
-	STAGE_AGGREGATE,	/* one sample's frames turned into locations and counted */
-	STAGE_SYMBOLIZE,	/* one unique location named (at output time) */
-	STAGE_OUTPUT,		/* writing the output, once */
+	STAGE_DRAIN,	 /* one ringbuf drain (ring_buffer__consume), per drain */
+	STAGE_EVENT,	 /* process table: one fork/exec/exit/mmap/munmap record */
+	STAGE_UNWIND,	 /* one sample's unwind (process table lookups included) */
+	STAGE_AGGREGATE, /* one sample's frames turned into locations and counted */
+	STAGE_SYMBOLIZE, /* one unique location named (at output time) */
+	STAGE_OUTPUT,	 /* writing the output, once */
 	STAGE_CNT,
 };
 
@@ -21,7 +21,7 @@ enum stage {
 struct stage_timer {
 	uint64_t cnt;
 	uint64_t total_ns;
-	uint64_t buckets[64];	/* bucket i: durations in [2^i, 2^(i+1)) ns */
+	uint64_t buckets[64]; /* bucket i: durations in [2^i, 2^(i+1)) ns */
 };
 
 /* Process-wide timers (one thread owns the pipeline). Off unless enabled (--stats). */

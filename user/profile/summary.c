@@ -8,12 +8,12 @@
 struct func_count {
 	uint64_t self;
 	uint64_t total;
-	uint64_t seen;		/* last stack counted in total: 1 + stack index */
+	uint64_t seen; /* last stack counted in total: 1 + stack index */
 	enum frame_kind kind;
 };
 
 struct top_ctx {
-	struct func_count *f;	/* by string id */
+	struct func_count *f; /* by string id */
 	uint64_t stack_no;
 };
 
@@ -85,8 +85,10 @@ static void print_top(FILE *fp, const struct summary_input *in)
 
 			if (!v)
 				break;
-			kind = f->kind == FRAME_KERNEL ? "_[k]" : f->kind == FRAME_INLINE ? "_[i]" :
-			       f->kind == FRAME_JIT ? "_[j]" : "";
+			kind = f->kind == FRAME_KERNEL ? "_[k]" :
+			       f->kind == FRAME_INLINE ? "_[i]" :
+			       f->kind == FRAME_JIT    ? "_[j]" :
+							 "";
 			fprintf(fp, "bpfprof:   %6.2f%%  %8llu  %s%s\n", 100.0 * v / samples,
 				(unsigned long long)v, aggregate__str(agg, order[i]), kind);
 		}
@@ -112,8 +114,9 @@ void summary__print(FILE *fp, const struct summary_input *in)
 		for (i = 0; i < UNWIND_STOP_CNT; i++)
 			st.stops[i] += p->stats.stops[i];
 	}
-	fprintf(fp, "bpfprof: profiled %.2f s at %llu Hz: %llu samples received", in->duration_ns / 1e9,
-		(unsigned long long)in->freq_hz, (unsigned long long)cs->samples);
+	fprintf(fp, "bpfprof: profiled %.2f s at %llu Hz: %llu samples received",
+		in->duration_ns / 1e9, (unsigned long long)in->freq_hz,
+		(unsigned long long)cs->samples);
 	if (in->target_cpu_ns >= 0) {
 		double expected = in->target_cpu_ns / 1e9 * in->freq_hz;
 
@@ -121,14 +124,15 @@ void summary__print(FILE *fp, const struct summary_input *in)
 			in->target_cpu_ns / 1e9, expected > 0 ? 100.0 * cs->samples / expected : 0);
 	}
 	fprintf(fp, "\n");
-	fprintf(fp, "bpfprof: lost: %llu samples (ringbuf full), %llu task events; "
+	fprintf(fp,
+		"bpfprof: lost: %llu samples (ringbuf full), %llu task events; "
 		"%llu stack copies failed, %llu bad records\n",
 		(unsigned long long)b->lost, (unsigned long long)b->events_lost,
 		(unsigned long long)b->stack_copy_failed, (unsigned long long)cs->bad);
 	user_samples = st.samples - st.stops[UNWIND_STOP_NO_REGS];
 	if (user_samples) {
-		fprintf(fp, "bpfprof: unwound to root: %.1f%% of %llu user stacks", 100.0 * st.root /
-			user_samples, (unsigned long long)user_samples);
+		fprintf(fp, "bpfprof: unwound to root: %.1f%% of %llu user stacks",
+			100.0 * st.root / user_samples, (unsigned long long)user_samples);
 		const char *sep = "; stopped early:";
 
 		for (i = 0; i < UNWIND_STOP_CNT; i++) {
@@ -141,10 +145,11 @@ void summary__print(FILE *fp, const struct summary_input *in)
 		fprintf(fp, "\n");
 	}
 	proc_table__counts(in->pt, &counts);
-	fprintf(fp, "bpfprof: %llu unique stacks; %llu forks, %llu execs, %llu exits seen; "
-		"%u ELF files open\n", (unsigned long long)aggregate__stacks(in->agg),
-		(unsigned long long)cs->forks, (unsigned long long)cs->execs,
-		(unsigned long long)cs->exits, counts.files);
+	fprintf(fp,
+		"bpfprof: %llu unique stacks; %llu forks, %llu execs, %llu exits seen; "
+		"%u ELF files open\n",
+		(unsigned long long)aggregate__stacks(in->agg), (unsigned long long)cs->forks,
+		(unsigned long long)cs->execs, (unsigned long long)cs->exits, counts.files);
 	if (in->top)
 		print_top(fp, in);
 }

@@ -14,11 +14,11 @@ struct summary_input {
 	uint64_t duration_ns;		/* wall time profiled */
 	uint64_t freq_hz;		/* requested rate */
 	int64_t target_cpu_ns;		/* CPU time of the targets, or -1 if unknown */
-	const struct sample_stats *bpf;	/* counters of the BPF programs */
+	const struct sample_stats *bpf; /* counters of the BPF programs */
 	const struct consumer_stats *consumer;
-	struct aggregate *agg;		/* symbolized for the top functions */
+	struct aggregate *agg; /* symbolized for the top functions */
 	struct proc_table *pt;
-	unsigned int top;		/* functions listed by self and by total time */
+	unsigned int top; /* functions listed by self and by total time */
 };
 
 /* Prints "bpfprof: ..." lines to fp: duration, samples received vs expected, lost samples,

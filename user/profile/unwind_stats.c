@@ -20,9 +20,9 @@ struct proc_stats_entry {
 	uint64_t root;
 	uint64_t stops[UNWIND_STOP_CNT];
 	struct module_stats *modules;
-	uint64_t stack_samples;		/* samples with a stack copy */
-	uint64_t stack_bytes;		/* bytes copied */
-	uint64_t stack_truncated;	/* of them, unwinds that ran out of copied stack */
+	uint64_t stack_samples;	  /* samples with a stack copy */
+	uint64_t stack_bytes;	  /* bytes copied */
+	uint64_t stack_truncated; /* of them, unwinds that ran out of copied stack */
 	uint32_t copy_sz_last, copy_sz_max;
 	UT_hash_handle hh;
 };
@@ -85,8 +85,8 @@ static struct proc_stats_entry *proc__get(struct unwind_stats *us, uint32_t tgid
 	return p;
 }
 
-void unwind_stats__stack(struct unwind_stats *us, uint32_t tgid, uint32_t bytes,
-			 uint32_t copy_sz, bool truncated)
+void unwind_stats__stack(struct unwind_stats *us, uint32_t tgid, uint32_t bytes, uint32_t copy_sz,
+			 bool truncated)
 {
 	struct proc_stats_entry *p = proc__get(us, tgid);
 
@@ -163,13 +163,15 @@ void unwind_stats__print(const struct unwind_stats *us, FILE *fp, unsigned int m
 	qsort(v, n, sizeof(*v), by_samples);
 	for (i = 0; i < n && i < max_procs; i++) {
 		p = v[i];
-		fprintf(fp, "bpfprof: process %u (%s): %llu samples, %.1f%% to root; stops: ",
-			p->tgid, p->comm, (unsigned long long)p->samples,
+		fprintf(fp,
+			"bpfprof: process %u (%s): %llu samples, %.1f%% to root; stops: ", p->tgid,
+			p->comm, (unsigned long long)p->samples,
 			p->samples ? 100.0 * p->root / p->samples : 0.0);
 		print_stops(fp, p->stops, false);
 		fprintf(fp, "\n");
 		if (p->stack_samples)
-			fprintf(fp, "bpfprof:   stack copies: %.1f KiB on average, copy size %u KiB "
+			fprintf(fp,
+				"bpfprof:   stack copies: %.1f KiB on average, copy size %u KiB "
 				"at the end (largest %u KiB), %.1f%% of unwinds truncated\n",
 				p->stack_bytes / 1024.0 / p->stack_samples, p->copy_sz_last / 1024,
 				p->copy_sz_max / 1024,

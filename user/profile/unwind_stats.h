@@ -28,8 +28,8 @@ int unwind_stats__add(struct unwind_stats *us, uint32_t tgid, const char *comm,
 
 /* The stack copy of one sample of tgid: bytes copied, the copy size then in force, whether
  * its unwind ran out of copied stack. Counted in the process line of --stats. */
-void unwind_stats__stack(struct unwind_stats *us, uint32_t tgid, uint32_t bytes,
-			 uint32_t copy_sz, bool truncated);
+void unwind_stats__stack(struct unwind_stats *us, uint32_t tgid, uint32_t bytes, uint32_t copy_sz,
+			 bool truncated);
 
 /* Prints the lines of --stats: the max_procs processes with the most samples, each followed
  * by its modules, then how many processes were left out. */

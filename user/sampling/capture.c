@@ -8,12 +8,12 @@
 #include "output/output_file.h"
 
 /* Largest entry a reader accepts: a sample with the largest stack, or a big maps text. */
-#define CAPTURE_ENTRY_MAX	(64u << 20)
+#define CAPTURE_ENTRY_MAX (64u << 20)
 
 struct capture_writer {
 	struct output_file of;
 	struct capture_header hdr;
-	int err;		/* the first write error: every later write fails with it */
+	int err; /* the first write error: every later write fails with it */
 };
 
 /* One entry: a_sz + b_sz bytes, then padding. 0 or the first write error (negative errno). */
@@ -64,8 +64,8 @@ int capture_writer__record(struct capture_writer *w, const void *data, size_t sz
 	return write_entry(w, data, sz, NULL, 0);
 }
 
-int capture_writer__text(struct capture_writer *w, uint32_t type, uint32_t tgid,
-			 const char *text, size_t len)
+int capture_writer__text(struct capture_writer *w, uint32_t type, uint32_t tgid, const char *text,
+			 size_t len)
 {
 	struct capture_maps_record r = {
 		.hdr = { type, sizeof(r) + len },
@@ -76,8 +76,7 @@ int capture_writer__text(struct capture_writer *w, uint32_t type, uint32_t tgid,
 	return write_entry(w, &r, sizeof(r), text, len);
 }
 
-int capture_writer__close(struct capture_writer *w, int64_t start_realtime_ns,
-			  uint64_t duration_ns)
+int capture_writer__close(struct capture_writer *w, int64_t start_realtime_ns, uint64_t duration_ns)
 {
 	struct record_header end = { RECORD_CAPTURE_BATCH, sizeof(end) };
 	int err;
@@ -89,8 +88,8 @@ int capture_writer__close(struct capture_writer *w, int64_t start_realtime_ns,
 	if (start_realtime_ns > 0)
 		w->hdr.start_realtime_ns = start_realtime_ns;
 	/* The header again, now with the run's start and duration. */
-	if (!err && (fseek(w->of.fp, 0, SEEK_SET) ||
-		     fwrite(&w->hdr, sizeof(w->hdr), 1, w->of.fp) != 1))
+	if (!err &&
+	    (fseek(w->of.fp, 0, SEEK_SET) || fwrite(&w->hdr, sizeof(w->hdr), 1, w->of.fp) != 1))
 		err = -EIO;
 	if (err)
 		err = output_file__abort(&w->of, err);
@@ -102,8 +101,8 @@ int capture_writer__close(struct capture_writer *w, int64_t start_realtime_ns,
 
 struct capture_reader {
 	FILE *fp;
-	uint64_t *buf;		/* 8-byte aligned */
-	size_t cap;		/* bytes */
+	uint64_t *buf; /* 8-byte aligned */
+	size_t cap;    /* bytes */
 };
 
 struct capture_reader *capture_reader__open(const char *path, struct capture_header *hdr)
@@ -128,8 +127,7 @@ struct capture_reader *capture_reader__open(const char *path, struct capture_hea
 		err = -ENOTSUP;
 		goto fail;
 	}
-	if (fread((char *)hdr + CAPTURE_HDR_SZ_V1, sizeof(*hdr) - CAPTURE_HDR_SZ_V1, 1,
-		  r->fp) != 1)
+	if (fread((char *)hdr + CAPTURE_HDR_SZ_V1, sizeof(*hdr) - CAPTURE_HDR_SZ_V1, 1, r->fp) != 1)
 		goto fail;
 	return r;
 fail:

@@ -16,9 +16,9 @@
  * bytes: the file holds process memory, hence mode 0600), plus the capture-only records
  * below, in the order the consumer handled them.
  */
-#define CAPTURE_MAGIC		"BPFPROF"
+#define CAPTURE_MAGIC	"BPFPROF"
 /* 2 added start_realtime_ns; version 1 files are still read (start_realtime_ns 0). */
-#define CAPTURE_VERSION		2
+#define CAPTURE_VERSION 2
 
 /* The text of /proc/PID/maps as the process table read it (proc_table__read_maps(): with a
  * "root PATH" line for a process with a root of its own), before the record that made it read
@@ -26,33 +26,33 @@
 #define RECORD_CAPTURE_MAPS	100
 /* The text of /proc/kallsyms at the start (struct capture_text_record with tgid 0): BPF
  * programs' symbols change from one load to the next. First record of a capture. */
-#define RECORD_CAPTURE_KALLSYMS	102
+#define RECORD_CAPTURE_KALLSYMS 102
 /* The end of one ringbuf drain: exited processes are freed here (struct record_header). */
 #define RECORD_CAPTURE_BATCH	101
 
 /* The capture's process table read /proc/PID/maps lazily (proc_table_opts.lazy_maps, -a):
  * its replay must too, to ask for the recorded reads in the same order. */
-#define CAPTURE_F_LAZY_MAPS	(1u << 0)
+#define CAPTURE_F_LAZY_MAPS (1u << 0)
 
 struct capture_header {
-	char magic[8];		/* CAPTURE_MAGIC, NUL-padded */
-	__u32 version;		/* CAPTURE_VERSION */
-	__u32 hdr_sz;		/* sizeof(struct capture_header) */
-	__u32 stack_sz;		/* --stack-size of the capture, bytes */
-	__u32 flags;		/* CAPTURE_F_* (0 in captures of older versions) */
-	__u64 freq_hz;		/* -F of the capture */
-	__u64 start_ns;		/* CLOCK_MONOTONIC at the start */
-	__u64 duration_ns;	/* of the capture; 0 if it was not closed cleanly */
+	char magic[8];		 /* CAPTURE_MAGIC, NUL-padded */
+	__u32 version;		 /* CAPTURE_VERSION */
+	__u32 hdr_sz;		 /* sizeof(struct capture_header) */
+	__u32 stack_sz;		 /* --stack-size of the capture, bytes */
+	__u32 flags;		 /* CAPTURE_F_* (0 in captures of older versions) */
+	__u64 freq_hz;		 /* -F of the capture */
+	__u64 start_ns;		 /* CLOCK_MONOTONIC at the start */
+	__u64 duration_ns;	 /* of the capture; 0 if it was not closed cleanly */
 	__u64 start_realtime_ns; /* CLOCK_REALTIME at start_ns (pprof time_nanos); 0: unknown */
 };
 
 /* The header of a version 1 capture: up to duration_ns. */
-#define CAPTURE_HDR_SZ_V1	offsetof(struct capture_header, start_realtime_ns)
+#define CAPTURE_HDR_SZ_V1 offsetof(struct capture_header, start_realtime_ns)
 
 struct capture_maps_record {
-	struct record_header hdr;	/* RECORD_CAPTURE_MAPS, RECORD_CAPTURE_KALLSYMS */
-	__u32 tgid;			/* 0 for kallsyms */
-	__u32 len;			/* bytes of text */
+	struct record_header hdr; /* RECORD_CAPTURE_MAPS, RECORD_CAPTURE_KALLSYMS */
+	__u32 tgid;		  /* 0 for kallsyms */
+	__u32 len;		  /* bytes of text */
 	char text[];
 };
 
@@ -69,8 +69,8 @@ struct capture_writer *capture_writer__open(const char *path, const struct captu
 int capture_writer__record(struct capture_writer *w, const void *data, size_t sz);
 /* Appends a RECORD_CAPTURE_MAPS of tgid (or, type RECORD_CAPTURE_KALLSYMS, the kallsyms text
  * with tgid 0). 0 or -errno. */
-int capture_writer__text(struct capture_writer *w, uint32_t type, uint32_t tgid,
-			 const char *text, size_t len);
+int capture_writer__text(struct capture_writer *w, uint32_t type, uint32_t tgid, const char *text,
+			 size_t len);
 /* Sets the profiled run's CLOCK_REALTIME start (0: keep the one given at open) and duration,
  * flushes, renames into place and frees w. 0 or a negative errno, the first write error of
  * the capture's life (the temp file is removed then). NULL is fine. */

@@ -53,8 +53,9 @@ int consumer__handle(struct consumer *c, const void *data, size_t sz)
 	case RECORD_SAMPLE:
 		c->stats.samples++;
 		if (v.sample->stack_err)
-			pr_debug("sample of %u: stack copy error %d at sp-128 0x%llx", v.sample->tid,
-				 v.sample->stack_err, (unsigned long long)v.sample->regs[7] - 128);
+			pr_debug("sample of %u: stack copy error %d at sp-128 0x%llx",
+				 v.sample->tid, v.sample->stack_err,
+				 (unsigned long long)v.sample->regs[7] - 128);
 		err = sample_handler__handle(c->sh, v.sample);
 		break;
 	case RECORD_FORK:
@@ -70,7 +71,8 @@ int consumer__handle(struct consumer *c, const void *data, size_t sz)
 		break;
 	case RECORD_MMAP:
 		c->stats.mmaps++;
-		err = proc_table__mmap(c->pt, v.mmap, record__mmap_path(v.mmap, path, sizeof(path)));
+		err = proc_table__mmap(c->pt, v.mmap,
+				       record__mmap_path(v.mmap, path, sizeof(path)));
 		break;
 	case RECORD_MUNMAP:
 		c->stats.munmaps++;

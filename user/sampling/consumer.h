@@ -8,14 +8,14 @@
 #include "profile/sample.h"
 
 struct consumer_stats {
-	uint64_t samples;	/* RECORD_SAMPLE handled */
+	uint64_t samples; /* RECORD_SAMPLE handled */
 	uint64_t forks;
 	uint64_t execs;
 	uint64_t exits;
-	uint64_t mmaps;		/* RECORD_MMAP */
-	uint64_t munmaps;	/* RECORD_MUNMAP */
-	uint64_t bad;		/* records that failed decoding (counted, skipped) */
-	uint64_t errors;	/* records whose handling failed (out of memory) */
+	uint64_t mmaps;	  /* RECORD_MMAP */
+	uint64_t munmaps; /* RECORD_MUNMAP */
+	uint64_t bad;	  /* records that failed decoding (counted, skipped) */
+	uint64_t errors;  /* records whose handling failed (out of memory) */
 };
 
 struct consumer;

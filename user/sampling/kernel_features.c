@@ -13,8 +13,7 @@
 /* Versions: the mainline release that added each (kernel commit history, as in
  * bpf-helpers(7) and libbpf's feature probes). */
 static const struct kernel_feature_info infos[KF__CNT] = {
-	[KF_BTF] = { "BTF (/sys/kernel/btf/vmlinux, CONFIG_DEBUG_INFO_BTF)", "5.4", NULL,
-		     "btf" },
+	[KF_BTF] = { "BTF (/sys/kernel/btf/vmlinux, CONFIG_DEBUG_INFO_BTF)", "5.4", NULL, "btf" },
 	[KF_PERF_EVENT_PROG] = { "BPF programs on perf_events", "4.9", NULL, "perf_event" },
 	[KF_RINGBUF] = { "BPF ringbuf", "5.8", NULL, "ringbuf" },
 	[KF_CURRENT_TASK_BTF] = { "bpf_get_current_task_btf()", "5.11",
@@ -89,9 +88,9 @@ static bool helper(enum bpf_func_id id)
 }
 
 /* Capability numbers: include/uapi/linux/capability.h. */
-#define CAP_SYS_ADMIN_BIT	21
-#define CAP_PERFMON_BIT		38
-#define CAP_BPF_BIT		39
+#define CAP_SYS_ADMIN_BIT 21
+#define CAP_PERFMON_BIT	  38
+#define CAP_BPF_BIT	  39
 
 static void read_caps(struct kernel_features *kf)
 {
@@ -139,14 +138,14 @@ void kernel_features__probe(struct kernel_features *kf)
 		snprintf(kf->release, sizeof(kf->release), "%s", u.release);
 	read_caps(kf);
 	kf->have[KF_BTF] = !access("/sys/kernel/btf/vmlinux", R_OK);
-	kf->have[KF_PERF_EVENT_PROG] =
-		libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_PERF_EVENT, NULL) == 1;
+	kf->have[KF_PERF_EVENT_PROG] = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_PERF_EVENT, NULL) ==
+				       1;
 	kf->have[KF_RINGBUF] = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
 	kf->have[KF_CURRENT_TASK_BTF] = helper(BPF_FUNC_get_current_task_btf);
 	/* The map type (5.11) and its helpers in tracing programs (5.12). */
-	kf->have[KF_TASK_STORAGE] =
-		libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1 &&
-		helper(BPF_FUNC_task_storage_get);
+	kf->have[KF_TASK_STORAGE] = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) ==
+					    1 &&
+				    helper(BPF_FUNC_task_storage_get);
 	kf->have[KF_TASK_PT_REGS] = helper(BPF_FUNC_task_pt_regs);
 	kf->have[KF_FIND_VMA] = helper(BPF_FUNC_find_vma);
 	for (i = 0; i < KF__CNT; i++)
@@ -192,8 +191,10 @@ void kernel_features__print(const struct kernel_features *kf, FILE *out)
 			fprintf(out, "  fallback  %s (Linux %s): %s\n", fi->name, fi->since,
 				fi->fallback);
 		else if (fi->fallback)
-			fprintf(out, "  MISSING   %s (Linux %s): the fallbacks need mm->mm_rb (kernels "
-				"before 6.1), which this kernel lacks\n", fi->name, fi->since);
+			fprintf(out,
+				"  MISSING   %s (Linux %s): the fallbacks need mm->mm_rb (kernels "
+				"before 6.1), which this kernel lacks\n",
+				fi->name, fi->since);
 		else
 			fprintf(out, "  MISSING   %s (Linux %s): required\n", fi->name, fi->since);
 	}

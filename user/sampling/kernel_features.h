@@ -11,13 +11,13 @@
 #include <stdio.h>
 
 enum kernel_feature {
-	KF_BTF,			/* /sys/kernel/btf/vmlinux (CONFIG_DEBUG_INFO_BTF) */
-	KF_PERF_EVENT_PROG,	/* BPF_PROG_TYPE_PERF_EVENT */
-	KF_RINGBUF,		/* BPF_MAP_TYPE_RINGBUF */
-	KF_CURRENT_TASK_BTF,	/* bpf_get_current_task_btf() */
-	KF_TASK_STORAGE,	/* BPF_MAP_TYPE_TASK_STORAGE */
-	KF_TASK_PT_REGS,	/* bpf_task_pt_regs() */
-	KF_FIND_VMA,		/* bpf_find_vma() */
+	KF_BTF,		     /* /sys/kernel/btf/vmlinux (CONFIG_DEBUG_INFO_BTF) */
+	KF_PERF_EVENT_PROG,  /* BPF_PROG_TYPE_PERF_EVENT */
+	KF_RINGBUF,	     /* BPF_MAP_TYPE_RINGBUF */
+	KF_CURRENT_TASK_BTF, /* bpf_get_current_task_btf() */
+	KF_TASK_STORAGE,     /* BPF_MAP_TYPE_TASK_STORAGE */
+	KF_TASK_PT_REGS,     /* bpf_task_pt_regs() */
+	KF_FIND_VMA,	     /* bpf_find_vma() */
 	KF__CNT
 };
 
@@ -25,9 +25,9 @@ enum kernel_feature {
  * release that introduced it, and the fallback used without it (NULL: required). */
 struct kernel_feature_info {
 	const char *name;
-	const char *since;		/* "5.8" */
-	const char *fallback;		/* NULL: bpfprof cannot run without it */
-	const char *key;		/* short name for BPFPROF_TEST_NO_FEATURES */
+	const char *since;    /* "5.8" */
+	const char *fallback; /* NULL: bpfprof cannot run without it */
+	const char *key;      /* short name for BPFPROF_TEST_NO_FEATURES */
 };
 
 struct kernel_features {

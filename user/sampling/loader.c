@@ -43,7 +43,7 @@ static int capture_print(enum libbpf_print_level level, const char *fmt, va_list
 	text = len > room ? line + len - room : line;
 	len = strlen(text);
 	have = strlen(load_log->log);
-	if (have + len > room) {	/* drop the oldest bytes */
+	if (have + len > room) { /* drop the oldest bytes */
 		memmove(load_log->log, load_log->log + (have + len - room), room - len);
 		have = room - len;
 	}
@@ -64,8 +64,7 @@ static void classify(struct loader_error *e)
 	    strstr(e->log, "invalid CO-RE relocation"))
 		e->core = true;
 	/* The log's start may be gone: its end marker and the verifier's last line stay. */
-	if (!e->core && (strstr(e->log, "-- END PROG LOAD LOG --") ||
-			 strstr(e->log, "processed ")))
+	if (!e->core && (strstr(e->log, "-- END PROG LOAD LOG --") || strstr(e->log, "processed ")))
 		e->verifier = true;
 	while (p && !strstr(p, "load failed")) {
 		q = strstr(p + 1, "prog '");
@@ -200,14 +199,15 @@ void loader__report_error(const struct loader_error *e)
 	}
 	if (e->err == EOPNOTSUPP && missing != KF__CNT) {
 		fi = kernel_feature__info(missing);
-		if (fi->fallback)	/* a kernel >= 6.1 without a 5.17 feature */
+		if (fi->fallback) /* a kernel >= 6.1 without a 5.17 feature */
 			pr_warn("load BPF programs: this kernel (%s) has no %s (Linux %s), and its "
 				"fallback needs mm->mm_rb (kernels before 6.1), which it lacks too; "
-				"`bpfprof check` lists what it has", rel, fi->name, fi->since);
+				"`bpfprof check` lists what it has",
+				rel, fi->name, fi->since);
 		else
 			pr_warn("load BPF programs: this kernel (%s) has no %s (Linux %s): bpfprof "
-				"needs Linux >= 5.10; `bpfprof check` lists what it has", rel,
-				fi->name, fi->since);
+				"needs Linux >= 5.10; `bpfprof check` lists what it has",
+				rel, fi->name, fi->since);
 		return;
 	}
 	if (e->core) {
@@ -216,19 +216,23 @@ void loader__report_error(const struct loader_error *e)
 			e->prog[0] ? e->prog : "?", rel);
 	} else if (e->verifier) {
 		pr_warn("load BPF programs: the kernel's verifier refused program %s on this kernel "
-			"(%s): %s%s%s", e->prog[0] ? e->prog : "?", rel, strerror(e->err),
+			"(%s): %s%s%s",
+			e->prog[0] ? e->prog : "?", rel, strerror(e->err),
 			e->err == E2BIG ? " (too complex for this verifier)" : "",
 			log__enabled(LOG_DEBUG) ? "; its last lines:" :
-			"; run with -v for the verifier's last lines");
+						  "; run with -v for the verifier's last lines");
 	} else if (e->err == EPERM || e->err == EACCES) {
 		/* Privileged, yet refused: lockdown, an LSM or a seccomp filter. */
 		pr_warn("load BPF programs: %s although bpfprof has CAP_BPF/CAP_SYS_ADMIN: is the "
 			"kernel locked down (/sys/kernel/security/lockdown) or BPF blocked by an LSM "
-			"or seccomp?%s", strerror(e->err),
-			log__enabled(LOG_DEBUG) ? " libbpf said:" : " Run with -v for libbpf's messages");
+			"or seccomp?%s",
+			strerror(e->err),
+			log__enabled(LOG_DEBUG) ? " libbpf said:" :
+						  " Run with -v for libbpf's messages");
 	} else {
 		pr_warn("load BPF programs on this kernel (%s): %s%s", rel, strerror(e->err),
-			log__enabled(LOG_DEBUG) ? "; libbpf said:" : "; run with -v for libbpf's messages");
+			log__enabled(LOG_DEBUG) ? "; libbpf said:" :
+						  "; run with -v for libbpf's messages");
 	}
 	if (log__enabled(LOG_DEBUG))
 		print_tail(e->log, 20);
@@ -265,9 +269,9 @@ static int attach(struct bpf_program *prog, struct bpf_link **link)
 }
 
 /* Program NAME or NAME_compat, whichever is loaded, and its link slot: two arguments. */
-#define LOADED(l, s, name)							\
-	((l)->compat ? (s)->progs.name##_compat : (s)->progs.name),		\
-	((l)->compat ? &(s)->links.name##_compat : &(s)->links.name)
+#define LOADED(l, s, name)                                          \
+	((l)->compat ? (s)->progs.name##_compat : (s)->progs.name), \
+		((l)->compat ? &(s)->links.name##_compat : &(s)->links.name)
 
 int loader__attach_tracepoints(struct loader *l)
 {
@@ -294,7 +298,8 @@ int loader__attach_perf_events(struct loader *l, const struct perf_events *pe)
 	for (i = 0; i < pe->cnt; i++) {
 		l->perf_links[i] = bpf_program__attach_perf_event(
 			l->compat ? l->skel->progs.handle_perf_event_compat :
-				    l->skel->progs.handle_perf_event, pe->fds[i]);
+				    l->skel->progs.handle_perf_event,
+			pe->fds[i]);
 		if (!l->perf_links[i])
 			return -errno;
 		l->perf_links_cnt++;

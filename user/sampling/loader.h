@@ -9,25 +9,25 @@
 #include "sampling/perf_event.h"
 
 struct loader_opts {
-	uint32_t stack_sz;	/* first stack copy size of a process, bytes (--stack-size) */
-	uint32_t max_stack_sz;	/* largest copy size, bytes (<= BPFPROF_STACK_SZ_MAX) */
-	uint32_t ringbuf_sz;	/* ringbuf bytes, a power of 2 multiple of the page size */
-	uint32_t max_targets;	/* entries of target_tgids */
-	bool target_all;	/* every process but self_tgid is a target (-a) */
-	uint32_t self_tgid;	/* never sampled */
+	uint32_t stack_sz;     /* first stack copy size of a process, bytes (--stack-size) */
+	uint32_t max_stack_sz; /* largest copy size, bytes (<= BPFPROF_STACK_SZ_MAX) */
+	uint32_t ringbuf_sz;   /* ringbuf bytes, a power of 2 multiple of the page size */
+	uint32_t max_targets;  /* entries of target_tgids */
+	bool target_all;       /* every process but self_tgid is a target (-a) */
+	uint32_t self_tgid;    /* never sampled */
 };
 
 struct loader;
 
 /* Why loader__load() failed: what loader__report_error() says. */
 struct loader_error {
-	int err;			/* positive errno */
-	struct kernel_features kf;	/* the probes' results */
-	bool privileged;		/* CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN */
-	bool verifier;			/* the verifier refused a program (its log is in log) */
-	bool core;			/* a CO-RE relocation failed: a kernel field is missing */
-	char prog[64];			/* the program libbpf failed to load, or "" */
-	char log[4096];			/* libbpf's last lines (the verifier's last lines) */
+	int err;		   /* positive errno */
+	struct kernel_features kf; /* the probes' results */
+	bool privileged;	   /* CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN */
+	bool verifier;		   /* the verifier refused a program (its log is in log) */
+	bool core;		   /* a CO-RE relocation failed: a kernel field is missing */
+	char prog[64];		   /* the program libbpf failed to load, or "" */
+	char log[4096];		   /* libbpf's last lines (the verifier's last lines) */
 };
 
 /*

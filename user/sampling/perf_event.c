@@ -62,8 +62,7 @@ inval:
 	return -EINVAL;
 }
 
-int perf_events__open(struct perf_events *pe, const struct perf_event_opts *opts,
-		      int *failed_cpu)
+int perf_events__open(struct perf_events *pe, const struct perf_event_opts *opts, int *failed_cpu)
 {
 	struct perf_event_attr attr = {
 		.size = sizeof(attr),

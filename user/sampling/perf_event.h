@@ -6,13 +6,13 @@
 #include <stdint.h>
 
 struct perf_event_opts {
-	const char *event;	/* "cpu-clock" (software timer) or "cycles" (hardware PMU) */
-	uint64_t freq_hz;	/* samples per second per CPU */
+	const char *event; /* "cpu-clock" (software timer) or "cycles" (hardware PMU) */
+	uint64_t freq_hz;  /* samples per second per CPU */
 };
 
 struct perf_events {
-	int *fds;		/* one per online CPU, -1 where not opened */
-	int *cpus;		/* the CPU of each fd */
+	int *fds;  /* one per online CPU, -1 where not opened */
+	int *cpus; /* the CPU of each fd */
 	int cnt;
 };
 
@@ -27,8 +27,7 @@ int perf_event__known(const char *name);
  * event (no hardware PMU), -EACCES/-EPERM without CAP_PERFMON, -EINVAL for a rate above
  * kernel.perf_event_max_sample_rate.
  */
-int perf_events__open(struct perf_events *pe, const struct perf_event_opts *opts,
-		      int *failed_cpu);
+int perf_events__open(struct perf_events *pe, const struct perf_event_opts *opts, int *failed_cpu);
 void perf_events__close(struct perf_events *pe);
 
 #endif /* BPFPROF_PERF_EVENT_H */

@@ -58,7 +58,8 @@ int record__decode(const void *data, size_t sz, struct record_view *view)
 		if (sz < sizeof(struct task_record) && sz != offsetof(struct task_record, cpu_ns))
 			return -EINVAL;
 		view->task = data;
-		view->task_cpu_ns = sz >= sizeof(struct task_record) ? (__s64)view->task->cpu_ns : -1;
+		view->task_cpu_ns = sz >= sizeof(struct task_record) ? (__s64)view->task->cpu_ns :
+								       -1;
 		return 0;
 	default:
 		return -ENOTSUP;

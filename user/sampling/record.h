@@ -9,12 +9,12 @@
 /* A decoded record: pointers into the ringbuf memory given to record__decode(), valid until
  * the ringbuf callback returns (the consumer then releases the space). */
 struct record_view {
-	__u32 type;				/* RECORD_* */
+	__u32 type; /* RECORD_* */
 	union {
-		const struct sample_record *sample;	/* RECORD_SAMPLE */
-		const struct task_record *task;		/* RECORD_FORK, _EXEC, _EXIT */
-		const struct mmap_record *mmap;		/* RECORD_MMAP */
-		const struct munmap_record *munmap;	/* RECORD_MUNMAP */
+		const struct sample_record *sample; /* RECORD_SAMPLE */
+		const struct task_record *task;	    /* RECORD_FORK, _EXEC, _EXIT */
+		const struct mmap_record *mmap;	    /* RECORD_MMAP */
+		const struct munmap_record *munmap; /* RECORD_MUNMAP */
 	};
 	/* Task records: task->cpu_ns, or -1 for a record without it (an older capture's): read
 	 * this, not task->cpu_ns, which such a record does not hold. */

@@ -12,8 +12,8 @@ static uint32_t pow2_at_least(uint64_t v)
 	return p > UINT32_MAX ? UINT32_MAX : p;
 }
 
-static int64_t set_size(const struct stack_size_opts *o, struct stack_size_state *st,
-			uint32_t tgid, uint32_t bytes)
+static int64_t set_size(const struct stack_size_opts *o, struct stack_size_state *st, uint32_t tgid,
+			uint32_t bytes)
 {
 	int err = o->set ? o->set(o->ctx, tgid, bytes) : 0;
 
@@ -33,7 +33,7 @@ int64_t stack_size__observe(const struct stack_size_opts *o, struct stack_size_s
 	uint32_t cur = stack_size__current(o, st), want;
 
 	if (stop == UNWIND_STOP_TRUNCATED && (s->flags & SAMPLE_F_STACK_CAPPED)) {
-		st->window_used = cur;	/* no lowering in this window */
+		st->window_used = cur; /* no lowering in this window */
 		/* Samples copied before the last raise are still queued: raise once per size. */
 		if (s->stack_sz < cur || cur >= o->max_sz)
 			return 0;

@@ -15,19 +15,19 @@
 #include "unwind/unwind.h"
 
 /* Samples without a truncated unwind before a size may be lowered. */
-#define STACK_SIZE_WINDOW	256
+#define STACK_SIZE_WINDOW 256
 
 /* The learning state of one process (in struct proc). */
 struct stack_size_state {
-	uint32_t copy_sz;	/* bytes set for the process; 0: the initial --stack-size */
-	uint32_t window;	/* samples since the last change */
-	uint32_t window_used;	/* most stack bytes an unwind needed in the window */
-	uint32_t changes;	/* sizes set */
+	uint32_t copy_sz;     /* bytes set for the process; 0: the initial --stack-size */
+	uint32_t window;      /* samples since the last change */
+	uint32_t window_used; /* most stack bytes an unwind needed in the window */
+	uint32_t changes;     /* sizes set */
 };
 
 struct stack_size_opts {
-	uint32_t init_sz;	/* --stack-size, bytes */
-	uint32_t max_sz;	/* --max-stack-size, bytes */
+	uint32_t init_sz; /* --stack-size, bytes */
+	uint32_t max_sz;  /* --max-stack-size, bytes */
 	/* Sets tgid's size in the BPF map (loader__set_copy_size()); NULL in a replay. */
 	int (*set)(void *ctx, uint32_t tgid, uint32_t bytes);
 	void *ctx;

@@ -18,25 +18,25 @@
  * read by targets__snapshot(). */
 struct target_proc {
 	uint32_t tgid;
-	int64_t start_ns;	/* CPU time when it became a target */
-	int64_t end_ns;		/* at the last snapshot; -1: none yet */
+	int64_t start_ns; /* CPU time when it became a target */
+	int64_t end_ns;	  /* at the last snapshot; -1: none yet */
 	UT_hash_handle hh;
 };
 
 struct targets {
 	struct loader *loader;
 	struct target_proc *procs;
-	int64_t exited_ns;	/* CPU time of the targets that exited, during the run */
-	int64_t next_sweep_ns;	/* CLOCK_MONOTONIC of targets__alive()'s next sweep() */
+	int64_t exited_ns;     /* CPU time of the targets that exited, during the run */
+	int64_t next_sweep_ns; /* CLOCK_MONOTONIC of targets__alive()'s next sweep() */
 	pid_t self;
 };
 
 /* What targets.c reads of /proc/PID/stat (proc(5)). */
 struct proc_stat {
-	char state;		/* field 3: R, S, D, Z (zombie), X (dead)... */
-	pid_t ppid;		/* field 4 */
-	int64_t cpu_ns;		/* fields 14 + 15, utime + stime of all its threads */
-	long threads;		/* field 20 */
+	char state;	/* field 3: R, S, D, Z (zombie), X (dead)... */
+	pid_t ppid;	/* field 4 */
+	int64_t cpu_ns; /* fields 14 + 15, utime + stime of all its threads */
+	long threads;	/* field 20 */
 };
 
 /* Reads /proc/PID/stat into st. 0, or -1 when the process is gone. */
@@ -58,9 +58,10 @@ static int proc_stat_read(pid_t pid, struct proc_stat *st)
 	buf[n] = '\0';
 	/* comm may hold spaces and parentheses: fields restart after the last ')'. */
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu "
-			 "%*d %*d %*d %*d %ld", &st->state, &st->ppid, &utime, &stime,
-			 &st->threads) != 5)
+	if (!p || sscanf(p + 2,
+			 "%c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu "
+			 "%*d %*d %*d %*d %ld",
+			 &st->state, &st->ppid, &utime, &stime, &st->threads) != 5)
 		return -1;
 	st->cpu_ns = (int64_t)(utime + stime) * (1000000000ll / sysconf(_SC_CLK_TCK));
 	return 0;
@@ -149,7 +150,7 @@ static int add_one(struct targets *t, pid_t pid, uint32_t state)
 		return 0;
 	cpu = proc_cpu_ns(pid, NULL);
 	if (cpu < 0) {
-		err = 0;	/* gone */
+		err = 0; /* gone */
 		goto out;
 	}
 	p = insert(t, pid, cpu);
@@ -243,9 +244,9 @@ void targets__exit(struct targets *t, uint32_t tgid, uint64_t cpu_ns)
 
 /* Targets read per pass over target_tgids at most: the walk restarts when a target exits
  * under it. */
-#define WALK_MAX 65536
+#define WALK_MAX	  65536
 /* Targets removed per sweep at most; the next sweep takes the rest. */
-#define SWEEP_MAX 64
+#define SWEEP_MAX	  64
 /* Time between two sweeps, ns. */
 #define SWEEP_INTERVAL_NS 1000000000ll
 
@@ -259,7 +260,10 @@ void targets__exit(struct targets *t, uint32_t tgid, uint64_t cpu_ns)
  */
 static bool sweep(struct targets *t)
 {
-	struct { uint32_t tgid; int64_t cpu_ns; } gone[SWEEP_MAX];
+	struct {
+		uint32_t tgid;
+		int64_t cpu_ns;
+	} gone[SWEEP_MAX];
 	uint32_t tgid, next;
 	const uint32_t *prev = NULL;
 	struct proc_stat st;

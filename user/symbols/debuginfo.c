@@ -21,25 +21,25 @@
 #include "symbols/symbolize.h"
 #include "util/util.h"
 
-#define MAX_BUILD_ID 64
+#define MAX_BUILD_ID		   64
 /* Progress lines during one fetch: at most one per this many ns. */
-#define PROGRESS_INTERVAL_NS 5000000000ull
+#define PROGRESS_INTERVAL_NS	   5000000000ull
 /* libdebuginfod gives up on a server sending less than 100 KB in DEBUGINFOD_TIMEOUT s (its
  * default, elfutils 0.188: debuginfod-client.c). */
 #define DEBUGINFOD_DEFAULT_TIMEOUT "90"
 
 /* One frame as cached: the name is chosen at each lookup (--no-demangle may change). */
 struct dbg_frame {
-	const char *raw;	/* DWARF name, in the Dwarf's string data; NULL: none */
-	const char *demangled;	/* in file_dbg->names, or NULL when raw is not mangled */
-	const char *file;	/* in the Dwarf's line tables, or NULL */
+	const char *raw;       /* DWARF name, in the Dwarf's string data; NULL: none */
+	const char *demangled; /* in file_dbg->names, or NULL when raw is not mangled */
+	const char *file;      /* in the Dwarf's line tables, or NULL */
 	uint32_t line;
-	bool from_symtab;	/* the real function, named by the symbol table at addr */
+	bool from_symtab; /* the real function, named by the symbol table at addr */
 };
 
 /* The frames of one address, innermost first; cnt 0: no DWARF covers it. */
 struct dbg_addr {
-	uint64_t addr;		/* hash key */
+	uint64_t addr; /* hash key */
 	uint32_t cnt;
 	struct dbg_frame *frames;
 	UT_hash_handle hh;
@@ -47,31 +47,31 @@ struct dbg_addr {
 
 /* A demangled DWARF name, by the address of its raw string (one per distinct DIE name). */
 struct dbg_name {
-	const char *raw;	/* hash key (the pointer) */
-	char *demangled;	/* malloc'd, NULL when raw is not a mangled name */
+	const char *raw; /* hash key (the pointer) */
+	char *demangled; /* malloc'd, NULL when raw is not a mangled name */
 	UT_hash_handle hh;
 };
 
 /* A CU's address range, for files whose .debug_aranges does not cover it. */
 struct cu_range {
 	uint64_t lo, hi;
-	Dwarf_Off die_off;	/* of the CU DIE */
+	Dwarf_Off die_off; /* of the CU DIE */
 };
 
 /* The DWARF state of one ELF file: elf_entry->dbg. */
 struct file_dbg {
-	bool requested;		/* debuginfo__request() saw this file */
-	bool symtab_fresh;	/* the symtab is known to include the fetched debug file */
-	unsigned int symtab_gen;	/* fetch_gen at the last debuginfo__symtab_stale() */
-	bool opened;		/* a DWARF source was looked for */
-	unsigned int gen;	/* fetch_gen when it was */
-	Dwarf *dw;		/* of the file itself or of dbg_elf; NULL: none */
-	Elf *dbg_elf;		/* the separate debug file, or NULL */
+	bool requested;		 /* debuginfo__request() saw this file */
+	bool symtab_fresh;	 /* the symtab is known to include the fetched debug file */
+	unsigned int symtab_gen; /* fetch_gen at the last debuginfo__symtab_stale() */
+	bool opened;		 /* a DWARF source was looked for */
+	unsigned int gen;	 /* fetch_gen when it was */
+	Dwarf *dw;		 /* of the file itself or of dbg_elf; NULL: none */
+	Elf *dbg_elf;		 /* the separate debug file, or NULL */
 	int dbg_fd;
-	Dwarf *alt_dw;		/* dw's dwz alt file (dwarf_setalt()), or NULL */
+	Dwarf *alt_dw; /* dw's dwz alt file (dwarf_setalt()), or NULL */
 	Elf *alt_elf;
 	int alt_fd;
-	struct cu_range *cus;	/* sorted by lo; built at the first address aranges miss */
+	struct cu_range *cus; /* sorted by lo; built at the first address aranges miss */
 	size_t cus_cnt;
 	bool cus_built;
 	struct dbg_addr *addrs;
@@ -88,31 +88,31 @@ enum fetch_state {
 };
 
 struct fetch {
-	uint8_t id[MAX_BUILD_ID];	/* hash key: id_sz bytes */
+	uint8_t id[MAX_BUILD_ID]; /* hash key: id_sz bytes */
 	size_t id_sz;
 	char id_hex[2 * MAX_BUILD_ID + 1];
-	char *file;		/* the ELF file's path, for messages */
-	char *path;		/* the debug file in the client cache, when FETCH_DONE */
+	char *file; /* the ELF file's path, for messages */
+	char *path; /* the debug file in the client cache, when FETCH_DONE */
 	enum fetch_state state;
-	uint64_t start_ns;		/* CLOCK_MONOTONIC: the fetch began */
+	uint64_t start_ns; /* CLOCK_MONOTONIC: the fetch began */
 	uint64_t last_progress_ns;
-	struct fetch *next;	/* queue */
+	struct fetch *next; /* queue */
 	UT_hash_handle hh;
 };
 
 /* Everything below is under fetcher.lock, but for the thread's own client. */
 static struct {
 	pthread_mutex_t lock;
-	pthread_cond_t cond;	/* CLOCK_MONOTONIC: queue changes, fetch ends, stop */
+	pthread_cond_t cond; /* CLOCK_MONOTONIC: queue changes, fetch ends, stop */
 	bool cond_ready;
 	pthread_t thread;
 	bool started;
 	bool stop;
-	struct fetch *all;	/* every build-id requested */
+	struct fetch *all; /* every build-id requested */
 	struct fetch *head, *tail;
-	unsigned int pending;	/* queued or running */
-	uint64_t wait_deadline_ns;	/* debuginfo__wait() waits until then; 0: nobody waits */
-	bool wait_over;		/* a wait ran out or was skipped: later ones only poll */
+	unsigned int pending;	   /* queued or running */
+	uint64_t wait_deadline_ns; /* debuginfo__wait() waits until then; 0: nobody waits */
+	bool wait_over;		   /* a wait ran out or was skipped: later ones only poll */
 } fetcher = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* Bumped at each finished fetch: files without DWARF look again (read without the lock). */
@@ -344,8 +344,8 @@ static bool stop_signal_pending(void)
 {
 	sigset_t set;
 
-	return !sigpending(&set) && (sigismember(&set, SIGINT) == 1 ||
-				     sigismember(&set, SIGTERM) == 1);
+	return !sigpending(&set) &&
+	       (sigismember(&set, SIGINT) == 1 || sigismember(&set, SIGTERM) == 1);
 }
 
 unsigned int debuginfo__wait(uint64_t timeout_ns)
@@ -364,7 +364,8 @@ unsigned int debuginfo__wait(uint64_t timeout_ns)
 	pthread_mutex_unlock(&fetcher.lock);
 	if (pending && timeout_ns)
 		pr_info("debuginfod: waiting up to %.0f s for %u debug file%s (Ctrl-C skips the "
-			"wait)", timeout_ns / 1e9, pending, pending > 1 ? "s" : "");
+			"wait)",
+			timeout_ns / 1e9, pending, pending > 1 ? "s" : "");
 
 	pthread_mutex_lock(&fetcher.lock);
 	while (fetcher.pending && timeout_ns && now_ns() < deadline) {
@@ -683,8 +684,8 @@ static const char *call_file(Dwarf_Die *die, Dwarf_Word idx)
 	const char *name;
 	size_t nfiles;
 
-	if (!dwarf_diecu(die, &cudie, NULL, NULL) ||
-	    dwarf_getsrcfiles(&cudie, &files, &nfiles) || idx >= nfiles)
+	if (!dwarf_diecu(die, &cudie, NULL, NULL) || dwarf_getsrcfiles(&cudie, &files, &nfiles) ||
+	    idx >= nfiles)
 		return NULL;
 	name = dwarf_filesrc(files, idx, NULL, NULL);
 	/* libdw names a DWARF 4 table's unused entry 0 "???". */

@@ -10,11 +10,11 @@
 
 /* One source-level frame at an address: innermost first. */
 struct src_frame {
-	const char *function;	/* linkage name, demangled unless --no-demangle; owned by the
+	const char *function;	 /* linkage name, demangled unless --no-demangle; owned by the
 				 * file's cache */
 	const char *system_name; /* the same name as the file spells it (mangled), or NULL */
-	const char *file;	/* source file, or NULL */
-	uint32_t line;		/* 0 when unknown */
+	const char *file;	 /* source file, or NULL */
+	uint32_t line;		 /* 0 when unknown */
 };
 
 /*

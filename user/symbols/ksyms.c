@@ -12,9 +12,9 @@
 
 struct ksym {
 	uint64_t start;
-	uint64_t end;		/* the next symbol's address; UINT64_MAX when unknown */
-	uint32_t name;		/* offset in ksyms->names */
-	uint32_t pref;		/* alias preference: lower wins */
+	uint64_t end;  /* the next symbol's address; UINT64_MAX when unknown */
+	uint32_t name; /* offset in ksyms->names */
+	uint32_t pref; /* alias preference: lower wins */
 };
 
 struct ksyms {
@@ -28,7 +28,7 @@ struct ksyms {
 	uint64_t *stops;
 	size_t stops_cnt;
 	size_t stops_cap;
-	bool unsorted;		/* the kernel's part is in address order, bpf programs not */
+	bool unsorted; /* the kernel's part is in address order, bpf programs not */
 };
 
 static int ksyms__add_stop(struct ksyms *ks, uint64_t addr)

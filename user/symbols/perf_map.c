@@ -17,20 +17,20 @@ struct perf_map_range {
 	uint64_t start;
 	uint64_t end;
 	uint64_t base;
-	const char *name;	/* in perf_map.text */
+	const char *name; /* in perf_map.text */
 };
 
 struct perf_map {
-	struct perf_map_range *ranges;	/* sorted by start, not overlapping */
+	struct perf_map_range *ranges; /* sorted by start, not overlapping */
 	size_t cnt;
 	size_t bad_cnt;
-	char *text;			/* the file's contents, names NUL-terminated in place */
+	char *text; /* the file's contents, names NUL-terminated in place */
 
 	/* perf_map__resolve() state */
-	char *path;			/* /proc/PID/root/tmp/perf-NSPID.map; NULL until known */
-	uid_t uids[4];			/* the process's, from /proc/PID/status */
-	uint64_t checked_ns;		/* last look at the file (CLOCK_MONOTONIC) */
-	bool have_id;			/* the file below was seen (read, or refused) */
+	char *path;	     /* /proc/PID/root/tmp/perf-NSPID.map; NULL until known */
+	uid_t uids[4];	     /* the process's, from /proc/PID/status */
+	uint64_t checked_ns; /* last look at the file (CLOCK_MONOTONIC) */
+	bool have_id;	     /* the file below was seen (read, or refused) */
 	dev_t dev;
 	ino_t ino;
 	off_t size;
@@ -146,7 +146,7 @@ static bool parse_line(char *s, char *end, struct perf_map_entry *e)
 		return false;
 	while (p < end && is_blank(*p))
 		p++;
-	name = s + (p - s);	/* p is const: the name's end is written below */
+	name = s + (p - s); /* p is const: the name's end is written below */
 	while (name_end > name && (is_blank(name_end[-1]) || name_end[-1] == '\r'))
 		name_end--;
 	if (name_end == name || !size || size > UINT64_MAX - e->start)
@@ -299,7 +299,7 @@ static int parse_text(struct perf_map *m, char *text, size_t len)
 		line = nl + 1;
 	}
 	/* Files are appended to while we read them: a last line without '\n' may be partial. */
-	if (cnt)	/* entries is NULL for an empty map: qsort() must not get it */
+	if (cnt) /* entries is NULL for an empty map: qsort() must not get it */
 		qsort(entries, cnt, sizeof(*entries), cmp_entry);
 	err = build_ranges(m, entries, cnt);
 cleanup:
@@ -359,7 +359,7 @@ static struct perf_map *read_fd(int fd, const struct stat *st)
 	}
 	text[len] = '\0';
 	err = parse_text(m, text, len);
-	text = NULL;	/* m's now */
+	text = NULL; /* m's now */
 cleanup:
 	free(text);
 	if (err) {
@@ -393,8 +393,8 @@ struct perf_map *perf_map__parse_file(const char *path)
  * Returns how many; sets *bad for a line without fields, a field that is no number >= 0 or
  * more than max fields.
  */
-static int status_fields(const char *text, const char *end, const char *key, long long *v,
-			 int max, bool *bad)
+static int status_fields(const char *text, const char *end, const char *key, long long *v, int max,
+			 bool *bad)
 {
 	size_t klen = strlen(key);
 	const char *p = text, *eol, *q;

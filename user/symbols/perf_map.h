@@ -21,7 +21,7 @@
 struct perf_map;
 
 /* Longest perf map read (bytes): a bigger file fails with EFBIG. */
-#define BPFPROF_PERF_MAP_MAX_SZ (1ull << 30)
+#define BPFPROF_PERF_MAP_MAX_SZ	    (1ull << 30)
 /* perf_map__resolve() looks at the file again at most this often (ns). */
 #define BPFPROF_PERF_MAP_RECHECK_NS 1000000000ull
 

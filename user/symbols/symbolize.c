@@ -21,14 +21,14 @@
 #include <libiberty/demangle.h>
 
 #define DEFAULT_DEBUG_DIR "/usr/lib/debug"
-#define MAX_BUILD_ID 64
+#define MAX_BUILD_ID	  64
 
 struct sym {
 	uint64_t start;
 	uint64_t end;
 	/* NULL until first asked for; equal to the raw name when it is not a mangled name. */
 	char *demangled;
-	uint32_t name;		/* offset in symtab->names */
+	uint32_t name; /* offset in symtab->names */
 	/* The innermost earlier symbol still covering start (nested symbols), or -1. */
 	int32_t parent;
 };
@@ -43,10 +43,10 @@ struct symtab {
 struct sym_cand {
 	uint64_t addr;
 	uint64_t size;
-	const char *name;	/* in the ELF's string table: valid while building */
+	const char *name; /* in the ELF's string table: valid while building */
 	uint16_t shndx;
-	uint8_t src;		/* index in symtab_builder->elfs */
-	uint8_t pref;		/* alias preference: lower wins */
+	uint8_t src;  /* index in symtab_builder->elfs */
+	uint8_t pref; /* alias preference: lower wins */
 };
 
 /* Only the names that win are copied: most of a large table's names are aliases or locals. */
@@ -54,7 +54,7 @@ struct symtab_builder {
 	struct sym_cand *cands;
 	size_t cnt;
 	size_t cap;
-	Elf *elfs[2];		/* the file, and its debug file */
+	Elf *elfs[2]; /* the file, and its debug file */
 };
 
 static int demangle_on = 1;
@@ -195,8 +195,8 @@ static int builder__add_symtab(struct symtab_builder *b, uint8_t src, uint32_t t
 		return 0;
 	strtab = strs->d_buf;
 	/* Room for every symbol up front: growing a large table step by step costs copies. */
-	nsyms = syms->d_size / (gelf_getclass(elf) == ELFCLASS32 ? sizeof(Elf32_Sym) :
-							 sizeof(Elf64_Sym));
+	nsyms = syms->d_size /
+		(gelf_getclass(elf) == ELFCLASS32 ? sizeof(Elf32_Sym) : sizeof(Elf64_Sym));
 	if (array_grow((void **)&b->cands, &b->cap, b->cnt + nsyms, sizeof(*b->cands), 256))
 		return -ENOMEM;
 	/* gelf_getsym() checks i against the data size: a short section just ends the loop. */
@@ -537,9 +537,9 @@ fail:
 }
 
 /* The .gnu_debuglink candidates: next to path, in its .debug/, under the debug dir. */
-static Elf *debug_file__try_links(Elf *elf, const char *path, const char *link,
-				  const uint8_t *id, size_t id_len, const struct stat *self,
-				  unsigned int need, int *fdp)
+static Elf *debug_file__try_links(Elf *elf, const char *path, const char *link, const uint8_t *id,
+				  size_t id_len, const struct stat *self, unsigned int need,
+				  int *fdp)
 {
 	char buf[PATH_MAX];
 	const char *slash;
@@ -613,8 +613,8 @@ Elf *debug_file__open(Elf *elf, const char *path, unsigned int need, int *fdp)
 
 	link = elf_debuglink(elf);
 	if (path && link) {
-		dbg = debug_file__try_links(elf, path, link, id, id_len,
-					    have_self ? &self : NULL, need, fdp);
+		dbg = debug_file__try_links(elf, path, link, id, id_len, have_self ? &self : NULL,
+					    need, fdp);
 		if (dbg)
 			return dbg;
 	}
@@ -851,8 +851,7 @@ cleanup:
  * symbol, at most ENTRY_NO_CFI_SZ bytes: enough for the call that a sample's return address
  * follows. */
 #define ENTRY_NO_CFI_SZ 64
-static int entry_range_no_cfi(const struct symtab *st, uint64_t entry, uint64_t *lo,
-			      uint64_t *hi)
+static int entry_range_no_cfi(const struct symtab *st, uint64_t entry, uint64_t *lo, uint64_t *hi)
 {
 	size_t i;
 
@@ -948,8 +947,7 @@ const char *symtab__find(struct symtab *st, uint64_t addr, uint64_t *offset)
 	return symtab__find_sym(st, addr, offset, NULL);
 }
 
-const char *symtab__find_sym(struct symtab *st, uint64_t addr, uint64_t *offset,
-			     const char **rawp)
+const char *symtab__find_sym(struct symtab *st, uint64_t addr, uint64_t *offset, const char **rawp)
 {
 	struct sym *s;
 	char *raw;

@@ -39,13 +39,12 @@ size_t symtab__cnt(const struct symtab *st);
 const char *symtab__find(struct symtab *st, uint64_t addr, uint64_t *offset);
 /* As symtab__find(), and in *raw (non-NULL) the symbol's name as the ELF file spells it:
  * mangled for C++ and Rust (pprof's Function.system_name). */
-const char *symtab__find_sym(struct symtab *st, uint64_t addr, uint64_t *offset,
-			     const char **raw);
+const char *symtab__find_sym(struct symtab *st, uint64_t addr, uint64_t *offset, const char **raw);
 
 /* What a separate debug file must hold for debug_file__open() to return it (bit mask). */
 enum debug_file_need {
-	DEBUG_FILE_SYMTAB = 1 << 0,	/* a .symtab: function names */
-	DEBUG_FILE_DWARF = 1 << 1,	/* a .debug_info: source lines and inline frames */
+	DEBUG_FILE_SYMTAB = 1 << 0, /* a .symtab: function names */
+	DEBUG_FILE_DWARF = 1 << 1,  /* a .debug_info: source lines and inline frames */
 };
 
 /*

@@ -18,20 +18,20 @@
 const uint8_t cfi_reg_dwarf[CFI_REG_CNT] = { 3, 6, 12, 13, 14, 15, 16 };
 
 /* DWARF numbers of x86_64 registers with rules of their own (psABI figure 3.36). */
-#define DWARF_RAX	0
-#define DWARF_RSP	7
-#define DWARF_RA	16
-#define DWARF_REG_CNT	17
+#define DWARF_RAX     0
+#define DWARF_RSP     7
+#define DWARF_RA      16
+#define DWARF_REG_CNT 17
 
 /* An FDE's address range (or the part of a .debug_frame FDE that no .eh_frame FDE covers),
  * with its rows once built. */
 struct cfi_fde {
-	uint32_t start;			/* ELF vaddr - base */
+	uint32_t start; /* ELF vaddr - base */
 	uint32_t end;
-	struct cfi_row *rows;		/* in a chunk of the table's row pool; NULL until built */
+	struct cfi_row *rows; /* in a chunk of the table's row pool; NULL until built */
 	uint16_t rows_cnt;
-	uint8_t debug_frame;		/* from .debug_frame */
-	uint8_t failed;			/* its rows could not be built: no rows (libdwfl) */
+	uint8_t debug_frame; /* from .debug_frame */
+	uint8_t failed;	     /* its rows could not be built: no rows (libdwfl) */
 };
 
 /* Rows are allocated from chunks that never move: a row's address stays valid. */
@@ -42,9 +42,9 @@ struct row_chunk {
 	struct cfi_row rows[];
 };
 
-#define CACHE_BITS	8
-#define CHUNK_MIN_ROWS	64
-#define CHUNK_MAX_ROWS	4096
+#define CACHE_BITS     8
+#define CHUNK_MIN_ROWS 64
+#define CHUNK_MAX_ROWS 4096
 
 /*
  * The FDEs, sorted and without overlaps, and an index over them: block b of 2^block_shift
@@ -52,19 +52,19 @@ struct row_chunk {
  * are built at the first lookup inside it: a profile meets a small share of a library's FDEs.
  */
 struct cfi_table {
-	Dwarf_CFI *eh_cfi;		/* dwarf_getcfi_elf(), NULL without .eh_frame */
-	Dwarf *dw;			/* for .debug_frame (dwarf_getcfi()), NULL without it */
+	Dwarf_CFI *eh_cfi; /* dwarf_getcfi_elf(), NULL without .eh_frame */
+	Dwarf *dw;	   /* for .debug_frame (dwarf_getcfi()), NULL without it */
 	Dwarf_CFI *dbg_cfi;
 	struct cfi_fde *fdes;
 	uint32_t *index;
 	size_t index_cnt;
 	unsigned int block_shift;
-	struct row_chunk *chunks;	/* the newest first */
+	struct row_chunk *chunks; /* the newest first */
 	/* The last rows found, by address (direct-mapped): profiles walk the same return
 	 * addresses over and over. */
 	struct {
-		uint32_t rel;		/* address - base; UINT32_MAX: empty */
-		uint32_t end;		/* the row's end - base */
+		uint32_t rel; /* address - base; UINT32_MAX: empty */
+		uint32_t end; /* the row's end - base */
 		const struct cfi_row *row;
 	} cache[1u << CACHE_BITS];
 	struct cfi_table_info info;
@@ -215,7 +215,7 @@ static bool read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, uin
 		sz = 2;
 		break;
 	default:
-		return false;	/* uleb128/sleb128: never seen for FDE addresses */
+		return false; /* uleb128/sleb128: never seen for FDE addresses */
 	}
 	if ((size_t)(end - q) < sz)
 		return false;
@@ -241,7 +241,7 @@ static bool read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, uin
 		v += field_addr;
 		break;
 	default:
-		return false;	/* textrel, datarel, funcrel, aligned: not on x86_64 */
+		return false; /* textrel, datarel, funcrel, aligned: not on x86_64 */
 	}
 	*p = q + sz;
 	*val = v;
@@ -329,7 +329,7 @@ static Elf_Data *find_section(Elf *elf, const char *name, uint64_t *addr)
 		if (!n || strcmp(n, name))
 			continue;
 		if (shdr.sh_flags & SHF_COMPRESSED)
-			return NULL;	/* dwarf_begin_elf() decompresses .debug_frame first */
+			return NULL; /* dwarf_begin_elf() decompresses .debug_frame first */
 		data = elf_getdata(scn, NULL);
 		*addr = shdr.sh_addr;
 		return data && data->d_size ? data : NULL;
@@ -556,7 +556,7 @@ struct cfi_table *cfi_table__build(Elf *elf)
 	if (err)
 		goto fail;
 	if (!table__charge(t, sizeof(*t) + eh.cnt * sizeof(*t->fdes) +
-				  t->index_cnt * sizeof(*t->index))) {
+				      t->index_cnt * sizeof(*t->index))) {
 		err = -E2BIG;
 		goto fail;
 	}
@@ -650,11 +650,12 @@ static int fde__build(struct cfi_table *t, struct cfi_fde *f)
 			if (signal || !row__from_frame(&row, frame, ra)) {
 				memset(row.rules, 0, sizeof(row.rules));
 				row.cfa_off = 0;
-				row.info = (signal ? CFI_ROW_F_SIGNAL : 0) | CFI_ROW_UNSUPPORTED << 4;
+				row.info = (signal ? CFI_ROW_F_SIGNAL : 0) | CFI_ROW_UNSUPPORTED
+										     << 4;
 			}
 			free(frame);
 			if (re <= addr || re > hi)
-				re = hi;	/* keep to this FDE's range */
+				re = hi; /* keep to this FDE's range */
 		}
 		if (!cnt || !row__same_rules(&rows[cnt - 1], &row)) {
 			if (cnt == UINT16_MAX) {
@@ -730,7 +731,7 @@ static struct cfi_fde *fde_at(const struct cfi_table *t, uint64_t addr)
 		return NULL;
 	b = rel >> t->block_shift;
 	if (b >= t->index_cnt)
-		return NULL;	/* past the last FDE */
+		return NULL; /* past the last FDE */
 	/* The last FDE whose start <= rel: between the FDEs holding this block's start and the
 	 * next block's. */
 	lo = t->index[b];
@@ -802,8 +803,7 @@ int cfi_table__fde(const struct cfi_table *t, size_t i, uint64_t *start, uint64_
 	return 0;
 }
 
-int cfi_table__fde_find(const struct cfi_table *t, uint64_t addr, uint64_t *start,
-			uint64_t *end)
+int cfi_table__fde_find(const struct cfi_table *t, uint64_t addr, uint64_t *start, uint64_t *end)
 {
 	const struct cfi_fde *f = fde_at(t, addr);
 

@@ -27,9 +27,9 @@ struct cfi_table;
 
 /* What a row says. */
 enum cfi_row_kind {
-	CFI_ROW_NONE,		/* no FDE covers these addresses (libdwfl: frame-pointer guess) */
-	CFI_ROW_OK,		/* CFA = cfa_reg + cfa_off, the registers as rules[] says */
-	CFI_ROW_UNSUPPORTED,	/* an FDE covers them with rules the table cannot express: a CFA
+	CFI_ROW_NONE,	     /* no FDE covers these addresses (libdwfl: frame-pointer guess) */
+	CFI_ROW_OK,	     /* CFA = cfa_reg + cfa_off, the registers as rules[] says */
+	CFI_ROW_UNSUPPORTED, /* an FDE covers them with rules the table cannot express: a CFA
 				 * expression (PLT entries, stack realignment), register or
 				 * expression rules, a signal frame ('S' augmentation), ... */
 };
@@ -37,13 +37,13 @@ enum cfi_row_kind {
 /* The registers a row gives rules for, in DWARF register order (the order libdwfl evaluates
  * them in: the first read that fails is the one reported). */
 enum cfi_reg {
-	CFI_REG_RBX,		/* DWARF 3 */
-	CFI_REG_RBP,		/* DWARF 6 */
-	CFI_REG_R12,		/* DWARF 12..15 */
+	CFI_REG_RBX, /* DWARF 3 */
+	CFI_REG_RBP, /* DWARF 6 */
+	CFI_REG_R12, /* DWARF 12..15 */
 	CFI_REG_R13,
 	CFI_REG_R14,
 	CFI_REG_R15,
-	CFI_REG_RA,		/* DWARF 16: the return address column (rip) */
+	CFI_REG_RA, /* DWARF 16: the return address column (rip) */
 	CFI_REG_CNT,
 };
 
@@ -51,15 +51,16 @@ enum cfi_reg {
 extern const uint8_t cfi_reg_dwarf[CFI_REG_CNT];
 
 /* Register rules (rules[]): besides these two, the register was saved at CFA + 8 * rule. */
-#define CFI_RULE_UNDEFINED	INT8_MIN	/* DW_CFA_undefined (and the default for all but
+#define CFI_RULE_UNDEFINED \
+	INT8_MIN		     /* DW_CFA_undefined (and the default for all but
 						 * rbx, rbp, r12-r15: libdw's x86_64 ABI CFI) */
-#define CFI_RULE_SAME		(INT8_MIN + 1)	/* DW_CFA_same_value */
+#define CFI_RULE_SAME (INT8_MIN + 1) /* DW_CFA_same_value */
 
-#define CFI_ROW_F_SIGNAL	0x40	/* info: the FDE's CIE has the 'S' augmentation */
+#define CFI_ROW_F_SIGNAL   0x40 /* info: the FDE's CIE has the 'S' augmentation */
 /* info: rax keeps its value (DW_CFA_same_value). libdw's x86_64 ABI CFI (backends/
  * x86_64_cfi.c, elfutils 0.188) makes DWARF register 0 same-value where it means rbx, and
  * leaves rbx (3) undefined: libdwfl follows it, and so does this table. */
-#define CFI_ROW_F_RAX_SAME	0x80
+#define CFI_ROW_F_RAX_SAME 0x80
 
 /*
  * One row, 16 bytes. Beyond these, a CFI_ROW_OK row implies rsp = CFA (libdw's x86_64 ABI
@@ -68,10 +69,10 @@ extern const uint8_t cfi_reg_dwarf[CFI_REG_CNT];
  * CFI_ROW_UNSUPPORTED.
  */
 struct cfi_row {
-	uint32_t start;			/* first address: ELF vaddr - cfi_table_info.base */
-	int32_t cfa_off;		/* bytes: CFA = cfa_reg + cfa_off */
-	uint8_t info;			/* kind << 4 | cfa_reg (DWARF 0-15), CFI_ROW_F_* */
-	int8_t rules[CFI_REG_CNT];	/* CFI_RULE_*, or the saved value's 8-byte slot from CFA */
+	uint32_t start;		   /* first address: ELF vaddr - cfi_table_info.base */
+	int32_t cfa_off;	   /* bytes: CFA = cfa_reg + cfa_off */
+	uint8_t info;		   /* kind << 4 | cfa_reg (DWARF 0-15), CFI_ROW_F_* */
+	int8_t rules[CFI_REG_CNT]; /* CFI_RULE_*, or the saved value's 8-byte slot from CFA */
 };
 
 _Static_assert(sizeof(struct cfi_row) == 16, "cfi_row must stay 16 bytes");
@@ -92,7 +93,7 @@ struct cfi_table_info {
 	size_t fde_cnt;		/* FDE ranges (.debug_frame ones cut where .eh_frame covers) */
 	size_t fdes_built;	/* of which with their rows built */
 	size_t rows_cnt;	/* rows built */
-	size_t unsupported_cnt;	/* of which CFI_ROW_UNSUPPORTED */
+	size_t unsupported_cnt; /* of which CFI_ROW_UNSUPPORTED */
 	size_t bytes;		/* memory held, charged against the budget */
 	uint64_t build_ns;	/* time making the table took (FDE ranges) */
 	uint64_t rows_ns;	/* time building rows took so far */
@@ -137,8 +138,7 @@ int cfi_table__fde(const struct cfi_table *t, size_t i, uint64_t *start, uint64_
  * initial_location, the start of the function holding addr. -ENOENT when no FDE covers it.
  * Reads only the FDE ranges: no rows are built.
  */
-int cfi_table__fde_find(const struct cfi_table *t, uint64_t addr, uint64_t *start,
-			uint64_t *end);
+int cfi_table__fde_find(const struct cfi_table *t, uint64_t addr, uint64_t *start, uint64_t *end);
 void cfi_table__info(const struct cfi_table *t, struct cfi_table_info *info);
 
 /*

@@ -8,11 +8,11 @@
 #include "bpf/record.h"
 
 /* DWARF registers libdwfl tracks for unwinding on x86_64: rax..r15 then rip (psABI 3.6.2). */
-#define REGS_DWARF_X86_64_CNT	17
-#define REGS_DWARF_MAX		REGS_DWARF_X86_64_CNT
+#define REGS_DWARF_X86_64_CNT 17
+#define REGS_DWARF_MAX	      REGS_DWARF_X86_64_CNT
 /* The stack pointer and the pc (return address column) among them. */
-#define REGS_DWARF_X86_64_SP	7
-#define REGS_DWARF_X86_64_PC	16
+#define REGS_DWARF_X86_64_SP  7
+#define REGS_DWARF_X86_64_PC  16
 
 /*
  * Fills dwarf[0..*cnt) with the sample's registers in DWARF order (x86_64: 0 rax, 1 rdx,

@@ -10,12 +10,12 @@
 #include "process/proc_table.h"
 #include "unwind/unwind.h"
 
-#define RAX_REG	0
+#define RAX_REG 0
 #define SP_REG	REGS_DWARF_X86_64_SP
 #define PC_REG	REGS_DWARF_X86_64_PC
 
 /* Divergent samples UNWIND_MODE_DIFF prints. */
-#define DIFF_PRINT_MAX	5
+#define DIFF_PRINT_MAX 5
 
 const char *const unwind_stop_names[UNWIND_STOP_CNT] = {
 	[UNWIND_STOP_ROOT] = "root",
@@ -31,9 +31,9 @@ const char *const unwind_stop_names[UNWIND_STOP_CNT] = {
 /* The fast path gives libdwfl's frames and stop reasons (UNWIND_MODE_DIFF over the
  * integration tests), 20 times faster. */
 static enum unwind_mode unwind_mode = UNWIND_MODE_FAST;
-static bool mode_chosen;	/* by unwind__set_mode() or BPFPROF_UNWINDER */
+static bool mode_chosen; /* by unwind__set_mode() or BPFPROF_UNWINDER */
 static uint64_t diff_samples, diff_divergent;
-static struct unwind_frame *diff_frames;	/* the fast path's frames in UNWIND_MODE_DIFF */
+static struct unwind_frame *diff_frames; /* the fast path's frames in UNWIND_MODE_DIFF */
 static size_t diff_frames_cap;
 
 uint64_t unwind__diff_samples(void)
@@ -163,7 +163,7 @@ static int frame_add(struct unwind_ctx *ctx, uint64_t pc, uint64_t sp, bool acti
 	struct unwind_frame *f;
 
 	if (ctx->frames_cnt && pc == ctx->frames[ctx->frames_cnt - 1].pc && sp == ctx->last_sp)
-		return DWARF_CB_ABORT;	/* loop; the caller tells it from depth */
+		return DWARF_CB_ABORT; /* loop; the caller tells it from depth */
 	ctx->last_sp = sp;
 	f = &ctx->frames[ctx->frames_cnt++];
 	f->pc = pc;
@@ -183,7 +183,7 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	if (!dwfl_frame_pc(state, &pc, NULL))
 		return DWARF_CB_ABORT;
 	if (handover)
-		pc = ctx->handover_pc;	/* libdwfl started from pc - 1 */
+		pc = ctx->handover_pc; /* libdwfl started from pc - 1 */
 	/* Report the module before asking isactivation: that unwinds the caller, which needs
 	 * this frame's CFI. */
 	if (!proc__mapping(ctx->proc, pc))
@@ -255,9 +255,9 @@ static enum unwind_stop stop_reason(const struct unwind_ctx *ctx, int ret)
 	} else if (ctx->bad_read) {
 		/* libdwfl also ends with 0 when it cannot read the return address. Past the
 		 * copy's end: the copy was too short; elsewhere: a bogus register. */
-		return ctx->bad_read >= ctx->stack_addr + ctx->stack_sz && ctx->stack_full
-			       ? UNWIND_STOP_TRUNCATED
-			       : UNWIND_STOP_OUTSIDE;
+		return ctx->bad_read >= ctx->stack_addr + ctx->stack_sz && ctx->stack_full ?
+			       UNWIND_STOP_TRUNCATED :
+			       UNWIND_STOP_OUTSIDE;
 	} else if (ctx->no_mapping) {
 		return UNWIND_STOP_NO_MAPPING;
 	}
@@ -309,8 +309,7 @@ static int dwfl_walk(struct proc *p, enum unwind_stop *stop)
 	ret = dwfl_getthread_frames(dwfl, ctx->tid, frame_cb, ctx);
 	ctx->handover = false;
 	/* A signal frame handed over is an activation only if libdwfl unwound past it. */
-	if (first && ctx->handover_signal && ctx->frames_cnt == first + 1 &&
-	    ret != DWARF_CB_ABORT)
+	if (first && ctx->handover_signal && ctx->frames_cnt == first + 1 && ret != DWARF_CB_ABORT)
 		ctx->frames[first].is_activation = false;
 
 	*stop = stop_reason(ctx, ret);
@@ -321,9 +320,10 @@ static int dwfl_walk(struct proc *p, enum unwind_stop *stop)
 	proc__unwind_end(p);
 	if (*stop != UNWIND_STOP_ROOT && log__enabled(LOG_DEBUG))
 		pr_debug("unwind %u/%u: %s after %zu frames (%s; read at 0x%" PRIx64
-			 ", copy 0x%" PRIx64 "+%u)", p->tgid, ctx->tid, unwind_stop_names[*stop],
-			 ctx->frames_cnt, ret < 0 ? dwfl_errmsg(-1) : "-", ctx->bad_read,
-			 ctx->stack_addr, ctx->stack_sz);
+			 ", copy 0x%" PRIx64 "+%u)",
+			 p->tgid, ctx->tid, unwind_stop_names[*stop], ctx->frames_cnt,
+			 ret < 0 ? dwfl_errmsg(-1) : "-", ctx->bad_read, ctx->stack_addr,
+			 ctx->stack_sz);
 	return ret;
 }
 
@@ -340,8 +340,8 @@ struct fast_mapping {
 
 struct fast_mappings {
 	struct fast_mapping m[FAST_MAPPINGS];
-	unsigned int cnt;		/* m[0..cnt) are filled */
-	unsigned int next;		/* the one to replace */
+	unsigned int cnt;  /* m[0..cnt) are filled */
+	unsigned int next; /* the one to replace */
 };
 
 /* The mapping for pc (a frame's pc) and addr (pc or pc - 1, where its row is looked up);
@@ -457,8 +457,9 @@ static int unwind_fast(struct proc *p, enum unwind_stop *stop)
 	ctx->stop_frame = ctx->frames_cnt ? ctx->frames_cnt - 1 : 0;
 	if (*stop != UNWIND_STOP_ROOT && log__enabled(LOG_DEBUG))
 		pr_debug("unwind %u/%u: %s after %zu frames (CFI table; read at 0x%" PRIx64
-			 ", copy 0x%" PRIx64 "+%u)", p->tgid, ctx->tid, unwind_stop_names[*stop],
-			 ctx->frames_cnt, ctx->bad_read, ctx->stack_addr, ctx->stack_sz);
+			 ", copy 0x%" PRIx64 "+%u)",
+			 p->tgid, ctx->tid, unwind_stop_names[*stop], ctx->frames_cnt,
+			 ctx->bad_read, ctx->stack_addr, ctx->stack_sz);
 	return ctx->frames_cnt;
 }
 
@@ -485,8 +486,8 @@ static void diff_frame_str(struct proc *p, const struct unwind_frame *f, size_t 
  * libdwfl's (ref); the first DIFF_PRINT_MAX divergent samples are printed. */
 static void diff_compare(struct proc *p, const struct sample_record *s,
 			 const struct unwind_frame *fast, size_t fast_cnt,
-			 enum unwind_stop fast_stop, const struct unwind_frame *ref,
-			 size_t ref_cnt, enum unwind_stop ref_stop)
+			 enum unwind_stop fast_stop, const struct unwind_frame *ref, size_t ref_cnt,
+			 enum unwind_stop ref_stop)
 {
 	char a[160], b[160];
 	size_t i;
@@ -503,8 +504,7 @@ static void diff_compare(struct proc *p, const struct sample_record *s,
 	diff_frame_str(p, fast, fast_cnt, i, b, sizeof(b));
 	pr_warn("unwinder diff: sample %" PRIu64 " of %u/%u (%.16s) at time %" PRIu64
 		": frame %zu: dwfl %s, fast %s; dwfl: %zu frames, %s; fast: %zu frames, %s",
-		diff_samples,
-		s->tgid, s->tid, s->comm, (uint64_t)s->time_ns, i, a, b, ref_cnt,
+		diff_samples, s->tgid, s->tid, s->comm, (uint64_t)s->time_ns, i, a, b, ref_cnt,
 		unwind_stop_names[ref_stop], fast_cnt, unwind_stop_names[fast_stop]);
 }
 

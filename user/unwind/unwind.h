@@ -19,7 +19,7 @@ enum unwind_stop {
 	UNWIND_STOP_LOOP,	/* the same (pc, sp) twice: garbage or a broken CFI */
 	UNWIND_STOP_TRUNCATED,	/* a read past the end of the copied stack slice */
 	UNWIND_STOP_OUTSIDE,	/* a read outside the stack (bogus register, e.g. rbp) */
-	UNWIND_STOP_NO_MAPPING,	/* a pc in no known mapping */
+	UNWIND_STOP_NO_MAPPING, /* a pc in no known mapping */
 	UNWIND_STOP_NO_REGS,	/* the sample has no user registers (kernel thread) */
 	UNWIND_STOP_ERROR,	/* another libdwfl error (no CFI and no frame pointer, ...) */
 	UNWIND_STOP_CNT,
@@ -27,9 +27,9 @@ enum unwind_stop {
 
 /* Which unwinder unwind__sample() uses (--unwinder). */
 enum unwind_mode {
-	UNWIND_MODE_DWFL,	/* libdwfl for every frame (the reference) */
-	UNWIND_MODE_FAST,	/* per-binary CFI row tables, libdwfl for rows they cannot express */
-	UNWIND_MODE_DIFF,	/* both, frames compared (differential test); result of DWFL */
+	UNWIND_MODE_DWFL, /* libdwfl for every frame (the reference) */
+	UNWIND_MODE_FAST, /* per-binary CFI row tables, libdwfl for rows they cannot express */
+	UNWIND_MODE_DIFF, /* both, frames compared (differential test); result of DWFL */
 };
 
 /*
@@ -50,8 +50,8 @@ extern const char *const unwind_stop_names[UNWIND_STOP_CNT];
 
 /* One user frame. */
 struct unwind_frame {
-	uint64_t pc;		/* the frame's pc: a return address for callers */
-	bool is_activation;	/* the sampled frame or a signal frame: symbolize pc, else pc - 1 */
+	uint64_t pc;	    /* the frame's pc: a return address for callers */
+	bool is_activation; /* the sampled frame or a signal frame: symbolize pc, else pc - 1 */
 };
 
 /*
@@ -62,27 +62,27 @@ struct unwind_frame {
 struct unwind_ctx {
 	struct proc *proc;
 	pid_t tid;
-	uint64_t regs[REGS_DWARF_MAX];	/* DWARF order */
+	uint64_t regs[REGS_DWARF_MAX]; /* DWARF order */
 	size_t regs_cnt;
-	uint32_t regs_mask;		/* bit n: regs[n] is known (the rest are undefined) */
-	const uint8_t *stack;		/* the sample's copy of user memory */
-	uint64_t stack_addr;		/* its user address */
-	uint32_t stack_sz;		/* its valid bytes */
-	bool stack_full;		/* the copy used the whole --stack-size */
-	uint64_t bad_read;		/* the first address memory_read refused, or 0 */
+	uint32_t regs_mask;   /* bit n: regs[n] is known (the rest are undefined) */
+	const uint8_t *stack; /* the sample's copy of user memory */
+	uint64_t stack_addr;  /* its user address */
+	uint32_t stack_sz;    /* its valid bytes */
+	bool stack_full;      /* the copy used the whole --stack-size */
+	uint64_t bad_read;    /* the first address memory_read refused, or 0 */
 	struct unwind_frame *frames;
 	size_t frames_cap;
 	size_t frames_cnt;
 	uint64_t last_sp;
 	bool no_mapping;
-	size_t stop_frame;		/* the frame where unwinding ended (--stats) */
+	size_t stop_frame; /* the frame where unwinding ended (--stats) */
 	/* Fast path (UNWIND_MODE_FAST) handing the rest of the stack to libdwfl at a frame that
 	 * is not the sampled one: libdwfl starts there as at a sampled frame from pc - 1 (the
 	 * call, where the caller's CFI row is looked up), and the frame is reported as it is. */
-	size_t dwfl_from;		/* the first frame libdwfl unwound */
-	bool handover;			/* the next frame libdwfl reports is that frame: */
-	bool handover_signal;		/* its CFI is a signal frame's ('S') */
-	uint64_t handover_pc;		/* its pc (a return address) */
+	size_t dwfl_from;     /* the first frame libdwfl unwound */
+	bool handover;	      /* the next frame libdwfl reports is that frame: */
+	bool handover_signal; /* its CFI is a signal frame's ('S') */
+	uint64_t handover_pc; /* its pc (a return address) */
 };
 
 /*

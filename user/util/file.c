@@ -56,7 +56,7 @@ int file__move_high(int fd)
 	}
 	high = fcntl(fd, F_DUPFD_CLOEXEC, FD_SETSIZE);
 	if (high < 0)
-		return fd;	/* a limit of FD_SETSIZE or less: keep it where it is */
+		return fd; /* a limit of FD_SETSIZE or less: keep it where it is */
 	close(fd);
 	return high;
 }

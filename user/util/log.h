@@ -8,9 +8,9 @@
 #include <stdbool.h>
 
 enum log_level {
-	LOG_WARN,	/* always printed */
-	LOG_INFO,	/* progress and summary: printed unless --quiet */
-	LOG_DEBUG,	/* -v */
+	LOG_WARN,  /* always printed */
+	LOG_INFO,  /* progress and summary: printed unless --quiet */
+	LOG_DEBUG, /* -v */
 };
 
 /* Messages at or below this level are printed (default LOG_INFO). */
@@ -25,8 +25,8 @@ void log__print(enum log_level level, const char *fmt, ...) __attribute__((forma
 /* libbpf print hook: libbpf's warnings with -v only (the caller reports failures itself). */
 int log__libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args);
 
-#define pr_warn(...)	log__print(LOG_WARN, __VA_ARGS__)
-#define pr_info(...)	log__print(LOG_INFO, __VA_ARGS__)
-#define pr_debug(...)	log__print(LOG_DEBUG, __VA_ARGS__)
+#define pr_warn(...)  log__print(LOG_WARN, __VA_ARGS__)
+#define pr_info(...)  log__print(LOG_INFO, __VA_ARGS__)
+#define pr_debug(...) log__print(LOG_DEBUG, __VA_ARGS__)
 
 #endif /* BPFPROF_LOG_H */
