@@ -231,7 +231,11 @@ echo "  backend down: samples $s1 -> $s2, dropped $dropped, queue depth $depth, 
 assert_ge agent_down_dropped "${dropped%.*}" 1
 assert_le agent_down_queue_bounded "${depth%.*}" 2
 assert_ge agent_down_sampling_goes_on "${s2%.*}" $(( ${s1%.*} + 100 ))
-assert_le agent_down_rss_mib "$(( ${rss2%.*} / 1048576 ))" 150 MiB
+# ASan (make SANITIZE=1) keeps up to 256 MiB of freed memory in its quarantine (its default
+# quarantine_size_mb) before reusing it: resident on top of what bpfprof holds.
+rss_max_mib=150
+sanitized && rss_max_mib=$((150 + 256))
+assert_le agent_down_rss_mib "$(( ${rss2%.*} / 1048576 ))" "$rss_max_mib" MiB
 kill -TERM "$BP_PID"
 wait_bpfprof_bg "$p"
 assert_eq agent_down_exit "$BP_RC" 0
