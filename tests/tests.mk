@@ -38,6 +38,12 @@ integration: $(BIN) $(TEST_TARGETS)
 	$(Q)BPFPROF=$(abspath $(BIN)) TARGETS=$(abspath $(TARGETS_DIR)) \
 		tests/run-integration.sh
 
+# make check-deploy: the deployment files (deploy/) checked offline (tests/deploy/check-deploy.sh;
+# no BPF, no root; npm ci from the registry at its first run). .ci/run runs it after make test;
+# the live part is tests/integration/run-deploy.sh, in make integration.
+check-deploy: $(BIN)
+	$(Q)BPFPROF=$(abspath $(BIN)) TARGETS=$(abspath $(TARGETS_DIR)) tests/deploy/check-deploy.sh
+
 test: deps
 	$(Q)$(MAKE) all
 	$(Q)$(MAKE) unit
