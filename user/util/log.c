@@ -21,7 +21,7 @@ static void print_json(enum log_level level, const char *msg)
 	static const char *const names[] = { "warn", "info", "debug" };
 	struct json_object *line;
 	const char *text;
-	char ts[40], stamp[48];
+	char ts[40], stamp[64];
 	struct timespec now;
 	struct tm tm;
 
