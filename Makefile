@@ -71,7 +71,8 @@ BIN := $(OUTPUT)/bpfprof
 MAN := $(OUTPUT)/bpfprof.1
 
 .DELETE_ON_ERROR:
-.PHONY: all clean test unit integration targets deps demo bench install vmtest man format
+.PHONY: all clean test unit integration check-deploy check-includes check-functions targets deps \
+	demo bench install vmtest man format
 PREFIX ?= /usr/local
 MANDIR ?= $(PREFIX)/share/man
 

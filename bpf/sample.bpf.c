@@ -131,78 +131,83 @@ static __always_inline struct sample_record *reserve_sample(__u64 len, __u32 *ca
 	return bpf_ringbuf_reserve(&ringbuf, sizeof(struct sample_record) + stack_max_sz, 0);
 }
 
-/* One sample of the current task (compat: compat.bpf.h). */
-static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool compat)
+/* The part of the user stack a sample copies: from the red zone below sp to the copy limit of
+ * its mapping (stack_vma()), at most the process's copy size. */
+struct stack_window {
+	struct stack_vma vma; /* sp's mapping, when vma_known */
+	__u64 sp;
+	__u64 start; /* first byte to copy */
+	__u64 len;   /* bytes to copy (0: no user registers, no copy) */
+	bool vma_known;
+	bool capped; /* the copy size, not the mapping, ends the copy: SAMPLE_F_STACK_CAPPED */
+};
+
+/* Filter first: nothing of another process is read. */
+static __always_inline bool target_active(__u32 tgid)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32, cap;
-	struct task_struct *task;
-	struct sample_stats *st;
-	struct sample_record *rec;
-	const struct uapi_pt_regs *regs = (const void *)ctx;
-	struct pt_regs *uregs = NULL;
-	struct stack_vma vma;
-	__u64 sp = 0, start = 0, len = 0, page, want;
-	__u32 *copy_sz;
-	__u8 probe;
-	int i;
-	bool kernel_mode, user_regs, capped = false, vma_known = false;
-	long n;
+	return (target_state(tgid) & TARGET_STATE_MASK) == TARGET_ACTIVE;
+}
 
-	/* Filter first: nothing of another process is read. */
-	if ((target_state(tgid) & TARGET_STATE_MASK) != TARGET_ACTIVE)
-		return 0;
-	st = stats__get();
-	if (!st)
-		return 0;
+/*
+ * Whether the sample has user registers: the perf_event context's in user mode; in kernel mode
+ * the task's saved user registers (*uregs), never the interrupted kernel's. Kernel threads have
+ * none.
+ */
+static __always_inline bool user_regs_find(struct task_struct *task, bool kernel_mode,
+					   struct pt_regs **uregs, const bool compat)
+{
+	bool user_regs = !kernel_mode || !(TASK_FIELD(task, flags, compat) & PF_KTHREAD);
 
-	kernel_mode = (regs->cs & 3) != 3; /* CPL of the interrupted code */
-	task = current_task(compat);
-	/* In kernel mode, the task's saved user registers, never the interrupted kernel's.
-	 * Kernel threads have none. */
-	user_regs = !kernel_mode || !(TASK_FIELD(task, flags, compat) & PF_KTHREAD);
 	if (user_regs && kernel_mode) {
-		uregs = task_user_regs(task, compat);
+		*uregs = task_user_regs(task, compat);
 		/* Found by arithmetic with compat: trusted only when they are user mode's (a
 		 * kernel with another THREAD_SIZE, an io_uring worker's zeroed ones). */
-		if (compat && (BPF_CORE_READ(uregs, cs) & 3) != 3)
+		if (compat && (BPF_CORE_READ(*uregs, cs) & 3) != 3)
 			user_regs = false;
 	}
-	if (user_regs) {
-		sp = kernel_mode ? BPF_CORE_READ(uregs, sp) : regs->sp;
-		/* The live stack: from the red zone below sp to the end of its mapping, at
-		 * most the process's copy size. */
-		copy_sz = bpf_map_lookup_elem(&copy_sizes, &tgid);
-		want = copy_sz ? *copy_sz : stack_init_sz;
-		if (want > stack_max_sz)
-			want = stack_max_sz;
-		start = sp - BPFPROF_RED_ZONE_SZ;
-		len = want;
-		if (stack_vma(task, (__u32)pid_tgid, sp, &vma, st, compat)) {
-			vma_known = true;
-			/* The red zone can reach below the mapping when the stack just grew. */
-			if (start < vma.start)
-				start = vma.start;
-			if (vma.limit - start < len) {
-				len = vma.limit - start;
-				__sync_fetch_and_add(&st->stack_truncated, 1);
-			} else {
-				capped = vma.limit - start > len;
-			}
-		} else {
-			capped = true;
-			__sync_fetch_and_add(&st->stack_vma_unknown, 1);
-		}
-	}
+	return user_regs;
+}
 
-	rec = reserve_sample(len, &cap);
-	if (!rec) {
-		__sync_fetch_and_add(&st->lost, 1);
-		return 0;
+/* Sets w (sp set by the caller): the live stack, from the red zone below sp to the end of its
+ * mapping, at most the process's copy size (copy_sizes, else stack_init_sz). */
+static __always_inline void stack_window_find(struct task_struct *task, __u64 pid_tgid,
+					      struct stack_window *w, struct sample_stats *st,
+					      const bool compat)
+{
+	__u32 tgid = pid_tgid >> 32;
+	__u32 *copy_sz;
+	__u64 want;
+
+	copy_sz = bpf_map_lookup_elem(&copy_sizes, &tgid);
+	want = copy_sz ? *copy_sz : stack_init_sz;
+	if (want > stack_max_sz)
+		want = stack_max_sz;
+	w->start = w->sp - BPFPROF_RED_ZONE_SZ;
+	w->len = want;
+	if (stack_vma(task, (__u32)pid_tgid, w->sp, &w->vma, st, compat)) {
+		w->vma_known = true;
+		/* The red zone can reach below the mapping when the stack just grew. */
+		if (w->start < w->vma.start)
+			w->start = w->vma.start;
+		if (w->vma.limit - w->start < w->len) {
+			w->len = w->vma.limit - w->start;
+			__sync_fetch_and_add(&st->stack_truncated, 1);
+		} else {
+			w->capped = w->vma.limit - w->start > w->len;
+		}
+	} else {
+		w->capped = true;
+		__sync_fetch_and_add(&st->stack_vma_unknown, 1);
 	}
+}
+
+/* The record's header and identity; no registers, stacks or errors yet. cap: the stack room
+ * reserved after it. */
+static __always_inline void record_init(struct sample_record *rec, __u64 pid_tgid, __u32 cap)
+{
 	rec->hdr.type = RECORD_SAMPLE;
 	rec->hdr.sz = sizeof(*rec) + cap;
-	rec->tgid = tgid;
+	rec->tgid = pid_tgid >> 32;
 	rec->tid = (__u32)pid_tgid;
 	rec->time_ns = bpf_ktime_get_ns();
 	rec->cpu = bpf_get_smp_processor_id();
@@ -215,21 +220,29 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool co
 	rec->stack_err = 0;
 	rec->kstack_cnt = 0;
 	rec->kstack_err = 0;
+}
 
-	if (kernel_mode) {
-		rec->flags |= SAMPLE_F_KERNEL;
-		n = bpf_get_stack(ctx, rec->kstack, sizeof(rec->kstack), 0);
-		if (n > 0) {
-			rec->kstack_cnt = n / sizeof(__u64);
-		} else {
-			rec->kstack_err = n;
-			__sync_fetch_and_add(&st->kstack_failed, 1);
-		}
+/* The interrupted kernel's return addresses (a sample in kernel mode). */
+static __always_inline void kernel_stack_copy(struct bpf_perf_event_data *ctx,
+					      struct sample_record *rec, struct sample_stats *st)
+{
+	long n;
+
+	rec->flags |= SAMPLE_F_KERNEL;
+	n = bpf_get_stack(ctx, rec->kstack, sizeof(rec->kstack), 0);
+	if (n > 0) {
+		rec->kstack_cnt = n / sizeof(__u64);
+	} else {
+		rec->kstack_err = n;
+		__sync_fetch_and_add(&st->kstack_failed, 1);
 	}
-	if (!user_regs) {
-		__sync_fetch_and_add(&st->no_user_regs, 1);
-		goto submit;
-	}
+}
+
+/* The user registers: the task's saved ones (uregs) in kernel mode, else the context's. */
+static __always_inline void user_regs_copy(struct sample_record *rec,
+					   const struct uapi_pt_regs *regs, struct pt_regs *uregs,
+					   bool kernel_mode)
+{
 	if (kernel_mode) {
 #define TASK_REG(r) BPF_CORE_READ(uregs, r)
 		COPY_REGS(rec, TASK_REG);
@@ -238,6 +251,18 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool co
 		COPY_REGS(rec, CTX_REG);
 	}
 	rec->flags |= SAMPLE_F_USER_REGS;
+}
+
+/* Copies w's part of the user stack into rec->stack (at most cap bytes), or its readable
+ * beginning; sets stack_addr and stack_sz, or stack_err. */
+static __always_inline void user_stack_copy(struct sample_record *rec, struct stack_window *w,
+					    __u32 cap, struct sample_stats *st)
+{
+	__u64 start = w->start, len = w->len, page;
+	bool capped = w->capped;
+	__u8 probe;
+	long n;
+	int i;
 
 	if (len > cap)
 		len = cap;
@@ -256,11 +281,11 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool co
 		if (bpf_probe_read_user(&probe, 1, (void *)start)) {
 			/* The same copy size from sp's page (user space raises the size only
 			 * on copies of the full size), up to the mapping's limit. */
-			page = sp & ~(__u64)(PAGE_SZ - 1);
+			page = w->sp & ~(__u64)(PAGE_SZ - 1);
 			if (page > start && page - start < len) {
 				start = page;
-				if (vma_known && vma.limit - start <= len) {
-					len = vma.limit - start;
+				if (w->vma_known && w->vma.limit - start <= len) {
+					len = w->vma.limit - start;
 					capped = false;
 				}
 			}
@@ -293,7 +318,55 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool co
 			__sync_fetch_and_add(&st->stack_capped, 1);
 		}
 	}
-submit:
+}
+
+/* One sample of the current task (compat: compat.bpf.h): filter, user registers, stack window,
+ * reserve, kernel stack, user registers and stack copied, submit. */
+static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool compat)
+{
+	const struct uapi_pt_regs *regs = (const void *)ctx;
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct stack_window w;
+	struct pt_regs *uregs = NULL;
+	struct sample_record *rec;
+	struct task_struct *task;
+	struct sample_stats *st;
+	bool kernel_mode, user_regs;
+	__u32 cap;
+
+	if (!target_active(pid_tgid >> 32))
+		return 0;
+	st = stats__get();
+	if (!st)
+		return 0;
+
+	kernel_mode = (regs->cs & 3) != 3; /* CPL of the interrupted code */
+	task = current_task(compat);
+	user_regs = user_regs_find(task, kernel_mode, &uregs, compat);
+	w.sp = 0;
+	w.start = 0;
+	w.len = 0;
+	w.vma_known = false;
+	w.capped = false;
+	if (user_regs) {
+		w.sp = kernel_mode ? BPF_CORE_READ(uregs, sp) : regs->sp;
+		stack_window_find(task, pid_tgid, &w, st, compat);
+	}
+
+	rec = reserve_sample(w.len, &cap);
+	if (!rec) {
+		__sync_fetch_and_add(&st->lost, 1);
+		return 0;
+	}
+	record_init(rec, pid_tgid, cap);
+	if (kernel_mode)
+		kernel_stack_copy(ctx, rec, st);
+	if (user_regs) {
+		user_regs_copy(rec, regs, uregs, kernel_mode);
+		user_stack_copy(rec, &w, cap, st);
+	} else {
+		__sync_fetch_and_add(&st->no_user_regs, 1);
+	}
 	__sync_fetch_and_add(&st->samples, 1);
 	bpf_ringbuf_submit(rec, ringbuf_flags());
 	return 0;

@@ -38,6 +38,21 @@ integration: $(BIN) $(TEST_TARGETS)
 	$(Q)BPFPROF=$(abspath $(BIN)) TARGETS=$(abspath $(TARGETS_DIR)) \
 		tests/run-integration.sh
 
+# make check-includes: no include cycle among user/'s modules (a .c/.h pair); make
+# check-functions: no function of user/**/*.c over 120 lines. Both print what they find
+# (tools/check-includes.py, tools/check-functions.py).
+check-includes:
+	$(Q)python3 tools/check-includes.py
+
+check-functions:
+	$(Q)python3 tools/check-functions.py
+
+# make check-deploy: the deployment files (deploy/) checked offline (tests/deploy/check-deploy.sh;
+# no BPF, no root; npm ci from the registry at its first run). .ci/run runs it after make test;
+# the live part is tests/integration/run-deploy.sh, in make integration.
+check-deploy: $(BIN)
+	$(Q)BPFPROF=$(abspath $(BIN)) TARGETS=$(abspath $(TARGETS_DIR)) tests/deploy/check-deploy.sh
+
 test: deps
 	$(Q)$(MAKE) all
 	$(Q)$(MAKE) unit

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-// check-manifests.js: offline checks of deploy/kubernetes, run by tests/integration/run-deploy.sh.
+// check-manifests.js: offline checks of deploy/kubernetes, run by tests/deploy/check-deploy.sh.
 //
 // Usage: node check-manifests.js KUBE_DIR ALLOWED_KEYS
 //   KUBE_DIR      deploy/kubernetes (or a broken copy of it): base/ and overlays/least-privilege/

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # check-unit.sh: checks deploy/systemd/bpfprof-agent.service offline, run by
-# tests/integration/run-deploy.sh.
+# tests/deploy/check-deploy.sh (make check-deploy).
 #
 # Usage: check-unit.sh UNIT BPFPROF TMPDIR
 # Environment: EXPECTED_CAPS (capability names without CAP_, space-separated).

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # lint-containerfile.sh: checks deploy/Containerfile without a container runtime, against this
-# Debian 12 host's packages (dpkg), run by tests/integration/run-deploy.sh.
+# Debian 12 host's packages (dpkg), run by tests/deploy/check-deploy.sh.
 #
 # Usage: lint-containerfile.sh CONTAINERFILE REPO_ROOT BPFPROF TMPDIR
 # Prints one "PASS|FAIL NAME: DETAIL" line per check; exit 0 unless the script itself broke.

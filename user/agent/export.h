@@ -44,13 +44,11 @@ struct export_profile *export_profile__new(const void *data, size_t size,
 struct export_profile *export_profile__dup(const struct export_profile *p);
 /* Frees p, its data and its labels; accepts NULL. */
 void export_profile__free(struct export_profile *p);
-/* The value of label key in p, or NULL. Borrowed from p. */
-const char *export_profile__label(const struct export_profile *p, const char *key);
 
 /* ---- Pyroscope: POST {url}/ingest?name=...&format=pprof, or the push API, from a background
  * thread. ---- */
 
-/* Which of Pyroscope's ingestion APIs a pyroscope_exporter uses (docs/agent.md). */
+/* Which of Pyroscope's ingestion APIs a pyroscope_exporter uses (README.md, "Agent"). */
 enum pyroscope_api {
 	/* POST {url}/ingest?name=SERVICE{labels}&from=&until=&format=pprof, body the gzipped
 	 * pprof: Pyroscope 0.37 and later, Grafana Cloud. */

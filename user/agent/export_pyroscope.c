@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * export_pyroscope.c: profiles handed to exporters, and delivery to Pyroscope's /ingest or push
- * API (shared/design/formats.md section 4) from one background thread with libcurl.
+ * API (README.md, "Agent") from one background thread with libcurl.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -120,17 +120,6 @@ void export_profile__free(struct export_profile *p)
 	free(p->labels);
 	free(p->data);
 	free(p);
-}
-
-const char *export_profile__label(const struct export_profile *p, const char *key)
-{
-	size_t i;
-
-	for (i = 0; i < p->labels_cnt; i++) {
-		if (!strcmp(p->labels[i].key, key))
-			return p->labels[i].value;
-	}
-	return NULL;
 }
 
 /* ---- the /ingest name parameter ---- */

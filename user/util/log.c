@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* log.c: stderr messages, one line each. */
+#include <json-c/json.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <time.h>
@@ -13,32 +14,35 @@ void log__set_json(bool on)
 	json = on;
 }
 
-/* One JSON line: time, level, msg (RFC 8259 string escapes). */
+/* One JSON line: time (RFC 3339, UTC, milliseconds), level, msg; json-c escapes msg (RFC 8259)
+ * and, with NOSLASHESCAPE, leaves '/' as is. */
 static void print_json(enum log_level level, const char *msg)
 {
 	static const char *const names[] = { "warn", "info", "debug" };
-	char out[2048], ts[40];
+	struct json_object *line;
+	const char *text;
+	char ts[40], stamp[64];
 	struct timespec now;
 	struct tm tm;
-	size_t n = 0;
-	const char *c;
 
 	clock_gettime(CLOCK_REALTIME, &now);
 	gmtime_r(&now.tv_sec, &tm);
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-	for (c = msg; *c && n < sizeof(out) - 8; c++) {
-		if (*c == '"' || *c == '\\') {
-			out[n++] = '\\';
-			out[n++] = *c;
-		} else if ((unsigned char)*c < 0x20) {
-			n += snprintf(out + n, sizeof(out) - n, "\\u%04x", (unsigned char)*c);
-		} else {
-			out[n++] = *c;
-		}
-	}
-	out[n] = '\0';
-	fprintf(stderr, "{\"time\":\"%s.%03ldZ\",\"level\":\"%s\",\"msg\":\"%s\"}\n", ts,
-		now.tv_nsec / 1000000, names[level], out);
+	snprintf(stamp, sizeof(stamp), "%s.%03ldZ", ts, now.tv_nsec / 1000000);
+	line = json_object_new_object();
+	if (!line || json_object_object_add(line, "time", json_object_new_string(stamp)) ||
+	    json_object_object_add(line, "level", json_object_new_string(names[level])) ||
+	    json_object_object_add(line, "msg", json_object_new_string(msg)))
+		text = NULL;
+	else
+		text = json_object_to_json_string_ext(line, JSON_C_TO_STRING_PLAIN |
+								    JSON_C_TO_STRING_NOSLASHESCAPE);
+	/* Out of memory: the message still reaches stderr. */
+	if (text)
+		fprintf(stderr, "%s\n", text);
+	else
+		fprintf(stderr, "bpfprof: %s\n", msg);
+	json_object_put(line);
 }
 
 void log__set_level(enum log_level level)
