@@ -552,77 +552,86 @@ static bool curl_error_is_permanent(CURLcode rc)
 }
 
 /*
- * One POST of ps[0..n) (n is 1 for /ingest). Runs on the worker without the lock. err gets a
- * one-line reason of a failure; *retry_after_s the server's Retry-After (0 if none).
+ * The URL and body of one POST of ps[0..n): *url (malloc'd), *body (ps[0]'s data, or a
+ * PushRequest in *push_body, malloc'd), *content_type. 0 or -ENOMEM.
  */
-static enum attempt_result attempt(struct pyroscope_exporter *e,
-				   const struct export_profile *const *ps, size_t n,
-				   uint64_t timeout_ms, long *retry_after_s, char *err,
-				   size_t err_sz)
+static int request_body(struct pyroscope_exporter *e, const struct export_profile *const *ps,
+			size_t n, char **url, const void **body, size_t *body_size,
+			void **push_body, const char **content_type)
 {
 	const struct export_profile *p = ps[0];
-	char curl_err[CURL_ERROR_SIZE] = "", *name = NULL, *esc = NULL, *url = NULL;
-	char *auth = NULL;
-	const char *content_type = "Content-Type: application/octet-stream";
-	const void *body = p->data;
-	void *push_body = NULL;
-	size_t body_size = p->size;
-	struct curl_slist *hdrs = NULL, *tmp;
-	struct response resp = {};
-	enum attempt_result res = ATTEMPT_RETRY;
 	uint64_t from = p->start_ns / NSEC_PER_SEC;
 	uint64_t until = (p->end_ns + NSEC_PER_SEC - 1) / NSEC_PER_SEC;
-	curl_off_t retry_after = 0;
-	CURL *c = e->curl;
-	long code = 0;
-	CURLcode rc;
-	size_t i;
+	char *name, *esc;
+	int err = 0;
 
-	*retry_after_s = 0;
+	*content_type = "Content-Type: application/octet-stream";
+	*body = p->data;
+	*body_size = p->size;
 	if (until <= from)
 		until = from + 1;
 	if (e->api == PYROSCOPE_API_PUSH) {
 		/* Connect unary over HTTP/1.1: the message, its type, a plain status code. */
-		content_type = "Content-Type: application/proto";
-		if (pyroscope__push_body(ps, n, &push_body, &body_size) ||
-		    asprintf(&url, "%s/push.v1.PusherService/Push", e->url) < 0) {
-			url = NULL;
-			snprintf(err, err_sz, "out of memory");
-			goto out;
+		*content_type = "Content-Type: application/proto";
+		if (pyroscope__push_body(ps, n, push_body, body_size) ||
+		    asprintf(url, "%s/push.v1.PusherService/Push", e->url) < 0) {
+			*url = NULL;
+			return -ENOMEM;
 		}
-		body = push_body;
-	} else {
-		name = pyroscope__ingest_name(p);
-		esc = name ? curl_easy_escape(c, name, 0) : NULL;
-		if (!esc || asprintf(&url,
-				     "%s/ingest?name=%s&from=%llu&until=%llu&format=pprof"
-				     "&spyName=bpfprof&sampleRate=%u",
-				     e->url, esc, (unsigned long long)from,
-				     (unsigned long long)until, p->freq_hz) < 0) {
-			url = NULL;
-			snprintf(err, err_sz, "out of memory");
-			goto out;
-		}
+		*body = *push_body;
+		return 0;
 	}
+	name = pyroscope__ingest_name(p);
+	esc = name ? curl_easy_escape(e->curl, name, 0) : NULL;
+	if (!esc || asprintf(url,
+			     "%s/ingest?name=%s&from=%llu&until=%llu&format=pprof"
+			     "&spyName=bpfprof&sampleRate=%u",
+			     e->url, esc, (unsigned long long)from, (unsigned long long)until,
+			     p->freq_hz) < 0) {
+		*url = NULL;
+		err = -ENOMEM;
+	}
+	curl_free(esc);
+	free(name);
+	return err;
+}
 
+/*
+ * The request's headers into *hdrs (curl_slist_free_all() them), with the bearer token read
+ * again; *auth holds the Authorization header (explicit_bzero() and free() it). 0 or -ENOMEM.
+ */
+static int request_headers(struct pyroscope_exporter *e, const char *content_type,
+			   struct curl_slist **hdrs, char **auth)
+{
+	struct curl_slist *tmp;
+	size_t i;
+
+	*auth = NULL;
 	/* No "Expect: 100-continue" round trip; the body is opaque bytes, not a form. */
-	tmp = curl_slist_append(hdrs, "Expect:");
-	tmp = tmp ? curl_slist_append(hdrs = tmp, content_type) : NULL;
+	tmp = curl_slist_append(*hdrs, "Expect:");
+	tmp = tmp ? curl_slist_append(*hdrs = tmp, content_type) : NULL;
 	if (tmp && e->api == PYROSCOPE_API_PUSH)
-		tmp = curl_slist_append(hdrs = tmp, "Connect-Protocol-Version: 1");
+		tmp = curl_slist_append(*hdrs = tmp, "Connect-Protocol-Version: 1");
 	for (i = 0; tmp && i < e->headers_cnt; i++)
-		tmp = curl_slist_append(hdrs = tmp, e->headers[i]);
+		tmp = curl_slist_append(*hdrs = tmp, e->headers[i]);
 	if (tmp && e->bearer.path) {
 		credential_refresh(&e->bearer);
-		if (asprintf(&auth, "Authorization: Bearer %s", e->bearer.value) < 0)
-			auth = NULL;
-		tmp = auth ? curl_slist_append(hdrs = tmp, auth) : NULL;
+		if (asprintf(auth, "Authorization: Bearer %s", e->bearer.value) < 0)
+			*auth = NULL;
+		tmp = *auth ? curl_slist_append(*hdrs = tmp, *auth) : NULL;
 	}
-	if (!tmp) {
-		snprintf(err, err_sz, "out of memory");
-		goto out;
-	}
-	hdrs = tmp;
+	if (!tmp)
+		return -ENOMEM;
+	*hdrs = tmp;
+	return 0;
+}
+
+/* Sets up e->curl for one POST; the handle keeps pointers to all arguments until reset. */
+static void request_setup(struct pyroscope_exporter *e, const char *url, const void *body,
+			  size_t body_size, struct curl_slist *hdrs, uint64_t timeout_ms,
+			  struct response *resp, char *curl_err)
+{
+	CURL *c = e->curl;
 
 	curl_easy_reset(c);
 	curl_easy_setopt(c, CURLOPT_URL, url);
@@ -636,7 +645,7 @@ static enum attempt_result attempt(struct pyroscope_exporter *e,
 			 (long)min_t(uint64_t, e->connect_timeout_ms, timeout_ms));
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &resp);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, resp);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curl_err);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "bpfprof/" BPFPROF_VERSION);
 	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
@@ -647,7 +656,37 @@ static enum attempt_result attempt(struct pyroscope_exporter *e,
 		curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
 		curl_easy_setopt(c, CURLOPT_USERPWD, e->basic.value);
 	}
+}
 
+/*
+ * One POST of ps[0..n) (n is 1 for /ingest). Runs on the worker without the lock. err gets a
+ * one-line reason of a failure; *retry_after_s the server's Retry-After (0 if none).
+ */
+static enum attempt_result attempt(struct pyroscope_exporter *e,
+				   const struct export_profile *const *ps, size_t n,
+				   uint64_t timeout_ms, long *retry_after_s, char *err,
+				   size_t err_sz)
+{
+	char curl_err[CURL_ERROR_SIZE] = "", *url = NULL, *auth = NULL;
+	const char *content_type;
+	const void *body;
+	void *push_body = NULL;
+	size_t body_size;
+	struct curl_slist *hdrs = NULL;
+	struct response resp = {};
+	enum attempt_result res = ATTEMPT_RETRY;
+	curl_off_t retry_after = 0;
+	CURL *c = e->curl;
+	long code = 0;
+	CURLcode rc;
+
+	*retry_after_s = 0;
+	if (request_body(e, ps, n, &url, &body, &body_size, &push_body, &content_type) ||
+	    request_headers(e, content_type, &hdrs, &auth)) {
+		snprintf(err, err_sz, "out of memory");
+		goto out;
+	}
+	request_setup(e, url, body, body_size, hdrs, timeout_ms, &resp, curl_err);
 	rc = curl_easy_perform(c);
 	if (rc != CURLE_OK) {
 		if (rc == CURLE_ABORTED_BY_CALLBACK)
@@ -684,8 +723,6 @@ out:
 		explicit_bzero(auth, strlen(auth));
 		free(auth);
 	}
-	curl_free(esc);
-	free(name);
 	free(url);
 	free(push_body);
 	return res;
@@ -841,27 +878,115 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-struct pyroscope_exporter *pyroscope_exporter__new(const struct pyroscope_opts *opts)
+/* e->headers: X-Scope-OrgID for the tenant, then opts' own. 0 or a negative errno. */
+static int headers_copy(struct pyroscope_exporter *e, const struct pyroscope_opts *opts)
 {
-	struct pyroscope_exporter *e;
-	pthread_condattr_t cattr;
+	size_t i;
+
+	e->headers = calloc(opts->headers_cnt + 1, sizeof(*e->headers));
+	if (!e->headers)
+		return -ENOMEM;
+	if (opts->tenant_id && *opts->tenant_id) {
+		if (strpbrk(opts->tenant_id, "\r\n"))
+			return -EINVAL;
+		if (asprintf(&e->headers[e->headers_cnt], "X-Scope-OrgID: %s", opts->tenant_id) < 0)
+			return -ENOMEM;
+		e->headers_cnt++;
+	}
+	for (i = 0; i < opts->headers_cnt; i++) {
+		e->headers[e->headers_cnt] = strdup(opts->headers[i]);
+		if (!e->headers[e->headers_cnt])
+			return -ENOMEM;
+		e->headers_cnt++;
+	}
+	return 0;
+}
+
+/* Reads the basic auth and bearer token files of opts. 0 or a negative errno (warned). */
+static int credentials_read(struct pyroscope_exporter *e, const struct pyroscope_opts *opts)
+{
+	int err;
+
+	if (opts->basic_auth_file) {
+		e->basic.path = strdup(opts->basic_auth_file);
+		err = e->basic.path ? credential_read(&e->basic) : -ENOMEM;
+		if (!err && !strchr(e->basic.value, ':'))
+			err = -EINVAL;
+		if (err) {
+			pr_warn("read basic auth file %s: %s; want one line 'user:password'",
+				opts->basic_auth_file, strerror(-err));
+			return err;
+		}
+	}
+	if (opts->bearer_token_file) {
+		e->bearer.path = strdup(opts->bearer_token_file);
+		err = e->bearer.path ? credential_read(&e->bearer) : -ENOMEM;
+		if (err) {
+			pr_warn("read bearer token file %s: %s", opts->bearer_token_file,
+				strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* libcurl's handle and the worker thread. 0 or a negative errno. */
+static int worker_start(struct pyroscope_exporter *e)
+{
 	sigset_t all, old;
-	size_t len, i;
-	int err = 0;
+	int err;
+
+	if (curl_global_init(CURL_GLOBAL_DEFAULT))
+		return -EIO;
+	e->curl = curl_easy_init();
+	if (!e->curl) {
+		curl_global_cleanup();
+		return -ENOMEM;
+	}
+	/* Signals stay with the agent's threads (signalfd, sigwait): the worker blocks them all. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = -pthread_create(&e->thread, NULL, worker, e);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		curl_easy_cleanup(e->curl);
+		e->curl = NULL;
+		curl_global_cleanup();
+		return err;
+	}
+	e->thread_started = true;
+	return 0;
+}
+
+/* Whether opts can make an exporter: a URL, a known API, headers of the form 'Key: value'. */
+static bool opts_valid(const struct pyroscope_opts *opts)
+{
+	size_t i;
 
 	if (!opts || !opts->url || !*opts->url ||
-	    (opts->api != PYROSCOPE_API_INGEST && opts->api != PYROSCOPE_API_PUSH)) {
-		errno = EINVAL;
-		return NULL;
-	}
+	    (opts->api != PYROSCOPE_API_INGEST && opts->api != PYROSCOPE_API_PUSH))
+		return false;
 	for (i = 0; i < opts->headers_cnt; i++) {
 		const char *h = opts->headers[i], *colon = h ? strchr(h, ':') : NULL;
 
 		if (!colon || colon == h || strpbrk(h, "\r\n")) {
 			pr_warn("parse header '%s': want 'Key: value'", h ?: "");
-			errno = EINVAL;
-			return NULL;
+			return false;
 		}
+	}
+	return true;
+}
+
+struct pyroscope_exporter *pyroscope_exporter__new(const struct pyroscope_opts *opts)
+{
+	struct pyroscope_exporter *e;
+	pthread_condattr_t cattr;
+	size_t len;
+	int err = 0;
+
+	if (!opts_valid(opts)) {
+		errno = EINVAL;
+		return NULL;
 	}
 	e = calloc(1, sizeof(*e));
 	if (!e)
@@ -890,76 +1015,17 @@ struct pyroscope_exporter *pyroscope_exporter__new(const struct pyroscope_opts *
 	if (!e->rng)
 		e->rng = 1;
 	e->q = calloc(e->cap, sizeof(*e->q));
-	e->headers = calloc(opts->headers_cnt + 1, sizeof(*e->headers));
-	if (!e->q || !e->headers) {
+	if (!e->q) {
 		err = -ENOMEM;
 		goto err_out;
 	}
-	if (opts->tenant_id && *opts->tenant_id) {
-		if (strpbrk(opts->tenant_id, "\r\n")) {
-			err = -EINVAL;
-			goto err_out;
-		}
-		if (asprintf(&e->headers[e->headers_cnt], "X-Scope-OrgID: %s", opts->tenant_id) <
-		    0) {
-			err = -ENOMEM;
-			goto err_out;
-		}
-		e->headers_cnt++;
-	}
-	for (i = 0; i < opts->headers_cnt; i++) {
-		e->headers[e->headers_cnt] = strdup(opts->headers[i]);
-		if (!e->headers[e->headers_cnt]) {
-			err = -ENOMEM;
-			goto err_out;
-		}
-		e->headers_cnt++;
-	}
-	if (opts->basic_auth_file) {
-		e->basic.path = strdup(opts->basic_auth_file);
-		err = e->basic.path ? credential_read(&e->basic) : -ENOMEM;
-		if (!err && !strchr(e->basic.value, ':'))
-			err = -EINVAL;
-		if (err) {
-			pr_warn("read basic auth file %s: %s; want one line 'user:password'",
-				opts->basic_auth_file, strerror(-err));
-			goto err_out;
-		}
-	}
-	if (opts->bearer_token_file) {
-		e->bearer.path = strdup(opts->bearer_token_file);
-		err = e->bearer.path ? credential_read(&e->bearer) : -ENOMEM;
-		if (err) {
-			pr_warn("read bearer token file %s: %s", opts->bearer_token_file,
-				strerror(-err));
-			goto err_out;
-		}
-	}
-
-	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
-		err = -EIO;
-		goto err_out;
-	}
-	e->curl = curl_easy_init();
-	if (!e->curl) {
-		curl_global_cleanup();
-		err = -ENOMEM;
-		goto err_out;
-	}
-	/* Signals stay with the agent's threads (signalfd, sigwait): the worker blocks them all. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = -pthread_create(&e->thread, NULL, worker, e);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err) {
-		curl_easy_cleanup(e->curl);
-		e->curl = NULL;
-		curl_global_cleanup();
-		goto err_out;
-	}
-	e->thread_started = true;
-	return e;
-
+	err = headers_copy(e, opts);
+	if (!err)
+		err = credentials_read(e, opts);
+	if (!err)
+		err = worker_start(e);
+	if (!err)
+		return e;
 err_out:
 	pyroscope_exporter__free(e);
 	errno = -err;
