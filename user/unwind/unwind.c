@@ -441,9 +441,9 @@ struct fast_mappings {
 static const struct fast_mapping *fast_mapping(struct addr_space *as, struct fast_mappings *fms,
 					       uint64_t pc, uint64_t addr)
 {
-	uint64_t generation = addr_space__generation(as);
 	const struct mapping *m;
 	struct fast_mapping *fm;
+	uint64_t generation;
 	unsigned int i;
 
 	for (i = 0; i < fms->cnt; i++) {
@@ -452,6 +452,7 @@ static const struct fast_mapping *fast_mapping(struct addr_space *as, struct fas
 		    addr < fm->end)
 			return fm;
 	}
+	generation = addr_space__generation(as);
 	m = addr_space__mapping(as, pc);
 	if (m && (addr < m->start || addr >= m->end))
 		m = addr_space__mapping(as, addr);
