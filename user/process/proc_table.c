@@ -10,6 +10,7 @@
 #include <uthash.h>
 #include "process/proc_maps.h"
 #include "process/proc_table.h"
+#include "sampling/stack_size.h"
 #include "symbols/perf_map.h"
 #include "util/file.h"
 #include "util/util.h"

@@ -7,7 +7,6 @@
 #include <stdint.h>
 #include "bpf/record.h"
 #include "process/addr_space.h"
-#include "sampling/stack_size.h"
 #include "unwind/unwind.h"
 
 /*
@@ -49,6 +48,7 @@ struct proc_table_opts {
 
 struct perf_map;
 struct proc;
+struct stack_size_state;
 struct proc_table;
 
 /* Returns NULL and sets errno. */
