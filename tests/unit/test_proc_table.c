@@ -33,14 +33,25 @@ static void mmap_ev(struct proc_table *pt, uint64_t start, uint64_t len, uint64_
 	assert_int_equal(proc_table__mmap(pt, &r, path), 0);
 }
 
+/* The process's mappings, in address order. */
+static size_t maps_cnt(struct proc *p)
+{
+	return addr_space__mapping_cnt(proc__addr_space(p));
+}
+
+static const struct mapping *map_at(struct proc *p, size_t i)
+{
+	return addr_space__mapping_at(proc__addr_space(p), i);
+}
+
 static void expect(struct proc *p, size_t i, uint64_t start, uint64_t end, uint64_t pgoff,
 		   const char *path)
 {
-	assert_true(i < p->maps_cnt);
-	assert_int_equal(p->maps[i].start, start);
-	assert_int_equal(p->maps[i].end, end);
-	assert_int_equal(p->maps[i].pgoff, pgoff);
-	assert_string_equal(p->maps[i].path, path);
+	assert_true(i < maps_cnt(p));
+	assert_int_equal(map_at(p, i)->start, start);
+	assert_int_equal(map_at(p, i)->end, end);
+	assert_int_equal(map_at(p, i)->pgoff, pgoff);
+	assert_string_equal(map_at(p, i)->path, path);
 }
 
 static void test_carve(void **state)
@@ -53,30 +64,30 @@ static void test_carve(void **state)
 	mmap_ev(pt, 0x10000, 0x40000, 0, 1, "/a");
 	p = proc_table__find(pt, TGID, false);
 	assert_non_null(p);
-	assert_int_equal(p->maps_cnt, 1);
+	assert_int_equal(maps_cnt(p), 1);
 	/* An overlay in the middle splits the older mapping; file offsets follow. */
 	mmap_ev(pt, 0x20000, 0x10000, 0x5000, 2, "/b");
-	assert_int_equal(p->maps_cnt, 3);
+	assert_int_equal(maps_cnt(p), 3);
 	expect(p, 0, 0x10000, 0x20000, 0, "/a");
 	expect(p, 1, 0x20000, 0x30000, 0x5000, "/b");
 	expect(p, 2, 0x30000, 0x50000, 0x20000, "/a");
-	assert_int_equal(p->maps[1].dev, makedev(8, 1));
+	assert_int_equal(map_at(p, 1)->dev, makedev(8, 1));
 	/* The same mapping again (the maps read at exec saw it): nothing changes. */
 	mmap_ev(pt, 0x20000, 0x10000, 0x5000, 2, "/b");
-	assert_int_equal(p->maps_cnt, 3);
+	assert_int_equal(maps_cnt(p), 3);
 	/* munmap across two: one goes, one is trimmed at its start. */
 	proc_table__munmap(pt, TGID, 0x10000, 0x18000);
-	assert_int_equal(p->maps_cnt, 2);
+	assert_int_equal(maps_cnt(p), 2);
 	expect(p, 0, 0x28000, 0x30000, 0xd000, "/b");
 	expect(p, 1, 0x30000, 0x50000, 0x20000, "/a");
 	/* dlclose A, dlopen C at the same place. */
 	proc_table__munmap(pt, TGID, 0x30000, 0x20000);
 	mmap_ev(pt, 0x30000, 0x20000, 0, 3, "/c");
-	assert_int_equal(p->maps_cnt, 2);
+	assert_int_equal(maps_cnt(p), 2);
 	expect(p, 1, 0x30000, 0x50000, 0, "/c");
 	/* Exec forgets everything. */
 	proc_table__exec(pt, TGID, "x");
-	assert_int_equal(p->maps_cnt, 0);
+	assert_int_equal(maps_cnt(p), 0);
 	proc_table__free(pt);
 }
 
@@ -90,7 +101,7 @@ static void test_fork_exit(void **state)
 	assert_int_equal(proc_table__fork(pt, TGID, TGID + 1), 0);
 	c = proc_table__find(pt, TGID + 1, false);
 	assert_non_null(c);
-	assert_int_equal(c->maps_cnt, 1);
+	assert_int_equal(maps_cnt(c), 1);
 	expect(c, 0, 0x10000, 0x11000, 0, "/a");
 	/* Exit only marks: samples before the exit record may still be in this batch. */
 	proc_table__exit(pt, TGID + 1);

@@ -218,7 +218,7 @@ static void test_own_stack(void **state)
 	assert_non_null(strstr(text, ";chain_a;chain_b;chain_c;take_sample 1\n"));
 	p = proc_table__find(pl.pt, getpid(), false);
 	assert_non_null(p);
-	assert_int_equal(p->stats.root, 1);
+	assert_int_equal(proc__stats(p)->root, 1);
 	free(text);
 
 	/* The same sample again: same stack, served from the caches. */
@@ -233,13 +233,13 @@ static void test_truncated_stack(void **state)
 	struct unwind_frame frames[64];
 	enum unwind_stop stop;
 	struct pipeline pl;
-	struct proc *p;
+	struct unwinder *p;
 	int n;
 
 	fill_header();
 	chain_a(1);
 	pipeline__init(&pl);
-	p = proc_table__find(pl.pt, getpid(), true);
+	p = proc__unwinder(proc_table__find(pl.pt, getpid(), true));
 	/* Only 256 bytes copied, as if the copy was that short: a partial stack, the
 	 * truncation named. */
 	sample->stack_sz = 256;
@@ -262,7 +262,7 @@ static void test_garbage(void **state)
 	struct pipeline pl;
 	unsigned int seed = 1, i, j, roots = 0;
 	uint64_t ip, sp;
-	struct proc *p;
+	struct unwinder *p;
 	int n;
 
 	fill_header();
@@ -270,7 +270,7 @@ static void test_garbage(void **state)
 	ip = sample->regs[PERF_REG_X86_IP];
 	sp = sample->regs[PERF_REG_X86_SP];
 	pipeline__init(&pl);
-	p = proc_table__find(pl.pt, getpid(), true);
+	p = proc__unwinder(proc_table__find(pl.pt, getpid(), true));
 	for (i = 0; i < 2000; i++) {
 		/* Random stack bytes and registers, sometimes a real pc and sp over them. */
 		for (j = 0; j < STACK_CAP; j++)
@@ -296,7 +296,7 @@ static void test_garbage(void **state)
 }
 
 /* Unwinds the sample with mode into frames; returns the count. */
-static int unwind_mode(struct proc *p, enum unwind_mode mode, struct unwind_frame *frames,
+static int unwind_mode(struct unwinder *p, enum unwind_mode mode, struct unwind_frame *frames,
 		       size_t cap, uint32_t stack_cap, enum unwind_stop *stop)
 {
 	unwind__set_mode(mode);
@@ -305,7 +305,8 @@ static int unwind_mode(struct proc *p, enum unwind_mode mode, struct unwind_fram
 
 /* The fast path gives exactly libdwfl's frames and stop reason for the current sample;
  * returns the frame count. what names the case in a failure. */
-static int assert_same_unwind(struct proc *p, uint32_t stack_cap, size_t cap, const char *what)
+static int assert_same_unwind(struct unwinder *p, uint32_t stack_cap, size_t cap,
+			      const char *what)
 {
 	struct unwind_frame ref[128], fast[128];
 	enum unwind_stop ref_stop, fast_stop;
@@ -344,14 +345,14 @@ static char *fast_folded(void)
 static void test_fast_own_stack(void **state)
 {
 	struct pipeline pl;
-	struct proc *p;
+	struct unwinder *p;
 	char *text;
 	int n;
 
 	fill_header();
 	chain_a(1);
 	pipeline__init(&pl);
-	p = proc_table__find(pl.pt, getpid(), true);
+	p = proc__unwinder(proc_table__find(pl.pt, getpid(), true));
 	n = assert_same_unwind(p, STACK_CAP, 64, "own stack");
 	assert_true(n >= 8);
 	/* Fewer frames allowed than the stack has: the depth limit, in both. */
@@ -370,7 +371,7 @@ static void test_fast_own_stack(void **state)
 static void test_fast_truncated(void **state)
 {
 	struct pipeline pl;
-	struct proc *p;
+	struct unwinder *p;
 	uint32_t full, sz;
 	char what[64];
 
@@ -378,7 +379,7 @@ static void test_fast_truncated(void **state)
 	chain_a(1);
 	full = sample->stack_sz;
 	pipeline__init(&pl);
-	p = proc_table__find(pl.pt, getpid(), true);
+	p = proc__unwinder(proc_table__find(pl.pt, getpid(), true));
 	for (sz = 0; sz <= full; sz += sz < 1024 ? 4 : 60) {
 		sample->stack_sz = sz;
 		snprintf(what, sizeof(what), "copy of %u bytes, full", sz);
@@ -394,24 +395,24 @@ static void test_fast_truncated(void **state)
  * path hands the rest to libdwfl there, and the stack stays whole. */
 static void test_fast_handover(void **state)
 {
-	struct proc_mapping_ref *m;
+	const struct mapping *m;
 	const struct cfi_row *row;
 	struct unwind_frame frames[64];
 	enum unwind_stop stop;
 	struct pipeline pl;
-	struct proc *p;
+	struct unwinder *p;
 	char *text;
 	int n, i, unsupported = 0;
 
 	fill_header();
 	assert_int_equal(chain_realigned(1) > 0, 1);
 	pipeline__init(&pl);
-	p = proc_table__find(pl.pt, getpid(), true);
+	p = proc__unwinder(proc_table__find(pl.pt, getpid(), true));
 	assert_same_unwind(p, STACK_CAP, 64, "realigned frame");
 	n = unwind_mode(p, UNWIND_MODE_FAST, frames, 64, STACK_CAP, &stop);
 	assert_int_equal(stop, UNWIND_STOP_ROOT);
 	for (i = 1; i < n; i++) {
-		m = proc__mapping(p, frames[i].pc);
+		m = addr_space__mapping(unwinder__addr_space(p), frames[i].pc);
 		assert_non_null(m);
 		row = cfi_table__lookup(cfi_table__get(m->entry), frames[i].pc - 1 - m->bias, NULL,
 					NULL);
@@ -419,7 +420,7 @@ static void test_fast_handover(void **state)
 	}
 	assert_true(unsupported >= 1);
 	/* The frames libdwfl unwound are not the first. */
-	assert_true(p->ctx.dwfl_from > 1);
+	assert_true(unwinder__dwfl_from(p) > 1);
 	pipeline__fini(&pl);
 
 	text = fast_folded();
@@ -435,7 +436,7 @@ static void test_fast_signal_frame(void **state)
 	struct unwind_frame frames[64];
 	enum unwind_stop stop;
 	struct pipeline pl;
-	struct proc *p;
+	struct unwinder *p;
 	char *text;
 	int n, i, activations = 0;
 
@@ -444,7 +445,7 @@ static void test_fast_signal_frame(void **state)
 	chain_signal(1);
 	sigaction(SIGUSR1, &old, NULL);
 	pipeline__init(&pl);
-	p = proc_table__find(pl.pt, getpid(), true);
+	p = proc__unwinder(proc_table__find(pl.pt, getpid(), true));
 	assert_same_unwind(p, STACK_CAP, 64, "signal frame");
 	n = unwind_mode(p, UNWIND_MODE_FAST, frames, 64, STACK_CAP, &stop);
 	assert_int_equal(stop, UNWIND_STOP_ROOT);
@@ -469,11 +470,11 @@ static void test_fast_signal_frame(void **state)
 static void test_fast_vdso(void **state)
 {
 	uint64_t vdso = getauxval(AT_SYSINFO_EHDR), pc = 0, sp, ip, start, end;
-	struct proc_mapping_ref *m;
+	const struct mapping *m;
 	const struct cfi_row *row;
 	struct cfi_table *t;
 	struct pipeline pl;
-	struct proc *p;
+	struct unwinder *p;
 	size_t i;
 	int n;
 
@@ -481,8 +482,8 @@ static void test_fast_vdso(void **state)
 	fill_header();
 	chain_a(1);
 	pipeline__init(&pl);
-	p = proc_table__find(pl.pt, getpid(), true);
-	m = proc__mapping(p, vdso);
+	p = proc__unwinder(proc_table__find(pl.pt, getpid(), true));
+	m = addr_space__mapping(unwinder__addr_space(p), vdso);
 	assert_non_null(m);
 	assert_non_null(m->entry);
 	assert_string_equal(m->entry->path, "[vdso]");
@@ -515,9 +516,9 @@ static void test_diff_mode(void **state)
 	struct pipeline pl;
 	unsigned int seed = 7, i, j;
 	uint64_t ip, sp, samples, divergent;
-	struct proc_mapping_ref *m;
+	const struct mapping *m;
 	struct cfi_row *row = NULL, saved;
-	struct proc *p;
+	struct unwinder *p;
 	int n;
 
 	fill_header();
@@ -525,7 +526,7 @@ static void test_diff_mode(void **state)
 	ip = sample->regs[PERF_REG_X86_IP];
 	sp = sample->regs[PERF_REG_X86_SP];
 	pipeline__init(&pl);
-	p = proc_table__find(pl.pt, getpid(), true);
+	p = proc__unwinder(proc_table__find(pl.pt, getpid(), true));
 
 	unwind__set_mode(UNWIND_MODE_DIFF);
 	samples = unwind__diff_samples();
@@ -537,7 +538,7 @@ static void test_diff_mode(void **state)
 
 	/* The row of chain_a's call to chain_b now puts the return address 8 bytes higher. */
 	for (i = 0; i < (unsigned int)n; i++) {
-		m = proc__mapping(p, frames[i].pc);
+		m = addr_space__mapping(unwinder__addr_space(p), frames[i].pc);
 		if (!m || !strstr(m->entry->path, "test_unwind"))
 			continue;
 		row = (struct cfi_row *)cfi_table__lookup(cfi_table__get(m->entry),

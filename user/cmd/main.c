@@ -293,20 +293,13 @@ static void check_lost_events(struct session *s)
 static void agent_counters(struct session *s)
 {
 	const struct consumer_stats *cs = consumer__stats(s->consumer);
-	struct proc_stats st = *proc_table__freed_stats(s->pt);
+	struct proc_stats st;
 	struct proc_table_counts counts;
 	struct agent_counters c = {};
 	struct sample_stats bpf = {};
-	struct proc *p;
-	int i;
 
 	loader__read_stats(s->loader, &bpf);
-	for (p = proc_table__first(s->pt); p; p = proc_table__next(p)) {
-		st.samples += p->stats.samples;
-		st.root += p->stats.root;
-		for (i = 0; i < UNWIND_STOP_CNT; i++)
-			st.stops[i] += p->stats.stops[i];
-	}
+	proc_table__stats(s->pt, &st);
 	proc_table__counts(s->pt, &counts);
 	c.samples = cs->samples;
 	c.lost = bpf.lost;

@@ -1,82 +1,31 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* proc_table.h: tgid -> process state (mappings, one long-lived Dwfl) for unwinding. */
+/* proc_table.h: tgid -> process (its address space, unwinder, comm and counters). */
 #ifndef BPFPROF_PROC_TABLE_H
 #define BPFPROF_PROC_TABLE_H
 
-#include <elfutils/libdwfl.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <uthash.h>
 #include "bpf/record.h"
-#include "process/module_cache.h"
-#include "sampling/stack_size.h"
+#include "process/addr_space.h"
 #include "unwind/unwind.h"
 
 /*
- * The process table follows docs/design.md ("Process table"): one Dwfl per process, attached
- * once, modules reported lazily at the first pc inside them, ELF files shared through the
- * module cache, a process freed only once its exit record has been handled (the ringbuf
- * delivers a process's samples before its exit record). Mappings come from /proc/PID/maps
- * (read at the first sample or exec, re-read at most every rescan interval when a pc hits no
- * mapping) and are copied from the parent at fork. One thread owns the table (libelf 0.188 has
- * no locking).
+ * The process table follows docs/design.md ("Process table"): one entry per tgid, holding the
+ * process's address space (addr_space.h: mappings, one Dwfl, modules reported lazily), its
+ * unwinder (unwind.h), its comm and its counters. A process is freed only once its exit
+ * record has been handled (the ringbuf delivers a process's samples before its exit record).
+ * One thread owns the table (libelf 0.188 has no locking).
  */
 
-/* One executable mapping of a process. */
-struct proc_mapping_ref {
-	uint64_t start; /* [start, end): virtual addresses */
-	uint64_t end;
-	uint64_t pgoff; /* file offset of start, bytes */
-	uint64_t dev;	/* st_dev of the file (makedev(major, minor)) */
-	uint64_t inode; /* 0 for anonymous memory */
-	char *path;	/* as in /proc/PID/maps; NULL for anonymous memory */
-	bool deleted;
-	struct elf_entry *entry; /* opened at the first pc inside; NULL until then */
-	bool open_failed;	 /* do not retry opening */
-	uint64_t bias;		 /* load bias, valid with entry */
-	bool reported;		 /* a Dwfl module covers it: */
-	uint64_t mod_lo;	 /* the module's bounds, as reported */
-	uint64_t mod_hi;
-};
-
+/* Unwinding counters of one process or, summed, of all (--stats, the summary). */
 struct proc_stats {
 	uint64_t samples; /* samples handled */
 	uint64_t root;	  /* of which unwound to the outermost frame */
 	uint64_t stops[UNWIND_STOP_CNT];
 };
 
-struct proc {
-	uint32_t tgid;
-	char comm[17];		       /* the process's comm at its last exec or sample */
-	struct proc_mapping_ref *maps; /* sorted by start, non-overlapping */
-	size_t maps_cnt;
-	size_t maps_cap;
-	bool maps_read;		 /* /proc/PID/maps was read at least once */
-	uint64_t last_scan_ns;	 /* CLOCK_MONOTONIC of the last maps read */
-	uint64_t sample_time_ns; /* time of the sample being handled (record time_ns) */
-	bool exited;		 /* its exit record was handled: freed at end of batch */
-	uint64_t last_seen_ns;	 /* CLOCK_MONOTONIC of its last record */
-	Dwfl *dwfl;		 /* created at the first sample that needs it */
-	bool in_unwind;		 /* inside unwind__sample(): the Dwfl must stay */
-	bool dwfl_stale;	 /* drop the Dwfl when the unwind ends */
-	struct unwind_ctx ctx;	 /* fixed address: libdwfl keeps a pointer to it */
-	struct proc_table *table;
-	struct proc_stats stats;
-	struct stack_size_state copy; /* its stack copy size (stack_size.c) */
-	struct perf_map *perf_map;    /* JIT names (perf_map__resolve()); NULL until needed */
-	uint64_t modules_dropped;     /* module sets rebuilt after a mapping change */
-	char *root;		      /* its root when not bpfprof's (proc_maps__host_root()),
-					 * from its last maps read; NULL otherwise */
-	UT_hash_handle hh;
-};
-
-/*
- * Where the text of /proc/PID/maps comes from: sets a malloc'd *text of *len bytes, returns 0
- * or a negative errno (-ENOENT: no such process). proc_table__read_maps() reads /proc, and adds
- * a PROC_MAPS_ROOT_LINE for a process whose root is not bpfprof's; a capture also records the
- * text, a replay serves the recorded text.
- */
-typedef int (*proc_maps_text_fn)(void *ctx, uint32_t tgid, char **text, size_t *len);
+/* The proc_maps_text_fn (addr_space.h) reading /proc/PID/maps, with a PROC_MAPS_ROOT_LINE
+ * added for a process whose root is not bpfprof's. */
 int proc_table__read_maps(uint32_t tgid, char **text, size_t *len);
 
 struct proc_table_opts {
@@ -98,6 +47,8 @@ struct proc_table_opts {
 };
 
 struct perf_map;
+struct proc;
+struct stack_size_state;
 struct proc_table;
 
 /* Returns NULL and sets errno. */
@@ -140,9 +91,6 @@ void proc_table__end_batch(struct proc_table *pt);
  * profile's references were dropped). Returns how many. */
 unsigned int proc_table__trim_files(struct proc_table *pt);
 
-/* Iterates over the live processes (summary). */
-struct proc *proc_table__first(struct proc_table *pt);
-struct proc *proc_table__next(struct proc *p);
 /* Counters of the table's work, for --stats. */
 struct proc_table_counts {
 	unsigned int procs;    /* processes tracked now */
@@ -155,18 +103,22 @@ struct proc_table_counts {
 };
 
 void proc_table__counts(struct proc_table *pt, struct proc_table_counts *c);
-/* Stats of processes already freed, summed. */
-const struct proc_stats *proc_table__freed_stats(struct proc_table *pt);
+/* The unwinding counters of every process, live or freed, summed into *st. */
+void proc_table__stats(struct proc_table *pt, struct proc_stats *st);
 
-/* The process's Dwfl, created and attached at the first call; NULL + errno. */
-Dwfl *proc__dwfl(struct proc *p);
-/* Called by unwind__sample() when it is done with the Dwfl: drops it if mappings changed. */
-void proc__unwind_end(struct proc *p);
-/*
- * The executable mapping holding pc (on a miss, re-reading the maps if they are older than
- * p->sample_time_ns, at most once per rescan interval); its ELF file is
- * opened and its module reported to the Dwfl if not done yet. NULL when no mapping holds pc.
- */
-struct proc_mapping_ref *proc__mapping(struct proc *p, uint64_t pc);
+/* The parts of one process; valid until proc_table__end_batch() frees it. */
+uint32_t proc__tgid(const struct proc *p);
+/* Its comm at its last exec or sample ("" until known). */
+const char *proc__comm(const struct proc *p);
+void proc__set_comm(struct proc *p, const char *comm);
+struct addr_space *proc__addr_space(struct proc *p);
+/* Its unwinder, created at the first call; NULL + errno. */
+struct unwinder *proc__unwinder(struct proc *p);
+/* Its counters, updated by the sample handler. */
+struct proc_stats *proc__stats(struct proc *p);
+/* Its stack copy size (stack_size.c). */
+struct stack_size_state *proc__stack_copy(struct proc *p);
+/* Its JIT names (perf_map__resolve()): *slot is NULL until needed, dropped at exec. */
+struct perf_map **proc__perf_map(struct proc *p);
 
 #endif /* BPFPROF_PROC_TABLE_H */

@@ -85,7 +85,7 @@ static int64_t intern_fmt(struct aggregate *agg, const char *fmt, ...)
 }
 
 /* The module a frame is in, for --stats: its file, or the kind of memory. */
-static const char *mapping_name(const struct proc_mapping_ref *m)
+static const char *mapping_name(const struct mapping *m)
 {
 	if (!m)
 		return NULL;
@@ -103,9 +103,10 @@ static const char *mapping_name(const struct proc_mapping_ref *m)
 static int64_t user_location(struct sample_handler *sh, struct proc *p,
 			     const struct unwind_frame *f, const char **module)
 {
-	/* A return address points after the call: look up the call itself. */
+	/* A return address points after the call: the call itself (the unwinder looked up the
+	 * frame's mapping there). */
 	uint64_t pc = f->is_activation ? f->pc : f->pc - 1;
-	struct proc_mapping_ref *m = proc__mapping(p, pc);
+	const struct mapping *m = f->mapping;
 	const char *base, *jit;
 	int64_t name;
 
@@ -113,13 +114,12 @@ static int64_t user_location(struct sample_handler *sh, struct proc *p,
 	if (m && m->entry) {
 		/* Once per file: a debuginfod download starts now, in its own thread. */
 		debuginfo__request(m->entry);
-		return aggregate__location(sh->agg, FRAME_USER, m->entry, pc - m->bias,
-					   AGG_NO_NAME);
+		return aggregate__location(sh->agg, FRAME_USER, m->entry, f->elf_addr, AGG_NO_NAME);
 	}
 	if (!m) {
 		name = aggregate__string(sh->agg, "[unknown]");
 	} else if (!m->path) {
-		jit = perf_map__resolve(&p->perf_map, p->tgid, pc, now_ns(), NULL);
+		jit = perf_map__resolve(proc__perf_map(p), proc__tgid(p), pc, now_ns(), NULL);
 		if (jit) {
 			name = aggregate__string(sh->agg, jit);
 			if (name < 0)
@@ -267,30 +267,32 @@ static int symbolize_locations(struct aggregate *agg, uint32_t from, uint32_t to
 }
 
 /* Stack bytes the unwind needed: up to the last frame's sp, plus what its CFA rule reads. */
-static void learn_copy_size(struct sample_handler *sh, struct proc *p,
+static void learn_copy_size(struct sample_handler *sh, struct proc *p, struct unwinder *uw,
 			    const struct sample_record *s, enum unwind_stop stop)
 {
-	uint64_t sp = p->ctx.last_sp, used = s->stack_sz;
+	uint64_t sp = unwinder__last_sp(uw), used = s->stack_sz;
 	int64_t ret;
 
 	if (sp > s->stack_addr && sp - s->stack_addr < s->stack_sz)
 		used = sp - s->stack_addr + 512;
-	ret = stack_size__observe(&sh->opts.copy, &p->copy, s->tgid, s, stop,
+	ret = stack_size__observe(&sh->opts.copy, proc__stack_copy(p), s->tgid, s, stop,
 				  used > UINT32_MAX ? UINT32_MAX : used);
 	if (ret > 0)
-		pr_debug("process %u (%s): stack copy size now %lld bytes", s->tgid, p->comm,
+		pr_debug("process %u (%s): stack copy size now %lld bytes", s->tgid, proc__comm(p),
 			 (long long)ret);
 	else if (ret < 0)
 		pr_debug("process %u: set stack copy size: %s", s->tgid, strerror((int)-ret));
 	if (sh->opts.stats)
 		unwind_stats__stack(sh->opts.stats, s->tgid, s->stack_sz,
-				    stack_size__current(&sh->opts.copy, &p->copy),
+				    stack_size__current(&sh->opts.copy, proc__stack_copy(p)),
 				    stop == UNWIND_STOP_TRUNCATED);
 }
 
 int sample_handler__handle(struct sample_handler *sh, const struct sample_record *s)
 {
 	char comm[BPFPROF_COMM_LEN + 1];
+	struct proc_stats *stats;
+	struct unwinder *uw;
 	enum unwind_stop stop;
 	uint64_t t0 = 0, t1 = 0;
 	size_t n = 0, i;
@@ -300,27 +302,28 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 	uint32_t cap;
 
 	p = proc_table__find(sh->pt, s->tgid, true);
-	if (!p)
+	uw = p ? proc__unwinder(p) : NULL;
+	if (!uw)
 		return -ENOMEM;
 	memcpy(comm, s->comm, BPFPROF_COMM_LEN);
 	comm[BPFPROF_COMM_LEN] = '\0';
-	if (!p->comm[0] && s->tid == s->tgid)
-		snprintf(p->comm, sizeof(p->comm), "%s", comm);
+	if (!proc__comm(p)[0] && s->tid == s->tgid)
+		proc__set_comm(p, comm);
 
-	p->sample_time_ns = s->time_ns;
 	t0 = stage_timers_on ? now_ns() : 0;
 	cap = s->flags & SAMPLE_F_STACK_CAPPED ? s->stack_sz : sh->opts.stack_cap;
-	cnt = unwind__sample(p, s, cap, sh->frames, sh->opts.max_frames, &stop);
+	cnt = unwind__sample(uw, s, cap, sh->frames, sh->opts.max_frames, &stop);
 	if (stage_timers_on) {
 		t1 = now_ns();
 		stage_timer__add(STAGE_UNWIND, t1 - t0);
 	}
 	if (sh->opts.copy.init_sz && s->stack_sz)
-		learn_copy_size(sh, p, s, stop);
-	p->stats.samples++;
-	p->stats.stops[stop]++;
+		learn_copy_size(sh, p, uw, s, stop);
+	stats = proc__stats(p);
+	stats->samples++;
+	stats->stops[stop]++;
 	if (stop == UNWIND_STOP_ROOT)
-		p->stats.root++;
+		stats->root++;
 
 	comm_id = aggregate__string(sh->agg, comm);
 	if (comm_id < 0)
@@ -332,8 +335,8 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 		sh->locs[n++] = id;
 	}
 	if (sh->opts.stats &&
-	    unwind_stats__add(sh->opts.stats, s->tgid, p->comm[0] ? p->comm : comm, sh->modules,
-			      cnt, stop, p->ctx.stop_frame))
+	    unwind_stats__add(sh->opts.stats, s->tgid, proc__comm(p)[0] ? proc__comm(p) : comm,
+			      sh->modules, cnt, stop, unwinder__stop_frame(uw)))
 		return -ENOMEM;
 	for (i = s->kstack_cnt; i-- > 0;) {
 		id = aggregate__location(sh->agg, FRAME_KERNEL, NULL, s->kstack[i], AGG_NO_NAME);

@@ -102,18 +102,12 @@ void summary__print(FILE *fp, const struct summary_input *in)
 {
 	const struct consumer_stats *cs = in->consumer;
 	const struct sample_stats *b = in->bpf;
-	struct proc_stats st = *proc_table__freed_stats(in->pt);
+	struct proc_stats st;
 	struct proc_table_counts counts;
 	uint64_t user_samples;
-	struct proc *p;
 	int i;
 
-	for (p = proc_table__first(in->pt); p; p = proc_table__next(p)) {
-		st.samples += p->stats.samples;
-		st.root += p->stats.root;
-		for (i = 0; i < UNWIND_STOP_CNT; i++)
-			st.stops[i] += p->stats.stops[i];
-	}
+	proc_table__stats(in->pt, &st);
 	fprintf(fp, "bpfprof: profiled %.2f s at %llu Hz: %llu samples received",
 		in->duration_ns / 1e9, (unsigned long long)in->freq_hz,
 		(unsigned long long)cs->samples);

@@ -1,18 +1,52 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* unwind.c: one sample's registers and stack slice -> frames: CFI row tables on the fast path,
  * libdwfl (thread callbacks serving the copied slice only) for the rest and as the reference. */
+#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "process/addr_space.h"
 #include "unwind/cfi_table.h"
-#include "util/log.h"
-#include "process/proc_table.h"
+#include "unwind/regs.h"
 #include "unwind/unwind.h"
+#include "util/log.h"
 
 #define RAX_REG 0
 #define SP_REG	REGS_DWARF_X86_64_SP
 #define PC_REG	REGS_DWARF_X86_64_PC
+
+/*
+ * The per-process context libdwfl's thread callbacks read (the Dwfl's dwfl_arg): attached
+ * once to each Dwfl of the address space, refilled by unwind__sample() for each sample. Its
+ * sample fields are valid only during unwind__sample().
+ */
+struct unwinder {
+	struct addr_space *as;
+	Elf *ref_elf; /* libdwfl's backend (borrowed) */
+	pid_t tid;
+	uint64_t regs[REGS_DWARF_MAX]; /* DWARF order */
+	size_t regs_cnt;
+	uint32_t regs_mask;   /* bit n: regs[n] is known (the rest are undefined) */
+	const uint8_t *stack; /* the sample's copy of user memory */
+	uint64_t stack_addr;  /* its user address */
+	uint32_t stack_sz;    /* its valid bytes */
+	bool stack_full;      /* the copy used the whole --stack-size */
+	uint64_t bad_read;    /* the first address memory_read refused, or 0 */
+	struct unwind_frame *frames;
+	size_t frames_cap;
+	size_t frames_cnt;
+	uint64_t last_sp;
+	bool no_mapping;
+	size_t stop_frame; /* the frame where unwinding ended (--stats) */
+	/* Fast path (UNWIND_MODE_FAST) handing the rest of the stack to libdwfl at a frame that
+	 * is not the sampled one: libdwfl starts there as at a sampled frame from pc - 1 (the
+	 * call, where the caller's CFI row is looked up), and the frame is reported as it is. */
+	size_t dwfl_from;     /* the first frame libdwfl unwound */
+	bool handover;	      /* the next frame libdwfl reports is that frame: */
+	bool handover_signal; /* its CFI is a signal frame's ('S') */
+	uint64_t handover_pc; /* its pc (a return address) */
+};
 
 /* Divergent samples UNWIND_MODE_DIFF prints. */
 #define DIFF_PRINT_MAX 5
@@ -95,7 +129,7 @@ static pid_t next_thread(Dwfl *dwfl, void *dwfl_arg, void **thread_argp)
 
 static bool get_thread(Dwfl *dwfl, pid_t tid, void *dwfl_arg, void **thread_argp)
 {
-	struct unwind_ctx *ctx = dwfl_arg;
+	struct unwinder *ctx = dwfl_arg;
 
 	if (tid != ctx->tid)
 		return false;
@@ -106,7 +140,7 @@ static bool get_thread(Dwfl *dwfl, pid_t tid, void *dwfl_arg, void **thread_argp
 /* Only the copied stack is served: reading the live process or the ELF file would follow
  * bogus registers into confident garbage (docs/design.md, "Unwinding"). The fast path reads
  * through here too, so both fail the same reads. */
-static inline bool stack_read(struct unwind_ctx *ctx, uint64_t addr, uint64_t *result)
+static inline bool stack_read(struct unwinder *ctx, uint64_t addr, uint64_t *result)
 {
 	uint64_t off;
 
@@ -132,7 +166,7 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *d
  * where it handed over (the others stay undefined, as they would be in libdwfl's own walk). */
 static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 {
-	struct unwind_ctx *ctx = thread_arg;
+	struct unwinder *ctx = thread_arg;
 	size_t i;
 
 	if (ctx->regs_mask == (1u << ctx->regs_cnt) - 1)
@@ -151,14 +185,60 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 	.set_initial_registers = set_initial_registers,
 };
 
-int unwind__attach(Dwfl *dwfl, Elf *ref_elf, pid_t tgid, struct unwind_ctx *ctx)
+struct unwinder *unwinder__new(struct addr_space *as, struct Elf *ref_elf)
 {
-	return dwfl_attach_state(dwfl, ref_elf, tgid, &thread_callbacks, ctx) ? 0 : -EINVAL;
+	struct unwinder *uw = calloc(1, sizeof(*uw));
+
+	if (!uw)
+		return NULL;
+	uw->as = as;
+	uw->ref_elf = ref_elf;
+	return uw;
+}
+
+void unwinder__free(struct unwinder *uw)
+{
+	free(uw);
+}
+
+size_t unwinder__stop_frame(const struct unwinder *uw)
+{
+	return uw->stop_frame;
+}
+
+uint64_t unwinder__last_sp(const struct unwinder *uw)
+{
+	return uw->last_sp;
+}
+
+size_t unwinder__dwfl_from(const struct unwinder *uw)
+{
+	return uw->dwfl_from;
+}
+
+struct addr_space *unwinder__addr_space(const struct unwinder *uw)
+{
+	return uw->as;
+}
+
+/* Sets f's mapping and ELF address; m is the mapping holding f->pc or the frame's address
+ * (pc, or pc - 1 for a return address), or NULL when none holds pc: looked up only when the
+ * address is not in m (a return address at the start of a mapping, or a miss). */
+static inline void frame_locate(struct unwinder *ctx, struct unwind_frame *f,
+				const struct mapping *m)
+{
+	uint64_t addr = f->is_activation ? f->pc : f->pc - 1;
+
+	if (m ? addr < m->start || addr >= m->end : addr != f->pc)
+		m = addr_space__mapping(ctx->as, addr);
+	f->mapping = m;
+	f->elf_addr = m && m->entry ? addr - m->bias : 0;
 }
 
 /* Appends frame (pc, activation) with sp unless it repeats the last one (a loop) or fills the
- * array: the frame callback's rules, shared by both unwinders. */
-static int frame_add(struct unwind_ctx *ctx, uint64_t pc, uint64_t sp, bool activation)
+ * array: the frame callback's rules, shared by both unwinders. m is the mapping holding pc. */
+static int frame_add(struct unwinder *ctx, uint64_t pc, uint64_t sp, bool activation,
+		     const struct mapping *m)
 {
 	struct unwind_frame *f;
 
@@ -168,12 +248,14 @@ static int frame_add(struct unwind_ctx *ctx, uint64_t pc, uint64_t sp, bool acti
 	f = &ctx->frames[ctx->frames_cnt++];
 	f->pc = pc;
 	f->is_activation = activation;
+	frame_locate(ctx, f, m);
 	return ctx->frames_cnt < ctx->frames_cap ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
 static int frame_cb(Dwfl_Frame *state, void *arg)
 {
-	struct unwind_ctx *ctx = arg;
+	struct unwinder *ctx = arg;
+	const struct mapping *m;
 	Dwarf_Addr pc;
 	Dwarf_Word sp = 0;
 	bool activation, handover = ctx->handover;
@@ -186,7 +268,8 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 		pc = ctx->handover_pc; /* libdwfl started from pc - 1 */
 	/* Report the module before asking isactivation: that unwinds the caller, which needs
 	 * this frame's CFI. */
-	if (!proc__mapping(ctx->proc, pc))
+	m = addr_space__mapping(ctx->as, pc);
+	if (!m)
 		ctx->no_mapping = true;
 	if (handover) {
 		/* A caller is an activation only as a signal frame that unwinds (frame_unwind.c):
@@ -197,7 +280,7 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 		return DWARF_CB_ABORT;
 	}
 	dwfl_frame_reg(state, SP_REG, &sp);
-	return frame_add(ctx, pc, sp, activation);
+	return frame_add(ctx, pc, sp, activation, m);
 }
 
 /* Whether CFI (.eh_frame, else .debug_frame) describes pc in dwfl. */
@@ -227,7 +310,7 @@ static bool has_cfi(Dwfl *dwfl, Dwarf_Addr pc)
  * frame without CFI. Only on stacks that did not reach the root. Frames before dwfl_from
  * were unwound with a CFI table row: they have CFI.
  */
-static void blame_missing_cfi(struct unwind_ctx *ctx, Dwfl *dwfl, enum unwind_stop *stop)
+static void blame_missing_cfi(struct unwinder *ctx, Dwfl *dwfl, enum unwind_stop *stop)
 {
 	const struct unwind_frame *f;
 	size_t i;
@@ -244,7 +327,7 @@ static void blame_missing_cfi(struct unwind_ctx *ctx, Dwfl *dwfl, enum unwind_st
 
 /* Why the walk ended, from its result ret (dwfl_getthread_frames()'s: 0 when the return
  * address was undefined, DWARF_CB_ABORT from the frame callback, -1 on an error). */
-static enum unwind_stop stop_reason(const struct unwind_ctx *ctx, int ret)
+static enum unwind_stop stop_reason(const struct unwinder *ctx, int ret)
 {
 	if (ret == 0 && !ctx->bad_read) {
 		/* libdwfl ends with 0 when the return address is undefined: the CFI of
@@ -265,7 +348,7 @@ static enum unwind_stop stop_reason(const struct unwind_ctx *ctx, int ret)
 }
 
 /* Fills ctx for sample s; -EINVAL without usable user registers. */
-static int ctx__init(struct unwind_ctx *ctx, const struct sample_record *s, uint32_t stack_cap,
+static int ctx__init(struct unwinder *ctx, const struct sample_record *s, uint32_t stack_cap,
 		     struct unwind_frame *frames, size_t cap)
 {
 	if (regs__to_dwarf(s, ctx->regs, REGS_DWARF_MAX, &ctx->regs_cnt) || !cap)
@@ -293,37 +376,45 @@ static int ctx__init(struct unwind_ctx *ctx, const struct sample_record *s, uint
  * libdwfl from the registers in ctx, frames appended to ctx->frames; sets *stop. Returns
  * dwfl_getthread_frames()'s result, or -ENOMEM without a Dwfl (*stop UNWIND_STOP_ERROR).
  */
-static int dwfl_walk(struct proc *p, enum unwind_stop *stop)
+static int dwfl_walk(struct unwinder *ctx, enum unwind_stop *stop)
 {
-	struct unwind_ctx *ctx = &p->ctx;
 	size_t first = ctx->frames_cnt;
+	bool created;
 	Dwfl *dwfl;
 	int ret;
 
 	*stop = UNWIND_STOP_ERROR;
-	dwfl = proc__dwfl(p);
+	dwfl = addr_space__dwfl_begin(ctx->as, &created);
 	if (!dwfl)
 		return -ENOMEM;
+	if (created && !dwfl_attach_state(dwfl, ctx->ref_elf, addr_space__tgid(ctx->as),
+					  &thread_callbacks, ctx)) {
+		pr_debug("attach unwinder to %u: %s", addr_space__tgid(ctx->as), dwfl_errmsg(-1));
+		addr_space__dwfl_end(ctx->as, true);
+		return -ENOMEM;
+	}
 	ctx->dwfl_from = first;
-	p->in_unwind = true;
 	ret = dwfl_getthread_frames(dwfl, ctx->tid, frame_cb, ctx);
 	ctx->handover = false;
 	/* A signal frame handed over is an activation only if libdwfl unwound past it. */
-	if (first && ctx->handover_signal && ctx->frames_cnt == first + 1 && ret != DWARF_CB_ABORT)
+	if (first && ctx->handover_signal && ctx->frames_cnt == first + 1 &&
+	    ret != DWARF_CB_ABORT) {
 		ctx->frames[first].is_activation = false;
+		frame_locate(ctx, &ctx->frames[first], ctx->frames[first].mapping);
+	}
 
 	*stop = stop_reason(ctx, ret);
 	ctx->stop_frame = ctx->frames_cnt ? ctx->frames_cnt - 1 : 0;
 	if (*stop != UNWIND_STOP_ROOT && *stop != UNWIND_STOP_DEPTH)
 		blame_missing_cfi(ctx, dwfl, stop);
 	/* Last use of dwfl: a mapping change seen while unwinding may drop it now. */
-	proc__unwind_end(p);
+	addr_space__dwfl_end(ctx->as, false);
 	if (*stop != UNWIND_STOP_ROOT && log__enabled(LOG_DEBUG))
 		pr_debug("unwind %u/%u: %s after %zu frames (%s; read at 0x%" PRIx64
 			 ", copy 0x%" PRIx64 "+%u)",
-			 p->tgid, ctx->tid, unwind_stop_names[*stop], ctx->frames_cnt,
-			 ret < 0 ? dwfl_errmsg(-1) : "-", ctx->bad_read, ctx->stack_addr,
-			 ctx->stack_sz);
+			 addr_space__tgid(ctx->as), ctx->tid, unwind_stop_names[*stop],
+			 ctx->frames_cnt, ret < 0 ? dwfl_errmsg(-1) : "-", ctx->bad_read,
+			 ctx->stack_addr, ctx->stack_sz);
 	return ret;
 }
 
@@ -333,6 +424,7 @@ struct fast_mapping {
 	uint64_t end;
 	uint64_t bias;
 	struct cfi_table *table;
+	const struct mapping *m; /* the mapping itself, for the frames */
 };
 
 /* The last mappings one walk used: a stack goes back and forth between a few files. */
@@ -346,11 +438,12 @@ struct fast_mappings {
 
 /* The mapping for pc (a frame's pc) and addr (pc or pc - 1, where its row is looked up);
  * NULL when libdwfl must handle the frame (no mapping, no file, no table). */
-static const struct fast_mapping *fast_mapping(struct proc *p, struct fast_mappings *fms,
+static const struct fast_mapping *fast_mapping(struct addr_space *as, struct fast_mappings *fms,
 					       uint64_t pc, uint64_t addr)
 {
-	struct proc_mapping_ref *m;
+	const struct mapping *m;
 	struct fast_mapping *fm;
+	uint64_t generation;
 	unsigned int i;
 
 	for (i = 0; i < fms->cnt; i++) {
@@ -359,9 +452,13 @@ static const struct fast_mapping *fast_mapping(struct proc *p, struct fast_mappi
 		    addr < fm->end)
 			return fm;
 	}
-	m = proc__mapping(p, pc);
+	generation = addr_space__generation(as);
+	m = addr_space__mapping(as, pc);
 	if (m && (addr < m->start || addr >= m->end))
-		m = proc__mapping(p, addr);
+		m = addr_space__mapping(as, addr);
+	/* The maps were read again (a miss): the mappings kept here may be gone. */
+	if (addr_space__generation(as) != generation)
+		fms->cnt = fms->next = 0;
 	if (!m || !m->entry)
 		return NULL;
 	fm = &fms->m[fms->next++ % FAST_MAPPINGS];
@@ -371,6 +468,7 @@ static const struct fast_mapping *fast_mapping(struct proc *p, struct fast_mappi
 	fm->end = m->end;
 	fm->bias = m->bias;
 	fm->table = cfi_table__get(m->entry);
+	fm->m = m;
 	return fm->table ? fm : NULL;
 }
 
@@ -382,9 +480,8 @@ static const struct fast_mapping *fast_mapping(struct proc *p, struct fast_mappi
  * dwfl_getthread_frames() would, or 1 when a frame needs libdwfl: ctx then holds that frame's
  * registers (regs_mask: those known) and, for a caller, the handover fields.
  */
-static int fast_walk(struct proc *p)
+static int fast_walk(struct unwinder *ctx)
 {
-	struct unwind_ctx *ctx = &p->ctx;
 	struct fast_mappings fms;
 	const struct fast_mapping *fm;
 	const struct cfi_row *row;
@@ -397,7 +494,7 @@ static int fast_walk(struct proc *p)
 	for (;;) {
 		pc = ctx->regs[PC_REG];
 		addr = initial ? pc : pc - 1;
-		fm = fast_mapping(p, &fms, pc, addr);
+		fm = fast_mapping(ctx->as, &fms, pc, addr);
 		row = fm ? cfi_table__lookup(fm->table, addr - fm->bias, NULL, NULL) : NULL;
 		if (!row || cfi_row__kind(row) != CFI_ROW_OK) {
 			if (initial)
@@ -411,7 +508,7 @@ static int fast_walk(struct proc *p)
 		/* The frame callback's part. */
 		ctx->bad_read = 0;
 		err = frame_add(ctx, pc, ctx->regs_mask & 1u << SP_REG ? ctx->regs[SP_REG] : 0,
-				initial);
+				initial, fm->m);
 		if (err)
 			return err;
 		/* Unwind it: the CFA from this frame's registers, then the caller's registers in
@@ -443,14 +540,13 @@ static int fast_walk(struct proc *p)
 }
 
 /* UNWIND_MODE_FAST: the fast path, libdwfl from the first frame it cannot unwind. */
-static int unwind_fast(struct proc *p, enum unwind_stop *stop)
+static int unwind_fast(struct unwinder *ctx, enum unwind_stop *stop)
 {
-	struct unwind_ctx *ctx = &p->ctx;
 	int ret;
 
-	ret = fast_walk(p);
+	ret = fast_walk(ctx);
 	if (ret == 1) {
-		dwfl_walk(p, stop);
+		dwfl_walk(ctx, stop);
 		return ctx->frames_cnt;
 	}
 	*stop = stop_reason(ctx, ret);
@@ -458,22 +554,22 @@ static int unwind_fast(struct proc *p, enum unwind_stop *stop)
 	if (*stop != UNWIND_STOP_ROOT && log__enabled(LOG_DEBUG))
 		pr_debug("unwind %u/%u: %s after %zu frames (CFI table; read at 0x%" PRIx64
 			 ", copy 0x%" PRIx64 "+%u)",
-			 p->tgid, ctx->tid, unwind_stop_names[*stop], ctx->frames_cnt,
-			 ctx->bad_read, ctx->stack_addr, ctx->stack_sz);
+			 addr_space__tgid(ctx->as), ctx->tid, unwind_stop_names[*stop],
+			 ctx->frames_cnt, ctx->bad_read, ctx->stack_addr, ctx->stack_sz);
 	return ctx->frames_cnt;
 }
 
 /* A frame for the diff report: "0xPC (module+0xOFF, return address)". */
-static void diff_frame_str(struct proc *p, const struct unwind_frame *f, size_t cnt, size_t i,
-			   char *buf, size_t sz)
+static void diff_frame_str(struct addr_space *as, const struct unwind_frame *f, size_t cnt,
+			   size_t i, char *buf, size_t sz)
 {
-	struct proc_mapping_ref *m;
+	const struct mapping *m;
 
 	if (i >= cnt) {
 		snprintf(buf, sz, "none");
 		return;
 	}
-	m = proc__mapping(p, f[i].pc);
+	m = addr_space__mapping(as, f[i].pc);
 	if (m && m->entry)
 		snprintf(buf, sz, "0x%" PRIx64 " (%s+0x%" PRIx64 ", %s)", f[i].pc, m->entry->name,
 			 f[i].pc - m->bias, f[i].is_activation ? "activation" : "return address");
@@ -484,7 +580,7 @@ static void diff_frame_str(struct proc *p, const struct unwind_frame *f, size_t 
 
 /* UNWIND_MODE_DIFF: counts the sample, and a divergence between the fast path's frames and
  * libdwfl's (ref); the first DIFF_PRINT_MAX divergent samples are printed. */
-static void diff_compare(struct proc *p, const struct sample_record *s,
+static void diff_compare(struct addr_space *as, const struct sample_record *s,
 			 const struct unwind_frame *fast, size_t fast_cnt,
 			 enum unwind_stop fast_stop, const struct unwind_frame *ref, size_t ref_cnt,
 			 enum unwind_stop ref_stop)
@@ -500,24 +596,39 @@ static void diff_compare(struct proc *p, const struct sample_record *s,
 		return;
 	if (++diff_divergent > DIFF_PRINT_MAX)
 		return;
-	diff_frame_str(p, ref, ref_cnt, i, a, sizeof(a));
-	diff_frame_str(p, fast, fast_cnt, i, b, sizeof(b));
+	diff_frame_str(as, ref, ref_cnt, i, a, sizeof(a));
+	diff_frame_str(as, fast, fast_cnt, i, b, sizeof(b));
 	pr_warn("unwinder diff: sample %" PRIu64 " of %u/%u (%.16s) at time %" PRIu64
 		": frame %zu: dwfl %s, fast %s; dwfl: %zu frames, %s; fast: %zu frames, %s",
 		diff_samples, s->tgid, s->tid, s->comm, (uint64_t)s->time_ns, i, a, b, ref_cnt,
 		unwind_stop_names[ref_stop], fast_cnt, unwind_stop_names[fast_stop]);
 }
 
-int unwind__sample(struct proc *p, const struct sample_record *s, uint32_t stack_cap,
+/* The maps were read again during the unwind (a miss): the frames' mappings, looked up
+ * before, are looked up again in the new ones. */
+static void frames_relocate(struct unwinder *ctx)
+{
+	struct unwind_frame *f;
+	size_t i;
+
+	for (i = 0; i < ctx->frames_cnt; i++) {
+		f = &ctx->frames[i];
+		frame_locate(ctx, f,
+			     addr_space__mapping(ctx->as, f->is_activation ? f->pc : f->pc - 1));
+	}
+}
+
+int unwind__sample(struct unwinder *ctx, const struct sample_record *s, uint32_t stack_cap,
 		   struct unwind_frame *frames, size_t cap, enum unwind_stop *stop)
 {
 	enum unwind_mode mode = current_mode();
-	struct unwind_ctx *ctx = &p->ctx;
 	enum unwind_stop fast_stop = UNWIND_STOP_ERROR;
+	uint64_t generation = addr_space__generation(ctx->as);
 	size_t fast_cnt = 0;
 	void *tmp;
 
 	*stop = UNWIND_STOP_NO_REGS;
+	addr_space__set_sample_time(ctx->as, s->time_ns);
 	if (mode == UNWIND_MODE_DIFF && diff_frames_cap < cap) {
 		tmp = realloc(diff_frames, cap * sizeof(*diff_frames));
 		if (tmp) {
@@ -527,15 +638,17 @@ int unwind__sample(struct proc *p, const struct sample_record *s, uint32_t stack
 	}
 	if (mode == UNWIND_MODE_DIFF && diff_frames_cap >= cap &&
 	    !ctx__init(ctx, s, stack_cap, diff_frames, cap))
-		fast_cnt = unwind_fast(p, &fast_stop);
+		fast_cnt = unwind_fast(ctx, &fast_stop);
 	if (ctx__init(ctx, s, stack_cap, frames, cap))
 		return 0;
 	if (mode == UNWIND_MODE_FAST)
-		unwind_fast(p, stop);
+		unwind_fast(ctx, stop);
 	else
-		dwfl_walk(p, stop);
+		dwfl_walk(ctx, stop);
+	if (addr_space__generation(ctx->as) != generation)
+		frames_relocate(ctx);
 	if (mode == UNWIND_MODE_DIFF && diff_frames_cap >= cap)
-		diff_compare(p, s, diff_frames, fast_cnt, fast_stop, frames, ctx->frames_cnt,
+		diff_compare(ctx->as, s, diff_frames, fast_cnt, fast_stop, frames, ctx->frames_cnt,
 			     *stop);
 	ctx->frames = NULL;
 	ctx->stack = NULL;

@@ -4,13 +4,14 @@
 #ifndef BPFPROF_UNWIND_H
 #define BPFPROF_UNWIND_H
 
-#include <elfutils/libdwfl.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "bpf/record.h"
-#include "unwind/regs.h"
 
-struct proc;
+struct addr_space;
+struct mapping;
+struct Elf;
 
 /* Why unwinding a sample stopped. */
 enum unwind_stop {
@@ -52,57 +53,45 @@ extern const char *const unwind_stop_names[UNWIND_STOP_CNT];
 struct unwind_frame {
 	uint64_t pc;	    /* the frame's pc: a return address for callers */
 	bool is_activation; /* the sampled frame or a signal frame: symbolize pc, else pc - 1 */
+	/* The mapping holding the frame's address (pc for an activation, else pc - 1: the call),
+	 * NULL when none does; valid until the address space changes (addr_space.h). */
+	const struct mapping *mapping;
+	uint64_t elf_addr; /* that address in mapping's ELF file (minus its bias), with
+			    * mapping->entry; else 0 */
 };
 
 /*
- * The per-process context libdwfl's thread callbacks read: attached once with the Dwfl
- * (a second dwfl_attach_state() fails), refilled by unwind__sample() for each sample. Its
- * contents are valid only during unwind__sample().
+ * One process's unwinder: the context libdwfl's thread callbacks read, attached once to each
+ * Dwfl of the address space (a second dwfl_attach_state() fails) and refilled for each
+ * sample. ref_elf selects libdwfl's architecture backend; as and ref_elf are borrowed and must
+ * outlive the unwinder, which must outlive every Dwfl of as (free as first). NULL + errno.
  */
-struct unwind_ctx {
-	struct proc *proc;
-	pid_t tid;
-	uint64_t regs[REGS_DWARF_MAX]; /* DWARF order */
-	size_t regs_cnt;
-	uint32_t regs_mask;   /* bit n: regs[n] is known (the rest are undefined) */
-	const uint8_t *stack; /* the sample's copy of user memory */
-	uint64_t stack_addr;  /* its user address */
-	uint32_t stack_sz;    /* its valid bytes */
-	bool stack_full;      /* the copy used the whole --stack-size */
-	uint64_t bad_read;    /* the first address memory_read refused, or 0 */
-	struct unwind_frame *frames;
-	size_t frames_cap;
-	size_t frames_cnt;
-	uint64_t last_sp;
-	bool no_mapping;
-	size_t stop_frame; /* the frame where unwinding ended (--stats) */
-	/* Fast path (UNWIND_MODE_FAST) handing the rest of the stack to libdwfl at a frame that
-	 * is not the sampled one: libdwfl starts there as at a sampled frame from pc - 1 (the
-	 * call, where the caller's CFI row is looked up), and the frame is reported as it is. */
-	size_t dwfl_from;     /* the first frame libdwfl unwound */
-	bool handover;	      /* the next frame libdwfl reports is that frame: */
-	bool handover_signal; /* its CFI is a signal frame's ('S') */
-	uint64_t handover_pc; /* its pc (a return address) */
-};
+struct unwinder;
+struct unwinder *unwinder__new(struct addr_space *as, struct Elf *ref_elf);
+void unwinder__free(struct unwinder *uw);
 
 /*
- * Attaches libdwfl's thread callbacks to dwfl for process tgid. ref_elf selects the
- * architecture backend and must outlive dwfl. Call once per Dwfl.
- * Returns 0 or -EINVAL (dwfl_errmsg(-1) says why).
- */
-int unwind__attach(Dwfl *dwfl, Elf *ref_elf, pid_t tgid, struct unwind_ctx *ctx);
-
-/*
- * Unwinds sample s of process p into frames[0..*cnt), innermost first, at most cap frames,
+ * Unwinds sample s of uw's process into frames[0..*cnt), innermost first, at most cap frames,
  * with the unwinder unwind__set_mode() chose (all give the same frames and stop reasons; the
- * fast one builds each file's CFI table at the first pc inside it).
+ * fast one builds each file's CFI table at the first pc inside it). Each frame carries its
+ * mapping and ELF address, looked up once while unwinding.
  * stack_cap is the stack copy size the BPF side was given (to tell a truncated copy).
- * Modules are reported to p's Dwfl on the first pc inside them. Partial stacks are kept: the
- * return value is the number of frames (>= 0), *stop says why it ended and p->ctx.stop_frame
- * at which frame: the first one in a file without CFI when a frame-pointer guess from there
- * went wrong (UNWIND_STOP_ERROR, "no CFI"), else the last.
+ * Modules are reported to the process's Dwfl on the first pc inside them. Partial stacks are
+ * kept: the return value is the number of frames (>= 0), *stop says why it ended and
+ * unwinder__stop_frame() at which frame.
  */
-int unwind__sample(struct proc *p, const struct sample_record *s, uint32_t stack_cap,
+int unwind__sample(struct unwinder *uw, const struct sample_record *s, uint32_t stack_cap,
 		   struct unwind_frame *frames, size_t cap, enum unwind_stop *stop);
+
+/* About the last unwind__sample() of uw: */
+/* The frame where unwinding ended: the first one in a file without CFI when a frame-pointer
+ * guess from there went wrong (UNWIND_STOP_ERROR, "no CFI"), else the last (--stats). */
+size_t unwinder__stop_frame(const struct unwinder *uw);
+/* The last frame's stack pointer (0 if unknown): how much of the copy was needed. */
+uint64_t unwinder__last_sp(const struct unwinder *uw);
+/* The first frame libdwfl unwound (the fast path handed over there; 0 with UNWIND_MODE_DWFL). */
+size_t unwinder__dwfl_from(const struct unwinder *uw);
+/* The address space uw unwinds. */
+struct addr_space *unwinder__addr_space(const struct unwinder *uw);
 
 #endif /* BPFPROF_UNWIND_H */
