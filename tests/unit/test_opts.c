@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* test_opts.c: the command line: numbers of every kind, subcommands, help. opts__parse() exits
- * on a usage error or --help, so each case runs it in a child process and reads its status,
+/* test_opts.c: the command line: numbers of every kind, subcommands, help. opts__parse_or_exit()
+ * exits on a usage error or --help, so each case runs it in a child process and reads its status,
  * stdout and stderr. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,7 +19,7 @@
 
 #define OUT_MAX 65536
 
-/* One opts__parse() run: exit status, stdout and stderr. On success (the parser returned),
+/* One opts__parse_or_exit() run: exit status, stdout and stderr. On success (the parser returned),
  * stdout holds the fields the tests look at, one "name value" line each. */
 struct parse_result {
 	int status;
@@ -74,7 +74,7 @@ static void parse(struct parse_result *r, ...)
 		alarm(10);	/* a parser blocked on a file fails the test, not hangs it */
 		dup2(out, STDOUT_FILENO);
 		dup2(err, STDERR_FILENO);
-		opts__parse(argc, argv, &o);
+		opts__parse_or_exit(argc, argv, &o);
 		print_opts(&o);
 		opts__free(&o);
 		fflush(NULL);
