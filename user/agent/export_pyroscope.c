@@ -562,92 +562,97 @@ static bool curl_error_is_permanent(CURLcode rc)
 	       rc == CURLE_NOT_BUILT_IN || rc == CURLE_OUT_OF_MEMORY;
 }
 
-/*
- * One POST of ps[0..n) (n is 1 for /ingest). Runs on the worker without the lock. err gets a
- * one-line reason of a failure; *retry_after_s the server's Retry-After (0 if none).
- */
-static enum attempt_result attempt(struct pyroscope_exporter *e,
-				   const struct export_profile *const *ps, size_t n,
-				   uint64_t timeout_ms, long *retry_after_s, char *err,
-				   size_t err_sz)
+/* One POST being made: what the curl handle points to until the next reset, freed by
+ * request_free(). */
+struct request {
+	char *url;
+	char *name, *esc; /* /ingest: the profile's name, URL-escaped */
+	void *push_body;  /* push: the PushRequest */
+	const void *body;
+	size_t body_size;
+	const char *content_type;
+	struct curl_slist *hdrs;
+	char *auth; /* "Authorization: Bearer ..." (wiped when freed) */
+};
+
+/* The URL and body of ps[0..n) (n is 1 for /ingest). 0 or -ENOMEM. */
+static int request_body(struct pyroscope_exporter *e, const struct export_profile *const *ps,
+			size_t n, struct request *rq)
 {
 	const struct export_profile *p = ps[0];
-	char curl_err[CURL_ERROR_SIZE] = "", *name = NULL, *esc = NULL, *url = NULL;
-	char *auth = NULL;
-	const char *content_type = "Content-Type: application/octet-stream";
-	const void *body = p->data;
-	void *push_body = NULL;
-	size_t body_size = p->size;
-	struct curl_slist *hdrs = NULL, *tmp;
-	struct response resp = {};
-	enum attempt_result res = ATTEMPT_RETRY;
 	uint64_t from = p->start_ns / NSEC_PER_SEC;
 	uint64_t until = (p->end_ns + NSEC_PER_SEC - 1) / NSEC_PER_SEC;
-	curl_off_t retry_after = 0;
-	CURL *c = e->curl;
-	long code = 0;
-	CURLcode rc;
-	size_t i;
 
-	*retry_after_s = 0;
 	if (until <= from)
 		until = from + 1;
+	rq->content_type = "Content-Type: application/octet-stream";
+	rq->body = p->data;
+	rq->body_size = p->size;
 	if (e->api == PYROSCOPE_API_PUSH) {
 		/* Connect unary over HTTP/1.1: the message, its type, a plain status code. */
-		content_type = "Content-Type: application/proto";
-		if (pyroscope__push_body(ps, n, &push_body, &body_size) ||
-		    asprintf(&url, "%s/push.v1.PusherService/Push", e->url) < 0) {
-			url = NULL;
-			snprintf(err, err_sz, "out of memory");
-			goto out;
+		rq->content_type = "Content-Type: application/proto";
+		if (pyroscope__push_body(ps, n, &rq->push_body, &rq->body_size) ||
+		    asprintf(&rq->url, "%s/push.v1.PusherService/Push", e->url) < 0) {
+			rq->url = NULL;
+			return -ENOMEM;
 		}
-		body = push_body;
-	} else {
-		name = pyroscope__ingest_name(p);
-		esc = name ? curl_easy_escape(c, name, 0) : NULL;
-		if (!esc || asprintf(&url,
-				     "%s/ingest?name=%s&from=%llu&until=%llu&format=pprof"
-				     "&spyName=bpfprof&sampleRate=%u",
-				     e->url, esc, (unsigned long long)from,
-				     (unsigned long long)until, p->freq_hz) < 0) {
-			url = NULL;
-			snprintf(err, err_sz, "out of memory");
-			goto out;
-		}
+		rq->body = rq->push_body;
+		return 0;
 	}
+	rq->name = pyroscope__ingest_name(p);
+	rq->esc = rq->name ? curl_easy_escape(e->curl, rq->name, 0) : NULL;
+	if (!rq->esc || asprintf(&rq->url,
+				 "%s/ingest?name=%s&from=%llu&until=%llu&format=pprof"
+				 "&spyName=bpfprof&sampleRate=%u",
+				 e->url, rq->esc, (unsigned long long)from,
+				 (unsigned long long)until, p->freq_hz) < 0) {
+		rq->url = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The request's headers. 0 or -ENOMEM. */
+static int request_headers(struct pyroscope_exporter *e, struct request *rq)
+{
+	struct curl_slist *hdrs = NULL, *tmp;
+	size_t i;
 
 	/* No "Expect: 100-continue" round trip; the body is opaque bytes, not a form. */
 	tmp = curl_slist_append(hdrs, "Expect:");
-	tmp = tmp ? curl_slist_append(hdrs = tmp, content_type) : NULL;
+	tmp = tmp ? curl_slist_append(hdrs = tmp, rq->content_type) : NULL;
 	if (tmp && e->api == PYROSCOPE_API_PUSH)
 		tmp = curl_slist_append(hdrs = tmp, "Connect-Protocol-Version: 1");
 	for (i = 0; tmp && i < e->headers_cnt; i++)
 		tmp = curl_slist_append(hdrs = tmp, e->headers[i]);
 	if (tmp && e->bearer.path) {
 		credential_refresh(&e->bearer);
-		if (asprintf(&auth, "Authorization: Bearer %s", e->bearer.value) < 0)
-			auth = NULL;
-		tmp = auth ? curl_slist_append(hdrs = tmp, auth) : NULL;
+		if (asprintf(&rq->auth, "Authorization: Bearer %s", e->bearer.value) < 0)
+			rq->auth = NULL;
+		tmp = rq->auth ? curl_slist_append(hdrs = tmp, rq->auth) : NULL;
 	}
-	if (!tmp) {
-		snprintf(err, err_sz, "out of memory");
-		goto out;
-	}
-	hdrs = tmp;
+	rq->hdrs = tmp ? tmp : hdrs;
+	return tmp ? 0 : -ENOMEM;
+}
+
+static void request_setopt(struct pyroscope_exporter *e, const struct request *rq,
+			   uint64_t timeout_ms, struct response *resp, char *curl_err)
+{
+	CURL *c = e->curl;
 
 	curl_easy_reset(c);
-	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_URL, rq->url);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_POST, 1L);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_size);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, rq->body);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)rq->body_size);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, rq->hdrs);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
 			 (long)min_t(uint64_t, e->connect_timeout_ms, timeout_ms));
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &resp);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, resp);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curl_err);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "bpfprof/" BPFPROF_VERSION);
 	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
@@ -658,7 +663,49 @@ static enum attempt_result attempt(struct pyroscope_exporter *e,
 		curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
 		curl_easy_setopt(c, CURLOPT_USERPWD, e->basic.value);
 	}
+}
 
+static void request_free(CURL *c, struct request *rq)
+{
+	/* The handle keeps pointers to these until the next reset. */
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
+	curl_easy_setopt(c, CURLOPT_USERPWD, NULL);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
+	curl_slist_free_all(rq->hdrs);
+	if (rq->auth) {
+		explicit_bzero(rq->auth, strlen(rq->auth));
+		free(rq->auth);
+	}
+	curl_free(rq->esc);
+	free(rq->name);
+	free(rq->url);
+	free(rq->push_body);
+}
+
+/*
+ * One POST of ps[0..n) (n is 1 for /ingest). Runs on the worker without the lock. err gets a
+ * one-line reason of a failure; *retry_after_s the server's Retry-After (0 if none).
+ */
+static enum attempt_result attempt(struct pyroscope_exporter *e,
+				   const struct export_profile *const *ps, size_t n,
+				   uint64_t timeout_ms, long *retry_after_s, char *err,
+				   size_t err_sz)
+{
+	char curl_err[CURL_ERROR_SIZE] = "";
+	struct request rq = {};
+	struct response resp = {};
+	enum attempt_result res = ATTEMPT_RETRY;
+	curl_off_t retry_after = 0;
+	CURL *c = e->curl;
+	long code = 0;
+	CURLcode rc;
+
+	*retry_after_s = 0;
+	if (request_body(e, ps, n, &rq) || request_headers(e, &rq)) {
+		snprintf(err, err_sz, "out of memory");
+		goto out;
+	}
+	request_setopt(e, &rq, timeout_ms, &resp, curl_err);
 	rc = curl_easy_perform(c);
 	if (rc != CURLE_OK) {
 		if (rc == CURLE_ABORTED_BY_CALLBACK)
@@ -686,19 +733,7 @@ static enum attempt_result attempt(struct pyroscope_exporter *e,
 		res = ATTEMPT_FAILED;
 	}
 out:
-	/* The handle keeps pointers to these until the next reset. */
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
-	curl_easy_setopt(c, CURLOPT_USERPWD, NULL);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
-	curl_slist_free_all(hdrs);
-	if (auth) {
-		explicit_bzero(auth, strlen(auth));
-		free(auth);
-	}
-	curl_free(esc);
-	free(name);
-	free(url);
-	free(push_body);
+	request_free(c, &rq);
 	return res;
 }
 
@@ -852,11 +887,88 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* X-Scope-OrgID and --header lines, copied into e->headers. 0 or a negative errno. */
+static int exporter_headers(struct pyroscope_exporter *e, const struct pyroscope_opts *opts)
+{
+	size_t i;
+
+	if (opts->tenant_id && *opts->tenant_id) {
+		if (strpbrk(opts->tenant_id, "\r\n"))
+			return -EINVAL;
+		if (asprintf(&e->headers[e->headers_cnt], "X-Scope-OrgID: %s", opts->tenant_id) < 0)
+			return -ENOMEM;
+		e->headers_cnt++;
+	}
+	for (i = 0; i < opts->headers_cnt; i++) {
+		e->headers[e->headers_cnt] = strdup(opts->headers[i]);
+		if (!e->headers[e->headers_cnt])
+			return -ENOMEM;
+		e->headers_cnt++;
+	}
+	return 0;
+}
+
+/* The basic auth and bearer token files, read now (reread when they change). 0 or a negative
+ * errno (reported). */
+static int exporter_credentials(struct pyroscope_exporter *e, const struct pyroscope_opts *opts)
+{
+	int err;
+
+	if (opts->basic_auth_file) {
+		e->basic.path = strdup(opts->basic_auth_file);
+		err = e->basic.path ? credential_read(&e->basic) : -ENOMEM;
+		if (!err && !strchr(e->basic.value, ':'))
+			err = -EINVAL;
+		if (err) {
+			pr_warn("read basic auth file %s: %s; want one line 'user:password'",
+				opts->basic_auth_file, strerror(-err));
+			return err;
+		}
+	}
+	if (opts->bearer_token_file) {
+		e->bearer.path = strdup(opts->bearer_token_file);
+		err = e->bearer.path ? credential_read(&e->bearer) : -ENOMEM;
+		if (err) {
+			pr_warn("read bearer token file %s: %s", opts->bearer_token_file,
+				strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* The curl handle and the worker thread. 0 or a negative errno. */
+static int exporter_start(struct pyroscope_exporter *e)
+{
+	sigset_t all, old;
+	int err;
+
+	if (curl_global_init(CURL_GLOBAL_DEFAULT))
+		return -EIO;
+	e->curl = curl_easy_init();
+	if (!e->curl) {
+		curl_global_cleanup();
+		return -ENOMEM;
+	}
+	/* Signals stay with the agent's threads (signalfd, sigwait): the worker blocks them all. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = -pthread_create(&e->thread, NULL, worker, e);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		curl_easy_cleanup(e->curl);
+		e->curl = NULL;
+		curl_global_cleanup();
+		return err;
+	}
+	e->thread_started = true;
+	return 0;
+}
+
 struct pyroscope_exporter *pyroscope_exporter__new(const struct pyroscope_opts *opts)
 {
 	struct pyroscope_exporter *e;
 	pthread_condattr_t cattr;
-	sigset_t all, old;
 	size_t len, i;
 	int err = 0;
 
@@ -906,69 +1018,13 @@ struct pyroscope_exporter *pyroscope_exporter__new(const struct pyroscope_opts *
 		err = -ENOMEM;
 		goto err_out;
 	}
-	if (opts->tenant_id && *opts->tenant_id) {
-		if (strpbrk(opts->tenant_id, "\r\n")) {
-			err = -EINVAL;
-			goto err_out;
-		}
-		if (asprintf(&e->headers[e->headers_cnt], "X-Scope-OrgID: %s", opts->tenant_id) <
-		    0) {
-			err = -ENOMEM;
-			goto err_out;
-		}
-		e->headers_cnt++;
-	}
-	for (i = 0; i < opts->headers_cnt; i++) {
-		e->headers[e->headers_cnt] = strdup(opts->headers[i]);
-		if (!e->headers[e->headers_cnt]) {
-			err = -ENOMEM;
-			goto err_out;
-		}
-		e->headers_cnt++;
-	}
-	if (opts->basic_auth_file) {
-		e->basic.path = strdup(opts->basic_auth_file);
-		err = e->basic.path ? credential_read(&e->basic) : -ENOMEM;
-		if (!err && !strchr(e->basic.value, ':'))
-			err = -EINVAL;
-		if (err) {
-			pr_warn("read basic auth file %s: %s; want one line 'user:password'",
-				opts->basic_auth_file, strerror(-err));
-			goto err_out;
-		}
-	}
-	if (opts->bearer_token_file) {
-		e->bearer.path = strdup(opts->bearer_token_file);
-		err = e->bearer.path ? credential_read(&e->bearer) : -ENOMEM;
-		if (err) {
-			pr_warn("read bearer token file %s: %s", opts->bearer_token_file,
-				strerror(-err));
-			goto err_out;
-		}
-	}
-
-	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
-		err = -EIO;
+	err = exporter_headers(e, opts);
+	if (!err)
+		err = exporter_credentials(e, opts);
+	if (!err)
+		err = exporter_start(e);
+	if (err)
 		goto err_out;
-	}
-	e->curl = curl_easy_init();
-	if (!e->curl) {
-		curl_global_cleanup();
-		err = -ENOMEM;
-		goto err_out;
-	}
-	/* Signals stay with the agent's threads (signalfd, sigwait): the worker blocks them all. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = -pthread_create(&e->thread, NULL, worker, e);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err) {
-		curl_easy_cleanup(e->curl);
-		e->curl = NULL;
-		curl_global_cleanup();
-		goto err_out;
-	}
-	e->thread_started = true;
 	return e;
 
 err_out:
