@@ -26,10 +26,10 @@ static struct agent *new_agent(struct bpfprof_opts *o, bool whole_machine)
 	struct agent *a;
 
 	memset(o, 0, sizeof(*o));
-	o->freq_hz = 99;
-	o->agent = whole_machine;
+	o->ag.freq_hz = 99;
+	o->ag.whole_machine = whole_machine;
 	o->ag.interval_ns = INTERVAL_NS;
-	a = agent__new(o);
+	a = agent__new(&o->ag);
 	assert_non_null(a);
 	return a;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* test_opts.c: the command line: numbers of every kind, subcommands, help. opts__parse() exits
- * on a usage error or --help, so each case runs it in a child process and reads its status,
+/* test_opts.c: the command line: numbers of every kind, subcommands, help. Each case runs
+ * opts__parse() in a child process, which exits with its status as main() would (a usage error,
+ * --help), and reads its status,
  * stdout and stderr. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -74,7 +75,11 @@ static void parse(struct parse_result *r, ...)
 		alarm(10);	/* a parser blocked on a file fails the test, not hangs it */
 		dup2(out, STDOUT_FILENO);
 		dup2(err, STDERR_FILENO);
-		opts__parse(argc, argv, &o);
+		status = opts__parse(argc, argv, &o);
+		if (status != OPTS_RUN) {
+			fflush(NULL);
+			_exit(status);	/* what main() returns */
+		}
 		print_opts(&o);
 		opts__free(&o);
 		fflush(NULL);

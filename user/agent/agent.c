@@ -52,7 +52,6 @@ struct group {
 };
 
 struct agent {
-	const struct bpfprof_opts *o;
 	const struct agent_opts *ao;
 	char hostname[256];
 	const char *node;
@@ -156,15 +155,13 @@ static bool health(char *reason, size_t sz, void *arg)
 	return agent__health(arg, now_ns(), reason, sz);
 }
 
-struct agent *agent__new(const struct bpfprof_opts *o)
+struct agent *agent__new(const struct agent_opts *ao)
 {
-	const struct agent_opts *ao = &o->ag;
 	struct agent *a = calloc(1, sizeof(*a));
 	int err;
 
 	if (!a)
 		return NULL;
-	a->o = o;
 	a->ao = ao;
 	pthread_mutex_init(&a->lock, NULL);
 	if (gethostname(a->hostname, sizeof(a->hostname) - 1))
@@ -173,7 +170,7 @@ struct agent *agent__new(const struct bpfprof_opts *o)
 	a->loop_ns = a->sample_ns = now_ns();
 	a->health_limit_ns = AGENT_HEALTH_INTERVALS * (ao->interval_ns ?: 60000000000ull);
 	/* A -p or -- CMD target may sleep for long; a whole machine never stops running. */
-	a->need_samples = o->agent || o->all;
+	a->need_samples = ao->whole_machine;
 	if (ao->pyroscope_url) {
 		struct pyroscope_opts po = {
 			.url = ao->pyroscope_url,
@@ -438,7 +435,7 @@ static int export_group(struct cut_ctx *c, struct group *g, int64_t start_ns, in
 	struct export_label labels[AGENT_MAX_LABELS];
 	struct pprof_label plabels[AGENT_MAX_LABELS];
 	struct pprof_opts po = {
-		.freq_hz = a->o->freq_hz,
+		.freq_hz = a->ao->freq_hz,
 		.time_ns = start_ns,
 		.duration_ns = end_ns - start_ns,
 		.labels = plabels,
@@ -482,7 +479,7 @@ static int export_group(struct cut_ctx *c, struct group *g, int64_t start_ns, in
 	err = output_pprof__encode(c->agg, &po, &gz, &gz_sz);
 	if (err)
 		return err;
-	p = export_profile__new(gz, gz_sz, labels, n, start_ns, end_ns, a->o->freq_hz);
+	p = export_profile__new(gz, gz_sz, labels, n, start_ns, end_ns, a->ao->freq_hz);
 	free(gz);
 	if (!p)
 		return -errno;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +120,7 @@ struct parse_ctx {
 	const char *config_read; /* agent: the --config file read before parsing */
 	bool format_set;	 /* --format given */
 	bool agent_opt;		 /* an agent option given */
+	int status;		 /* OPTS_RUN, or the exit status after --help or --version */
 };
 
 /* --max-frames: the fewest bytes of stack a caller's frame takes (x86_64 psABI: a return
@@ -163,6 +165,9 @@ enum {
 	OPT_CONFIG,
 	OPT_EXEC,
 	OPT_STRICT,
+	OPT_USAGE, /* help_options[] */
+	OPT_PROGNAME,
+	OPT_HANG,
 };
 
 static const struct argp_option options[] = {
@@ -528,7 +533,91 @@ static size_t default_ringbuf_sz(const struct bpfprof_opts *o)
 	return sz;
 }
 
-static error_t parse_opt(int key, char *arg, struct argp_state *state)
+/* A usage error: "bpfprof: MESSAGE" and argp's "Try ... --help" line on stderr. Returns the
+ * error that ends argp_parse() (ARGP_NO_EXIT: argp_error() returns). */
+__attribute__((format(printf, 2, 3))) static error_t usage_error(struct argp_state *state,
+								 const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	argp_error(state, "%s", msg);
+	return EINVAL;
+}
+
+/* Help or the version was printed: the parse ends, and bpfprof with status. */
+static error_t parse_done(struct parse_ctx *ctx, int status)
+{
+	ctx->status = status;
+	return ECANCELED;
+}
+
+/*
+ * argp's own --help, --usage and --version (ARGP_NO_HELP leaves them out) as glibc defines
+ * them (same options, groups and texts: the same --help), but ending the parse where glibc's
+ * exit(0), which ARGP_NO_EXIT would let go on to the options after them.
+ */
+static const struct argp_option help_options[] = {
+	{ "help", '?', NULL, 0, "Give this help list", -1 },
+	{ "usage", OPT_USAGE, NULL, 0, "Give a short usage message", 0 },
+	{ "program-name", OPT_PROGNAME, "NAME", OPTION_HIDDEN, "Set the program name", 0 },
+	{ "HANG", OPT_HANG, "SECS", OPTION_ARG_OPTIONAL | OPTION_HIDDEN,
+	  "Hang for SECS seconds (default 3600)", 0 },
+	{},
+};
+
+static const struct argp_option version_options[] = {
+	{ "version", 'V', NULL, 0, "Print program version", -1 },
+	{},
+};
+
+static error_t parse_help_opt(int key, char *arg, struct argp_state *state)
+{
+	struct parse_ctx *ctx = state->input;
+	int secs;
+
+	switch (key) {
+	case '?':
+		argp_state_help(state, state->out_stream, ARGP_HELP_STD_HELP);
+		return parse_done(ctx, BPFPROF_EXIT_OK);
+	case OPT_USAGE:
+		argp_state_help(state, state->out_stream, ARGP_HELP_USAGE | ARGP_HELP_EXIT_OK);
+		return parse_done(ctx, BPFPROF_EXIT_OK);
+	case 'V':
+		fprintf(state->out_stream, "%s\n", argp_program_version);
+		return parse_done(ctx, BPFPROF_EXIT_OK);
+	case OPT_PROGNAME: /* the name in messages */
+		program_invocation_name = arg;
+		state->name = strrchr(arg, '/') ? strrchr(arg, '/') + 1 : arg;
+		program_invocation_short_name = (char *)state->name;
+		return 0;
+	case OPT_HANG: /* for a debugger to attach */
+		for (secs = atoi(arg ? arg : "3600"); secs > 0; secs--)
+			sleep(1);
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+static const struct argp help_argp = { .options = help_options, .parser = parse_help_opt };
+static const struct argp version_argp = { .options = version_options, .parser = parse_help_opt };
+
+/* The root of the parse: bpfprof's options, then argp's own; each gets the parse_ctx. */
+static error_t parse_root(int key, char *arg, struct argp_state *state)
+{
+	if (key != ARGP_KEY_INIT)
+		return ARGP_ERR_UNKNOWN;
+	for (int i = 0; i < 3; i++)
+		state->child_inputs[i] = state->input;
+	return 0;
+}
+
+/* Targets and sampling (groups 1 and 2). */
+static error_t parse_target_opt(int key, char *arg, struct argp_state *state)
 {
 	struct parse_ctx *ctx = state->input;
 	struct bpfprof_opts *o = ctx->o;
@@ -540,72 +629,97 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'p':
 		if (parse_pids(o, arg))
-			argp_error(state,
-				   "invalid PID list '%s' (decimal PIDs separated by commas)", arg);
+			return usage_error(
+				state, "invalid PID list '%s' (decimal PIDs separated by commas)",
+				arg);
 		break;
 	case 'd':
 		if (parse_duration(arg, 1000000, 365 * 86400 * 1000000000ull, &o->duration_ns))
-			argp_error(state,
-				   "invalid duration '%s' (seconds, e.g. 30 or 0.5, or with an "
-				   "m or h suffix; 1 ms to 365 days)",
-				   arg);
+			return usage_error(
+				state,
+				"invalid duration '%s' (seconds, e.g. 30 or 0.5, or with an "
+				"m or h suffix; 1 ms to 365 days)",
+				arg);
 		break;
 	case 'F':
 		if (parse_uint(arg, 1, 100000, &o->freq_hz))
-			argp_error(state, "invalid frequency '%s' (1-100000 Hz)", arg);
+			return usage_error(state, "invalid frequency '%s' (1-100000 Hz)", arg);
 		break;
 	case 'e':
 		if (!perf_event__known(arg))
-			argp_error(state, "unknown event '%s' (cpu-clock or cycles)", arg);
+			return usage_error(state, "unknown event '%s' (cpu-clock or cycles)", arg);
 		o->event = arg;
 		break;
 	case OPT_STACK_SIZE:
 		if (parse_size(arg, 512, BPFPROF_STACK_SZ_MAX, &v))
-			argp_error(state,
-				   "invalid stack size '%s' (512-%u bytes, K suffix allowed)", arg,
-				   BPFPROF_STACK_SZ_MAX);
+			return usage_error(
+				state, "invalid stack size '%s' (512-%u bytes, K suffix allowed)",
+				arg, BPFPROF_STACK_SZ_MAX);
 		o->stack_sz = (v + 7) & ~7ull;
 		break;
 	case OPT_MAX_STACK_SIZE:
 		if (parse_size(arg, 512, BPFPROF_STACK_SZ_MAX, &v))
-			argp_error(state,
-				   "invalid stack size '%s' (512-%u bytes, K suffix allowed)", arg,
-				   BPFPROF_STACK_SZ_MAX);
+			return usage_error(
+				state, "invalid stack size '%s' (512-%u bytes, K suffix allowed)",
+				arg, BPFPROF_STACK_SZ_MAX);
 		o->max_stack_sz = (v + 7) & ~7ull;
 		break;
 	case OPT_MAX_FRAMES:
 		if (parse_uint(arg, 1, MAX_FRAMES_MAX, &v))
-			argp_error(state, "invalid frame count '%s' (1-%u)", arg, MAX_FRAMES_MAX);
+			return usage_error(state, "invalid frame count '%s' (1-%u)", arg,
+					   MAX_FRAMES_MAX);
 		o->max_frames = v;
 		break;
 	case OPT_RINGBUF_SIZE:
 		if (parse_size(arg, 256 * 1024, 1u << 30, &v) || (v & (v - 1)))
-			argp_error(state,
-				   "invalid ringbuf size '%s' (a power of 2, 256K-1G, K/M/G "
-				   "suffix allowed)",
-				   arg);
+			return usage_error(
+				state,
+				"invalid ringbuf size '%s' (a power of 2, 256K-1G, K/M/G "
+				"suffix allowed)",
+				arg);
 		o->ringbuf_sz = v;
 		break;
 	case OPT_DRAIN_MS:
 		if (parse_uint(arg, 1, 1000, &v))
-			argp_error(state, "invalid drain interval '%s' (1-1000 ms)", arg);
+			return usage_error(state, "invalid drain interval '%s' (1-1000 ms)", arg);
 		o->drain_ms = v;
 		break;
 	case OPT_REALTIME:
 		if (parse_uint(arg, 1, 99, &v))
-			argp_error(state, "invalid realtime priority '%s' (1-99)", arg);
+			return usage_error(state, "invalid realtime priority '%s' (1-99)", arg);
 		o->realtime_prio = v;
 		break;
+	case OPT_EXEC:
+		o->exec = true;
+		break;
+	case OPT_STRICT:
+		o->strict = true;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* Output (group 3), -h. */
+static error_t parse_output_opt(int key, char *arg, struct argp_state *state)
+{
+	struct parse_ctx *ctx = state->input;
+	struct bpfprof_opts *o = ctx->o;
+	uint64_t v = 0;
+
+	switch (key) {
 	case OPT_TOP:
 		if (parse_uint(arg, 0, 1000, &v))
-			argp_error(state, "invalid count '%s' (0-1000)", arg);
+			return usage_error(state, "invalid count '%s' (0-1000)", arg);
 		o->top = v;
 		break;
 	case 'o':
 		if (o->outputs_cnt == BPFPROF_MAX_OUTPUTS)
-			argp_error(state, "-o given more than %d times", BPFPROF_MAX_OUTPUTS);
+			return usage_error(state, "-o given more than %d times",
+					   BPFPROF_MAX_OUTPUTS);
 		if (!*arg)
-			argp_error(state, "-o needs a file name ('-' for stdout)");
+			return usage_error(state, "-o needs a file name ('-' for stdout)");
 		o->outputs[o->outputs_cnt++] = arg;
 		break;
 	case OPT_FORMAT:
@@ -616,7 +730,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		else if (!strcmp(arg, "svg"))
 			o->format = OUTPUT_SVG;
 		else
-			argp_error(state, "unknown format '%s' (folded, pprof or svg)", arg);
+			return usage_error(state, "unknown format '%s' (folded, pprof or svg)",
+					   arg);
 		ctx->format_set = true;
 		break;
 	case OPT_TITLE:
@@ -642,12 +757,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		else if (!strcmp(arg, "diff"))
 			o->unwinder = UNWIND_MODE_DIFF;
 		else
-			argp_error(state, "unknown unwinder '%s' (fast, dwfl or diff)", arg);
+			return usage_error(state, "unknown unwinder '%s' (fast, dwfl or diff)",
+					   arg);
 		o->unwinder_set = true;
 		break;
 	case OPT_RAW_CAPTURE:
 		if (!*arg)
-			argp_error(state, "--raw-capture needs a file name");
+			return usage_error(state, "--raw-capture needs a file name");
 		o->raw_capture = arg;
 		break;
 	case 'q':
@@ -659,17 +775,35 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'v':
 		o->verbose++;
 		break;
+	case 'h':
+		argp_state_help(state, state->out_stream, ARGP_HELP_STD_HELP);
+		return parse_done(ctx, BPFPROF_EXIT_OK);
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* Agent (group 4). */
+static error_t parse_agent_opt(int key, char *arg, struct argp_state *state)
+{
+	struct parse_ctx *ctx = state->input;
+	struct bpfprof_opts *o = ctx->o;
+	uint64_t v = 0;
+
+	switch (key) {
 	case OPT_INTERVAL:
 		if (parse_duration(arg, 1000000000ull, 86400 * 1000000000ull, &o->ag.interval_ns))
-			argp_error(state,
-				   "invalid interval '%s' (seconds, or with an m or h suffix; "
-				   "1 s to 1 day)",
-				   arg);
+			return usage_error(
+				state,
+				"invalid interval '%s' (seconds, or with an m or h suffix; "
+				"1 s to 1 day)",
+				arg);
 		ctx->agent_opt = true;
 		break;
 	case OPT_GROUP_BY:
 		if (strcmp(arg, "exe") && strcmp(arg, "pid"))
-			argp_error(state, "unknown grouping '%s' (exe or pid)", arg);
+			return usage_error(state, "unknown grouping '%s' (exe or pid)", arg);
 		o->ag.group_by_pid = !strcmp(arg, "pid");
 		ctx->agent_opt = true;
 		break;
@@ -683,8 +817,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_OUTPUT_DIR_MAX:
 		if (parse_size(arg, 1024 * 1024, 1ull << 50, &v))
-			argp_error(state,
-				   "invalid size '%s' (1M to 1P bytes, K/M/G suffix allowed)", arg);
+			return usage_error(
+				state, "invalid size '%s' (1M to 1P bytes, K/M/G suffix allowed)",
+				arg);
 		o->ag.output_dir_max = v;
 		ctx->agent_opt = true;
 		break;
@@ -694,7 +829,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_PYROSCOPE_API:
 		if (strcmp(arg, "ingest") && strcmp(arg, "push"))
-			argp_error(state, "unknown Pyroscope API '%s' (ingest or push)", arg);
+			return usage_error(state, "unknown Pyroscope API '%s' (ingest or push)",
+					   arg);
 		o->ag.pyroscope_push = !strcmp(arg, "push");
 		ctx->agent_opt = true;
 		break;
@@ -712,15 +848,15 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_HEADER:
 		if (o->ag.headers_cnt == AGENT_MAX_HEADERS || !strchr(arg, ':'))
-			argp_error(state,
-				   "invalid or too many headers at '%s' ('K: V', at most %d)", arg,
-				   AGENT_MAX_HEADERS);
+			return usage_error(
+				state, "invalid or too many headers at '%s' ('K: V', at most %d)",
+				arg, AGENT_MAX_HEADERS);
 		o->ag.headers[o->ag.headers_cnt++] = arg;
 		ctx->agent_opt = true;
 		break;
 	case OPT_QUEUE_SIZE:
 		if (parse_uint(arg, 1, 100000, &v))
-			argp_error(state, "invalid queue size '%s' (1-100000)", arg);
+			return usage_error(state, "invalid queue size '%s' (1-100000)", arg);
 		o->ag.queue_size = v;
 		ctx->agent_opt = true;
 		break;
@@ -739,116 +875,19 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_LOG_FORMAT:
 		if (strcmp(arg, "text") && strcmp(arg, "json"))
-			argp_error(state, "unknown log format '%s' (text or json)", arg);
+			return usage_error(state, "unknown log format '%s' (text or json)", arg);
 		o->ag.log_json = !strcmp(arg, "json");
 		ctx->agent_opt = true;
-		break;
-	case OPT_EXEC:
-		o->exec = true;
-		break;
-	case OPT_STRICT:
-		o->strict = true;
 		break;
 	case OPT_CONFIG:
 		/* Read before parsing (agent_argv()), where the option must be spelled out: an
 		 * abbreviation (--conf) or --config outside the agent would be ignored. */
 		if (!ctx->config_read || strcmp(arg, ctx->config_read))
-			argp_error(state,
-				   "--config FILE: only 'bpfprof agent' reads it, and spelled "
-				   "out in full (--config FILE or --config=FILE)");
+			return usage_error(
+				state, "--config FILE: only 'bpfprof agent' reads it, and spelled "
+				       "out in full (--config FILE or --config=FILE)");
 		o->ag.config = arg;
 		ctx->agent_opt = true;
-		break;
-	case 'h':
-		argp_state_help(state, state->out_stream, ARGP_HELP_STD_HELP);
-		break;
-	case ARGP_KEY_ARG:
-		if (o->agent)
-			argp_error(state, "agent takes no operands ('%s')", arg);
-		if (ctx->sub == SUB_REPORT) {
-			if (o->report)
-				argp_error(state, "one FILE only ('%s' is a second)", arg);
-			o->report = arg;
-			break;
-		}
-		/* "bpfprof -q report x": a subcommand comes first, or it is a program after --. */
-		if (state->next < 2 || strcmp(state->argv[state->next - 2], "--"))
-			for (size_t i = 0; i < ARRAY_SIZE(subcommands); i++)
-				if (!strcmp(arg, subcommands[i].name))
-					argp_error(state,
-						   "'%s' is a subcommand: bpfprof %s [OPTION...]"
-						   " (a program named %s runs after --)",
-						   arg, arg, arg);
-		/* The first operand starts the command: the rest are its arguments, not ours. */
-		o->cmd = &state->argv[state->next - 1];
-		state->next = state->argc;
-		break;
-	case ARGP_KEY_END:
-		/* Every frame but the sampled one holds at least 16 bytes of stack (its return
-		 * address, kept 16-byte aligned at calls by the psABI): no more fit in a copy. */
-		if (!o->max_frames)
-			o->max_frames = o->max_stack_sz / MIN_FRAME_BYTES;
-		for (size_t i = 0; i < o->outputs_cnt; i++) {
-			bool known;
-
-			o->formats[i] = ctx->format_set ? o->format :
-							  format_from_name(o->outputs[i], &known);
-			if (!ctx->format_set && !known)
-				fprintf(stderr,
-					"bpfprof: %s: extension unknown, writing folded stacks "
-					"(.pb.gz or .pprof: pprof, .svg: flame graph; or --format)\n",
-					o->outputs[i]);
-		}
-		if (ctx->agent_opt && !o->agent && !o->exec)
-			argp_error(state, "agent options need 'bpfprof agent' or --exec");
-		if (o->exec && !o->cmd)
-			argp_error(state, "--exec needs -- CMD");
-		if (o->strict && !o->exec)
-			argp_error(state, "--strict goes with --exec");
-		if (o->exec && (o->ag.pyroscope_url || o->ag.output_dir) && !o->ag.interval_ns)
-			o->ag.interval_ns = 60 * 1000000000ull;
-		if (o->exec && !o->ag.service_name_from)
-			o->ag.service_name_from = "container,unit,comm";
-		if (o->exec && !o->ag.queue_size)
-			o->ag.queue_size = 64;
-		if (o->exec && !o->ag.output_dir_max)
-			o->ag.output_dir_max = 1ull << 30;
-		if (o->agent) {
-			if (o->pids_cnt || o->cmd || o->raw_capture || o->outputs_cnt)
-				argp_error(state,
-					   "agent profiles every process and exports: no -p, "
-					   "CMD, -o or --raw-capture");
-			if (!o->ag.pyroscope_url && !o->ag.output_dir)
-				argp_error(state,
-					   "agent: give --pyroscope-url URL or --output-dir DIR");
-			o->all = true;
-		}
-		if (o->check) {
-			if (o->pids_cnt || o->all || o->cmd || o->raw_capture || o->outputs_cnt)
-				argp_error(state, "check takes -e, -F and -v only");
-			break;
-		}
-		if (ctx->sub == SUB_REPORT) {
-			if (!o->report)
-				argp_error(state, "needs a FILE written by --raw-capture");
-			if (o->pids_cnt || o->all || o->raw_capture)
-				argp_error(state,
-					   "report replays a capture: no -p, -a or --raw-capture");
-			break;
-		}
-		if (!o->cmd && !o->pids_cnt && !o->all)
-			argp_error(state, "nothing to profile: give -p PID, -a or -- CMD");
-		if (!!o->cmd + !!o->pids_cnt + o->all > 1)
-			argp_error(state, "-p, -a and a command exclude each other");
-		if (o->stack_sz > o->max_stack_sz)
-			o->stack_sz = o->max_stack_sz;
-		if (!o->ringbuf_sz)
-			o->ringbuf_sz = default_ringbuf_sz(o);
-		if ((uint64_t)o->max_stack_sz + sizeof(struct sample_record) > o->ringbuf_sz / 4)
-			argp_error(state,
-				   "--max-stack-size %u needs a ringbuf of at least %zu bytes",
-				   o->max_stack_sz,
-				   4 * (o->max_stack_sz + sizeof(struct sample_record)));
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -856,12 +895,134 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/* An operand: report's FILE, or the command and its arguments. */
+static error_t parse_operand(char *arg, struct argp_state *state)
+{
+	struct parse_ctx *ctx = state->input;
+	struct bpfprof_opts *o = ctx->o;
+
+	if (o->agent)
+		return usage_error(state, "agent takes no operands ('%s')", arg);
+	if (ctx->sub == SUB_REPORT) {
+		if (o->report)
+			return usage_error(state, "one FILE only ('%s' is a second)", arg);
+		o->report = arg;
+		return 0;
+	}
+	/* "bpfprof -q report x": a subcommand comes first, or it is a program after --. */
+	if (state->next < 2 || strcmp(state->argv[state->next - 2], "--"))
+		for (size_t i = 0; i < ARRAY_SIZE(subcommands); i++)
+			if (!strcmp(arg, subcommands[i].name))
+				return usage_error(state,
+						   "'%s' is a subcommand: bpfprof %s [OPTION...]"
+						   " (a program named %s runs after --)",
+						   arg, arg, arg);
+	/* The first operand starts the command: the rest are its arguments, not ours. */
+	o->cmd = &state->argv[state->next - 1];
+	state->next = state->argc;
+	return 0;
+}
+
+/* The end of the options: defaults that depend on others, and cross-option checks. */
+static error_t parse_end(struct argp_state *state)
+{
+	struct parse_ctx *ctx = state->input;
+	struct bpfprof_opts *o = ctx->o;
+
+	/* Every frame but the sampled one holds at least 16 bytes of stack (its return
+	 * address, kept 16-byte aligned at calls by the psABI): no more fit in a copy. */
+	if (!o->max_frames)
+		o->max_frames = o->max_stack_sz / MIN_FRAME_BYTES;
+	for (size_t i = 0; i < o->outputs_cnt; i++) {
+		bool known;
+
+		o->formats[i] = ctx->format_set ? o->format :
+						  format_from_name(o->outputs[i], &known);
+		if (!ctx->format_set && !known)
+			fprintf(stderr,
+				"bpfprof: %s: extension unknown, writing folded stacks "
+				"(.pb.gz or .pprof: pprof, .svg: flame graph; or --format)\n",
+				o->outputs[i]);
+	}
+	if (ctx->agent_opt && !o->agent && !o->exec)
+		return usage_error(state, "agent options need 'bpfprof agent' or --exec");
+	if (o->exec && !o->cmd)
+		return usage_error(state, "--exec needs -- CMD");
+	if (o->strict && !o->exec)
+		return usage_error(state, "--strict goes with --exec");
+	if (o->exec && (o->ag.pyroscope_url || o->ag.output_dir) && !o->ag.interval_ns)
+		o->ag.interval_ns = 60 * 1000000000ull;
+	if (o->exec && !o->ag.service_name_from)
+		o->ag.service_name_from = "container,unit,comm";
+	if (o->exec && !o->ag.queue_size)
+		o->ag.queue_size = 64;
+	if (o->exec && !o->ag.output_dir_max)
+		o->ag.output_dir_max = 1ull << 30;
+	if (o->agent) {
+		if (o->pids_cnt || o->cmd || o->raw_capture || o->outputs_cnt)
+			return usage_error(state,
+					   "agent profiles every process and exports: no -p, "
+					   "CMD, -o or --raw-capture");
+		if (!o->ag.pyroscope_url && !o->ag.output_dir)
+			return usage_error(state,
+					   "agent: give --pyroscope-url URL or --output-dir DIR");
+		o->all = true;
+	}
+	if (o->check) {
+		if (o->pids_cnt || o->all || o->cmd || o->raw_capture || o->outputs_cnt)
+			return usage_error(state, "check takes -e, -F and -v only");
+		return 0;
+	}
+	if (ctx->sub == SUB_REPORT) {
+		if (!o->report)
+			return usage_error(state, "needs a FILE written by --raw-capture");
+		if (o->pids_cnt || o->all || o->raw_capture)
+			return usage_error(state,
+					   "report replays a capture: no -p, -a or --raw-capture");
+		return 0;
+	}
+	if (!o->cmd && !o->pids_cnt && !o->all)
+		return usage_error(state, "nothing to profile: give -p PID, -a or -- CMD");
+	if (!!o->cmd + !!o->pids_cnt + o->all > 1)
+		return usage_error(state, "-p, -a and a command exclude each other");
+	if (o->stack_sz > o->max_stack_sz)
+		o->stack_sz = o->max_stack_sz;
+	if (!o->ringbuf_sz)
+		o->ringbuf_sz = default_ringbuf_sz(o);
+	if ((uint64_t)o->max_stack_sz + sizeof(struct sample_record) > o->ringbuf_sz / 4)
+		return usage_error(state,
+				   "--max-stack-size %u needs a ringbuf of at least %zu bytes",
+				   o->max_stack_sz,
+				   4 * (o->max_stack_sz + sizeof(struct sample_record)));
+	return 0;
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	error_t err;
+
+	switch (key) {
+	case ARGP_KEY_ARG:
+		return parse_operand(arg, state);
+	case ARGP_KEY_END:
+		return parse_end(state);
+	}
+	err = parse_target_opt(key, arg, state);
+	if (err == ARGP_ERR_UNKNOWN)
+		err = parse_output_opt(key, arg, state);
+	if (err == ARGP_ERR_UNKNOWN)
+		err = parse_agent_opt(key, arg, state);
+	return err;
+}
+
 struct argv_buf {
 	char **v;
 	size_t cnt, cap;
 };
 
-static void argv_add(struct argv_buf *b, char *s)
+/* Appends s (malloc'd, NULL after a failed allocation: reported, as is a full buffer). 0 or
+ * BPFPROF_EXIT_ERROR. */
+static int argv_add(struct argv_buf *b, char *s)
 {
 	size_t cap;
 	char **v;
@@ -878,10 +1039,20 @@ static void argv_add(struct argv_buf *b, char *s)
 	}
 	b->v[b->cnt++] = s;
 	b->v[b->cnt] = NULL;
-	return;
+	return 0;
 oom:
+	free(s);
 	fprintf(stderr, "bpfprof: build options: %s\n", strerror(ENOMEM));
-	exit(BPFPROF_EXIT_ERROR);
+	return BPFPROF_EXIT_ERROR;
+}
+
+static void argv_free(char **argv)
+{
+	char **a;
+
+	for (a = argv; a && *a; a++)
+		free(*a);
+	free(argv);
 }
 
 static const struct argp_option *option_named(const struct argp *argp, const char *name, size_t len)
@@ -895,98 +1066,113 @@ static const struct argp_option *option_named(const struct argp *argp, const cha
 }
 
 /* Adds "--name=value", or "--name" for a flag whose value is true (1, true, yes, on, or
- * nothing); a false flag adds nothing. */
-static void option_arg(struct argv_buf *b, const struct argp_option *opt, const char *value,
-		       const char *where)
+ * nothing); a false flag adds nothing. 0, or the exit status (reported). */
+static int option_arg(struct argv_buf *b, const struct argp_option *opt, const char *value,
+		      const char *where)
 {
 	char *s = NULL;
 
 	if (!opt->arg) {
 		if (!strcmp(value, "0") || !strcasecmp(value, "false") ||
 		    !strcasecmp(value, "no") || !strcasecmp(value, "off"))
-			return;
+			return 0;
 		if (*value && strcmp(value, "1") && strcasecmp(value, "true") &&
 		    strcasecmp(value, "yes") && strcasecmp(value, "on")) {
 			fprintf(stderr, "bpfprof: %s: '%s' takes true or false, not '%s'\n", where,
 				opt->name, value);
-			exit(BPFPROF_EXIT_USAGE);
+			return BPFPROF_EXIT_USAGE;
 		}
-		argv_add(b, asprintf(&s, "--%s", opt->name) < 0 ? NULL : s);
-		return;
+		return argv_add(b, asprintf(&s, "--%s", opt->name) < 0 ? NULL : s);
 	}
-	argv_add(b, asprintf(&s, "--%s=%s", opt->name, value) < 0 ? NULL : s);
+	return argv_add(b, asprintf(&s, "--%s=%s", opt->name, value) < 0 ? NULL : s);
+}
+
+/* One line of the --config file (where: "FILE:LINE") as an option, if it holds one. 0, or the
+ * exit status (reported). */
+static int config_line(const struct argp *argp, char *line, const char *where, struct argv_buf *b)
+{
+	const struct argp_option *opt;
+	char *k, *v, *end;
+	size_t len;
+
+	for (k = line; *k == ' ' || *k == '\t'; k++)
+		;
+	if (*k == '#' || *k == '\n' || !*k)
+		return 0;
+	for (end = k + strlen(k);
+	     end > k && (end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r');
+	     end--)
+		;
+	*end = '\0';
+	v = strchr(k, '=');
+	len = v ? (size_t)(v - k) : strlen(k);
+	while (len && (k[len - 1] == ' ' || k[len - 1] == '\t'))
+		len--;
+	opt = option_named(argp, k, len);
+	if (!opt || opt->key == OPT_CONFIG) {
+		fprintf(stderr, "bpfprof: %s: unknown option '%.*s'\n", where, (int)len, k);
+		return BPFPROF_EXIT_USAGE;
+	}
+	if (v)
+		for (v++; *v == ' ' || *v == '\t'; v++)
+			;
+	if (opt->arg && (!v || !*v)) {
+		fprintf(stderr, "bpfprof: %s: '%s' needs a value\n", where, opt->name);
+		return BPFPROF_EXIT_USAGE;
+	}
+	return option_arg(b, opt, v ? v : "", where);
 }
 
 /*
  * The lines of the --config file as options. A regular file only: a directory would read as
  * empty (its options silently lost) and a FIFO would block the agent's start or SIGHUP. The
- * path may be a symlink (a Kubernetes ConfigMap's file is one).
+ * path may be a symlink (a Kubernetes ConfigMap's file is one). 0, or the exit status
+ * (reported).
  */
-static void config_args(const struct argp *argp, const char *path, struct argv_buf *b)
+static int config_args(const struct argp *argp, const char *path, struct argv_buf *b)
 {
-	char *line = NULL, *k, *v, *end, where[300];
-	const struct argp_option *opt;
-	size_t cap = 0, len;
+	char *line = NULL, where[300];
+	size_t cap = 0;
 	unsigned int no = 0;
 	struct stat st;
 	FILE *f = NULL;
-	int fd;
+	int fd, ret = 0;
 
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd >= 0 && !fstat(fd, &st) && !S_ISREG(st.st_mode)) {
 		fprintf(stderr, "bpfprof: config %s: not a regular file\n", path);
-		exit(BPFPROF_EXIT_USAGE);
+		close(fd);
+		return BPFPROF_EXIT_USAGE;
 	}
 	if (fd >= 0)
 		f = fdopen(fd, "r");
 	if (!f) {
 		fprintf(stderr, "bpfprof: open config %s: %s\n", path, strerror(errno));
-		exit(BPFPROF_EXIT_USAGE);
+		if (fd >= 0)
+			close(fd);
+		return BPFPROF_EXIT_USAGE;
 	}
-	while (getline(&line, &cap, f) > 0) {
+	while (!ret && getline(&line, &cap, f) > 0) {
 		no++;
 		snprintf(where, sizeof(where), "%s:%u", path, no);
-		for (k = line; *k == ' ' || *k == '\t'; k++)
-			;
-		if (*k == '#' || *k == '\n' || !*k)
-			continue;
-		for (end = k + strlen(k); end > k && (end[-1] == '\n' || end[-1] == ' ' ||
-						      end[-1] == '\t' || end[-1] == '\r');
-		     end--)
-			;
-		*end = '\0';
-		v = strchr(k, '=');
-		len = v ? (size_t)(v - k) : strlen(k);
-		while (len && (k[len - 1] == ' ' || k[len - 1] == '\t'))
-			len--;
-		opt = option_named(argp, k, len);
-		if (!opt || opt->key == OPT_CONFIG) {
-			fprintf(stderr, "bpfprof: %s: unknown option '%.*s'\n", where, (int)len, k);
-			exit(BPFPROF_EXIT_USAGE);
-		}
-		if (v)
-			for (v++; *v == ' ' || *v == '\t'; v++)
-				;
-		if (opt->arg && (!v || !*v)) {
-			fprintf(stderr, "bpfprof: %s: '%s' needs a value\n", where, opt->name);
-			exit(BPFPROF_EXIT_USAGE);
-		}
-		option_arg(b, opt, v ? v : "", where);
+		ret = config_line(argp, line, where, b);
 	}
-	if (ferror(f)) {
+	if (!ret && ferror(f)) {
 		fprintf(stderr, "bpfprof: read config %s: %s\n", path, strerror(errno));
-		exit(BPFPROF_EXIT_ERROR);
+		ret = BPFPROF_EXIT_ERROR;
 	}
 	free(line);
 	fclose(f);
+	return ret;
 }
 
-/* BPFPROF_<OPTION> variables as options. */
-static void env_args(const struct argp *argp, struct argv_buf *b)
+/* BPFPROF_<OPTION> variables as options. 0, or the exit status (reported). */
+static int env_args(const struct argp *argp, struct argv_buf *b)
 {
 	const struct argp_option *opt;
 	char var[64], *c;
 	const char *v;
+	int ret;
 
 	for (opt = argp->options; opt->name || opt->doc; opt++) {
 		if (!opt->name || opt->key == OPT_CONFIG)
@@ -995,21 +1181,24 @@ static void env_args(const struct argp *argp, struct argv_buf *b)
 		for (c = var; *c; c++)
 			*c = *c == '-' ? '_' : toupper((unsigned char)*c);
 		v = getenv(var);
-		if (v)
-			option_arg(b, opt, v, var);
+		ret = v ? option_arg(b, opt, v, var) : 0;
+		if (ret)
+			return ret;
 	}
+	return 0;
 }
 
 /*
  * The agent's argv after name: options from the --config file, from the environment, then
  * argv's own (after "agent"): argp keeps the last value of an option, so the command line wins
  * over the environment, which wins over the file. ctx->config_read: the file read, if any.
+ * 0, or the exit status (reported).
  */
-static void agent_args(const struct argp *argp, int argc, char **argv, struct parse_ctx *ctx,
-		       struct argv_buf *b)
+static int agent_args(const struct argp *argp, int argc, char **argv, struct parse_ctx *ctx,
+		      struct argv_buf *b)
 {
 	const char *config = getenv("BPFPROF_CONFIG");
-	int i;
+	int i, ret;
 
 	for (i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--config") && i + 1 < argc)
@@ -1019,10 +1208,13 @@ static void agent_args(const struct argp *argp, int argc, char **argv, struct pa
 		else if (!strcmp(argv[i], "--"))
 			break;
 	}
-	if (config)
-		config_args(argp, config, b);
+	if (config) {
+		ret = config_args(argp, config, b);
+		if (ret)
+			return ret;
+	}
 	ctx->config_read = config;
-	env_args(argp, b);
+	return env_args(argp, b);
 }
 
 /* The agent's defaults, which its options then change. */
@@ -1039,21 +1231,8 @@ static void agent_defaults(struct bpfprof_opts *o)
 	o->ag.metrics_addr = "127.0.0.1:9464";
 }
 
-void opts__parse(int argc, char **argv, struct bpfprof_opts *o)
+static void defaults(struct bpfprof_opts *o)
 {
-	struct argp argp = {
-		.options = options,
-		.parser = parse_opt,
-		.args_doc = main_args_doc,
-		.doc = doc,
-	};
-	struct parse_ctx ctx = { .o = o };
-	struct argv_buf b = {};
-	const char *base;
-	char *name = NULL;
-	size_t i;
-	int j;
-
 	memset(o, 0, sizeof(*o));
 	o->freq_hz = 99;
 	o->event = "cpu-clock";
@@ -1063,44 +1242,84 @@ void opts__parse(int argc, char **argv, struct bpfprof_opts *o)
 	o->ringbuf_sz = 0; /* default_ringbuf_sz() once -F is known */
 	o->drain_ms = 10;
 	o->top = 10;
-	argp_err_exit_status = BPFPROF_EXIT_USAGE;
+}
+
+/*
+ * "bpfprof SUB ARGS...": argp sees "bpfprof SUB" as the program's name (its usage and messages
+ * say it), then ARGS (the agent's after its --config file's and environment's), in a copy that
+ * lives as long as *o (o->cmd points in): o->argv_built. 0, or the exit status (reported).
+ */
+static int subcommand_argv(struct argp *argp, int argc, char **argv, struct parse_ctx *ctx,
+			   int *argc_built)
+{
+	struct bpfprof_opts *o = ctx->o;
+	struct argv_buf b = {};
+	const char *base;
+	char *name = NULL;
+	size_t i;
+	int j, ret;
+
+	for (i = 0; subcommands[i].id != ctx->sub; i++)
+		;
+	argp->args_doc = subcommands[i].args_doc;
+	argp->doc = subcommands[i].doc;
+	base = strrchr(argv[0], '/');
+	ret = argv_add(&b, asprintf(&name, "%s %s", base ? base + 1 : argv[0], argv[1]) < 0 ? NULL :
+											      name);
+	if (ctx->sub == SUB_CHECK)
+		o->check = true;
+	if (!ret && ctx->sub == SUB_AGENT) {
+		agent_defaults(o);
+		ret = agent_args(argp, argc, argv, ctx, &b);
+		o->ag.config = ctx->config_read;
+	}
+	for (j = 2; !ret && j < argc; j++)
+		ret = argv_add(&b, strdup(argv[j]));
+	o->argv_built = b.v;
+	*argc_built = b.cnt;
+	return ret;
+}
+
+int opts__parse(int argc, char **argv, struct bpfprof_opts *o)
+{
+	struct argp argp = {
+		.options = options,
+		.parser = parse_opt,
+		.args_doc = main_args_doc,
+		.doc = doc,
+	};
+	struct argp_child children[] = { { &argp }, { &help_argp }, { &version_argp }, {} };
+	struct argp root = { .parser = parse_root, .children = children };
+	struct parse_ctx ctx = { .o = o, .status = OPTS_RUN };
+	size_t i;
+	int ret;
+
+	defaults(o);
 	for (i = 0; argc >= 2 && i < ARRAY_SIZE(subcommands); i++)
 		if (!strcmp(argv[1], subcommands[i].name))
 			ctx.sub = subcommands[i].id;
-	if (ctx.sub == SUB_NONE) {
-		argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &ctx);
-		return;
+	if (ctx.sub != SUB_NONE) {
+		ret = subcommand_argv(&argp, argc, argv, &ctx, &argc);
+		if (ret)
+			return ret;
+		argv = o->argv_built;
 	}
-	/* "bpfprof SUB ARGS...": argp sees "bpfprof SUB" as the program's name (its usage and
-	 * messages say it), then ARGS, in a copy that lives as long as *o (o->cmd points in). */
-	for (i = 0; subcommands[i].id != ctx.sub; i++)
-		;
-	argp.args_doc = subcommands[i].args_doc;
-	argp.doc = subcommands[i].doc;
-	base = strrchr(argv[0], '/');
-	argv_add(&b,
-		 asprintf(&name, "%s %s", base ? base + 1 : argv[0], argv[1]) < 0 ? NULL : name);
-	if (ctx.sub == SUB_CHECK)
-		o->check = true;
-	if (ctx.sub == SUB_AGENT) {
-		agent_defaults(o);
-		agent_args(&argp, argc, argv, &ctx, &b);
-		o->ag.config = ctx.config_read;
+	ret = argp_parse(&root, argc, argv, ARGP_IN_ORDER | ARGP_NO_EXIT | ARGP_NO_HELP, NULL,
+			 &ctx);
+	if (ctx.status != OPTS_RUN)
+		return ctx.status; /* --help, --usage, --version */
+	if (ret == ENOMEM) {
+		fprintf(stderr, "bpfprof: parse options: %s\n", strerror(ENOMEM));
+		return BPFPROF_EXIT_ERROR;
 	}
-	for (j = 2; j < argc; j++)
-		argv_add(&b, strdup(argv[j]));
-	o->argv_built = b.v;
-	argp_parse(&argp, b.cnt, b.v, ARGP_IN_ORDER, NULL, &ctx);
+	/* Reported by argp or usage_error(). */
+	return ret ? BPFPROF_EXIT_USAGE : OPTS_RUN;
 }
 
 void opts__free(struct bpfprof_opts *o)
 {
-	char **a;
-
 	free(o->pids);
 	o->pids = NULL;
-	for (a = o->argv_built; a && *a; a++)
-		free(*a);
-	free(o->argv_built);
+	argv_free(o->argv_built);
 	o->argv_built = NULL;
 }

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "agent/agent.h"
 
 /* Exit codes (documented in --help). */
 #define BPFPROF_EXIT_OK	   0
@@ -20,30 +21,6 @@ enum output_format {
 	OUTPUT_FOLDED, /* folded stacks text */
 	OUTPUT_PPROF,  /* gzipped profile.proto */
 	OUTPUT_SVG,    /* interactive flame graph */
-};
-
-#define AGENT_MAX_HEADERS 16
-
-/* bpfprof agent: continuous whole-machine profiling, profiles exported per interval. */
-struct agent_opts {
-	uint64_t interval_ns;	       /* --interval: profile length (default 60 s) */
-	bool group_by_pid;	       /* --group-by pid; default: executable per container */
-	const char *service_name_from; /* --service-name-from: "container,unit,comm" */
-	const char *output_dir;	       /* --output-dir: gzipped pprof files */
-	uint64_t output_dir_max;       /* --output-dir-max-bytes (default 1 GiB) */
-	const char *pyroscope_url;     /* --pyroscope-url */
-	bool pyroscope_push;	       /* --pyroscope-api push; default ingest */
-	const char *basic_auth_file;
-	const char *bearer_token_file;
-	const char *tenant_id;
-	const char *headers[AGENT_MAX_HEADERS]; /* --header 'K: V' */
-	size_t headers_cnt;
-	uint32_t queue_size;	    /* --queue-size (default 64) */
-	bool kubernetes;	    /* --kubernetes: pod labels from the API server */
-	const char *kubernetes_api; /* --kubernetes-api URL: instead of the in-cluster one */
-	const char *metrics_addr;   /* --metrics-addr HOST:PORT (default 127.0.0.1:9464) */
-	bool log_json;		    /* --log-format json */
-	const char *config;	    /* --config FILE */
 };
 
 struct bpfprof_opts {
@@ -82,8 +59,8 @@ struct bpfprof_opts {
 	bool agent;		 /* bpfprof agent */
 	bool exec;		 /* --exec: CMD keeps bpfprof's PID, a detached process profiles */
 	bool strict;		 /* --strict: with --exec, no profiling means no CMD (exit 1) */
-	struct agent_opts ag;
-	char **argv_built; /* a subcommand's argv; agent: config file + environment
+	struct agent_opts ag;	 /* agent and --exec: freq_hz and whole_machine are not set here */
+	char **argv_built;	 /* a subcommand's argv; agent: config file + environment
 					 * + command line */
 };
 
@@ -94,11 +71,18 @@ struct bpfprof_opts {
  * options also come from BPFPROF_<OPTION> environment variables and a --config file of
  * "option = value" lines (the command line wins over the environment, which wins over the
  * file). A subcommand is argv[1] only. Numbers are decimal, range-checked (no nan, sign,
- * octal or hex). On a usage error argp prints and exits 64; on -h/--help/--version, 0. The
- * pids array and argv_built (a subcommand's arguments: o->cmd and o->report point in) are
- * malloc'd (opts__free()).
+ * octal or hex). Nothing exits: returns OPTS_RUN to run with *o, else the exit status to end
+ * with, what happened printed: 0 after -h, --help, --usage or --version (stdout),
+ * BPFPROF_EXIT_USAGE after a usage error or a --config file that cannot be opened (stderr),
+ * BPFPROF_EXIT_ERROR out of memory or a --config file that cannot be read. The pids array and
+ * argv_built (a subcommand's arguments: o->cmd and o->report point in) are malloc'd:
+ * opts__free() in every case.
  */
-void opts__parse(int argc, char **argv, struct bpfprof_opts *o);
+int opts__parse(int argc, char **argv, struct bpfprof_opts *o);
+
+/* opts__parse()'s "go on": not an exit status. */
+#define OPTS_RUN (-1)
+
 void opts__free(struct bpfprof_opts *o);
 
 #endif /* BPFPROF_OPTS_H */

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* record.c: bpfprof [record] -- CMD, -p PID, -a: start the targets, sample, write. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "cmd/modes.h"
+#include "cmd/session.h"
+#include "sampling/loader.h"
+#include "sampling/targets.h"
+#include "util/log.h"
+#include "util/util.h"
+
+static int check_pids(const struct bpfprof_opts *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->pids_cnt; i++) {
+		if (o->pids[i] == (uint32_t)getpid()) {
+			pr_warn("profile PID %u: bpfprof does not profile itself", o->pids[i]);
+			return -EINVAL;
+		}
+		if (kill(o->pids[i], 0) && errno == ESRCH) {
+			pr_warn("profile PID %u: no such process", o->pids[i]);
+			return -ESRCH;
+		}
+	}
+	return 0;
+}
+
+/* The child waits on go_fd until it is a target, so its first instruction after exec is
+ * sampled and bpfprof's own code in it never is (the target arms at exec). */
+static void child_exec(struct session *s, int go_fd)
+{
+	char go;
+
+	if (read(go_fd, &go, 1) != 1)
+		_exit(127);
+	close(go_fd);
+	sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	if (s->opts->realtime_prio) {
+		struct sched_param sp = { .sched_priority = 0 };
+
+		sched_setscheduler(0, SCHED_OTHER, &sp);
+	}
+	execvp(s->opts->cmd[0], s->opts->cmd);
+	fprintf(stderr, "bpfprof: run %s: %s\n", s->opts->cmd[0], strerror(errno));
+	_exit(errno == ENOENT ? 127 : 126);
+}
+
+static int start_cmd(struct session *s)
+{
+	int go[2], err;
+
+	if (pipe2(go, O_CLOEXEC))
+		return -errno;
+	fflush(NULL);
+	s->child = fork();
+	if (s->child < 0) {
+		err = -errno;
+		close(go[0]);
+		close(go[1]);
+		return err;
+	}
+	if (s->child == 0) {
+		close(go[1]);
+		child_exec(s, go[0]);
+	}
+	close(go[0]);
+	err = loader__add_target(s->loader, s->child, TARGET_PENDING_EXEC | TARGET_F_FOLLOW_FORK);
+	if (err) {
+		close(go[1]); /* the child exits 127 */
+		return err;
+	}
+	if (write(go[1], "g", 1) != 1)
+		err = -errno;
+	close(go[1]);
+	return err;
+}
+
+/* -p: each process with its descendants, running and to come (targets__add_tree()). */
+static int add_pids(struct session *s)
+{
+	struct bpfprof_opts *o = s->opts;
+	size_t i;
+	int n;
+
+	for (i = 0; i < o->pids_cnt; i++) {
+		n = targets__add_tree(s->targets, o->pids[i], TARGET_ACTIVE | TARGET_F_FOLLOW_FORK);
+		if (n < 0)
+			return n;
+		if (n == 0 && !loader__is_target(s->loader, o->pids[i]))
+			pr_warn("PID %u exited before profiling started", o->pids[i]);
+		else if (n > 1)
+			pr_info("PID %u: %d descendant process%s running already profiled too",
+				o->pids[i], n - 1, n > 2 ? "es" : "");
+	}
+	return 0;
+}
+
+static int child_exit_code(const struct session *s)
+{
+	if (!s->child_done)
+		return s->stop_signal ? 128 + s->stop_signal : BPFPROF_EXIT_ERROR;
+	if (WIFEXITED(s->child_status))
+		return WEXITSTATUS(s->child_status);
+	if (WIFSIGNALED(s->child_status))
+		return 128 + WTERMSIG(s->child_status);
+	return BPFPROF_EXIT_ERROR;
+}
+
+/* After set-up, before CMD: SCHED_FIFO for bpfprof (the child gets the normal policy back). */
+static int set_realtime(const struct bpfprof_opts *o)
+{
+	struct sched_param sp = { .sched_priority = o->realtime_prio };
+
+	int err;
+
+	if (!o->realtime_prio || !sched_setscheduler(0, SCHED_FIFO, &sp))
+		return 0;
+	err = -errno;
+	pr_warn("set SCHED_FIFO priority %d: %s; needs root or CAP_SYS_NICE", o->realtime_prio,
+		strerror(-err));
+	return err;
+}
+
+/* The targets from now on: CMD started, the machine's busy time (-a), or -p's processes. 0 or
+ * BPFPROF_EXIT_ERROR (reported). */
+static int start_targets(struct session *s)
+{
+	const struct bpfprof_opts *o = s->opts;
+	int err;
+
+	if (o->cmd) {
+		err = start_cmd(s);
+		if (err) {
+			pr_warn("start %s: %s", o->cmd[0], strerror(-err));
+			return BPFPROF_EXIT_ERROR;
+		}
+		pr_info("profiling %s (PID %d) at %" PRIu64 " Hz", o->cmd[0], s->child, o->freq_hz);
+	} else if (o->all) {
+		s->busy_start_ns = session__machine_busy_ns();
+		pr_info("profiling every process at %" PRIu64 " Hz%s", o->freq_hz,
+			o->duration_ns ? "" : "; Ctrl-C to stop");
+	} else {
+		err = add_pids(s);
+		if (err) {
+			pr_warn("add target processes: %s", strerror(-err));
+			return BPFPROF_EXIT_ERROR;
+		}
+		pr_info("profiling %zu process%s at %" PRIu64 " Hz%s", o->pids_cnt,
+			o->pids_cnt > 1 ? "es" : "", o->freq_hz,
+			o->duration_ns ? "" : "; Ctrl-C to stop");
+	}
+	return 0;
+}
+
+int record__run(struct session *s)
+{
+	const struct bpfprof_opts *o = s->opts;
+	int err;
+
+	if (o->pids_cnt && check_pids(o))
+		return BPFPROF_EXIT_ERROR;
+	err = session__setup(s);
+	if (!err)
+		err = session__open_outputs(s);
+	if (err)
+		return err;
+	if (set_realtime(o))
+		return BPFPROF_EXIT_ERROR;
+	s->start_ns = now_ns();
+	s->start_realtime_ns = realtime_ns();
+	err = start_targets(s);
+	if (err)
+		return err;
+	session__run_loop(s, NULL, NULL);
+	s->end_ns = now_ns();
+	if (s->targets)
+		targets__snapshot(s->targets); /* for the expected sample count */
+	session__final_drain(s);
+	session__reap_child(s, WNOHANG);
+	err = session__close_capture(s);
+	err = session__write_outputs(s) || err ? BPFPROF_EXIT_ERROR : 0;
+	session__print_summary(s);
+	if (o->cmd)
+		return err ? err : child_exit_code(s);
+	return err;
+}
