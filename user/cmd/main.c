@@ -21,7 +21,7 @@
 #include "sampling/capture.h"
 #include "cmd/check.h"
 #include "sampling/consumer.h"
-#include "symbols/debuginfo.h"
+#include "symbols/debuginfod.h"
 #include "util/file.h"
 #include "symbols/ksyms.h"
 #include "sampling/loader.h"
@@ -36,7 +36,8 @@
 #include "profile/sample.h"
 #include "profile/stage_timer.h"
 #include "profile/summary.h"
-#include "symbols/symbolize.h"
+#include "symbols/demangle.h"
+#include "symbols/symbolizer.h"
 #include "sampling/targets.h"
 #include "unwind/unwind.h"
 #include "profile/unwind_stats.h"
@@ -61,6 +62,7 @@ struct session {
 	struct proc_table *pt;
 	struct aggregate *agg;
 	struct sample_handler *sh;
+	struct symbolizer *symbolizer;
 	struct consumer *consumer;
 	struct unwind_stats *ustats; /* --stats */
 	sigset_t old_mask;
@@ -332,7 +334,8 @@ static int agent_cut(struct session *s)
 
 	if (!fresh)
 		return -ENOMEM;
-	err = agent__cut(s->agent, s->agg, s->cut_start_realtime_ns, end);
+	err = symbolizer__run(s->symbolizer, s->agg) ?:
+	      agent__cut(s->agent, s->agg, s->cut_start_realtime_ns, end);
 	sample_handler__set_aggregate(s->sh, fresh);
 	aggregate__free(s->agg);
 	s->agg = fresh;
@@ -500,8 +503,7 @@ static int write_svg(struct session *s, FILE *fp, struct output_counts *counts)
 	return output_svg__write(s->agg, fp, &fo, counts);
 }
 
-/* The profile in one format (agg is symbolized by the writer); what was written in *counts.
- * 0 or a negative errno. */
+/* The profile in one format; what was written in *counts. 0 or a negative errno. */
 static int write_profile(struct session *s, FILE *fp, enum output_format format,
 			 struct output_counts *counts)
 {
@@ -592,7 +594,8 @@ static int write_one(struct session *s, struct output_file *of, enum output_form
 	uint64_t t0 = now_ns();
 	int err;
 
-	err = write_profile(s, of->fp, format, &c);
+	/* The first output's run names the locations; the others' find nothing to do. */
+	err = symbolizer__run(s->symbolizer, s->agg) ?: write_profile(s, of->fp, format, &c);
 	err = err ? output_file__abort(of, err) : output_file__commit(of);
 	if (stage_timers_on)
 		stage_timer__add(STAGE_OUTPUT, now_ns() - t0);
@@ -786,8 +789,10 @@ static int setup_pipeline(struct session *s, int ringbuf_fd, uint32_t stack_cap,
 	struct sample_handler_opts sho = {
 		.stack_cap = stack_cap,
 		.max_frames = o->max_frames,
-		.no_dwarf = o->no_inline,
 		.copy = { .init_sz = o->stack_sz, .max_sz = o->max_stack_sz },
+	};
+	struct symbolizer_opts syo = {
+		.no_dwarf = o->no_inline,
 		/* The agent never stalls its sampling loop for a download; a profile written at
 		 * the end of a run may wait a while. */
 		.debuginfod_wait_ns = o->agent ? 0 : 120 * 1000000000ull,
@@ -825,7 +830,8 @@ static int setup_pipeline(struct session *s, int ringbuf_fd, uint32_t stack_cap,
 		sho.stats = s->ustats;
 	}
 	s->sh = sample_handler__new(s->pt, s->ksyms, s->agg, &sho);
-	if (!s->sh) {
+	s->symbolizer = s->sh ? symbolizer__new(s->ksyms, &syo) : NULL;
+	if (!s->symbolizer) {
 		pr_warn("set up sample handler: %s", strerror(errno));
 		return BPFPROF_EXIT_ERROR;
 	}
@@ -999,6 +1005,7 @@ static void teardown(struct session *s)
 	capture_writer__close(s->capture, 0, 0);
 	consumer__free(s->consumer);
 	sample_handler__free(s->sh);
+	symbolizer__free(s->symbolizer);
 	aggregate__free(s->agg);
 	proc_table__free(s->pt);
 	unwind_stats__free(s->ustats);
@@ -1218,8 +1225,8 @@ int main(int argc, char **argv)
 
 	opts__parse(argc, argv, &o);
 	stage_timers_on = o.stats;
-	symbolize__set_demangle(!o.no_demangle);
-	symbolize__set_full_names(o.full_names);
+	demangle__set(!o.no_demangle);
+	demangle__set_full_names(o.full_names);
 	if (o.unwinder_set)
 		unwind__set_mode(o.unwinder);
 	s.cmdline = join_args(argc, argv);
@@ -1325,7 +1332,7 @@ int main(int argc, char **argv)
 		ret = err;
 out:
 	teardown(&s);
-	debuginfo__shutdown();
+	debuginfod__shutdown();
 	free(s.cmdline);
 	opts__free(&o);
 	return ret;

@@ -550,11 +550,6 @@ out:
 	return err;
 }
 
-static void table_free(void *t)
-{
-	cfi_table__free(t);
-}
-
 struct cfi_table *cfi_table__get(struct elf_entry *e)
 {
 	struct cfi_table *t = e->cfi;
@@ -575,7 +570,7 @@ struct cfi_table *cfi_table__get(struct elf_entry *e)
 		 e->path, i->fde_cnt, i->debug_frame ? " (.eh_frame and .debug_frame)" : "",
 		 i->bytes >> 10, i->build_ns / 1e6);
 	e->cfi = t;
-	e->cfi_free = table_free;
+	e->cfi_free = cfi_table__free;
 	return t;
 }
 
