@@ -17,7 +17,6 @@
 
 struct sample_handler {
 	struct proc_table *pt;
-	const struct ksyms *ks;
 	struct aggregate *agg;
 	struct sample_handler_opts opts;
 	struct unwind_frame *frames; /* opts.max_frames */
@@ -34,7 +33,6 @@ struct sample_handler *sample_handler__new(struct proc_table *pt, const struct k
 	if (!sh)
 		return NULL;
 	sh->pt = pt;
-	sh->ks = ks;
 	sh->agg = agg;
 	sh->opts = *opts;
 	sh->frames = calloc(opts->max_frames, sizeof(*sh->frames));

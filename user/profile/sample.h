@@ -7,10 +7,10 @@
 #include <stdint.h>
 #include "profile/aggregate.h"
 #include "bpf/record.h"
-#include "symbols/ksyms.h"
 #include "process/proc_table.h"
 #include "sampling/stack_size.h"
 
+struct ksyms;
 struct unwind_stats;
 
 struct sample_handler_opts {
@@ -23,8 +23,9 @@ struct sample_handler_opts {
 
 struct sample_handler;
 
-/* pt, ks (may be NULL: kernel frames then show as addresses) and agg are borrowed and must
- * outlive the handler. Returns NULL and sets errno. */
+/* pt and agg are borrowed and must outlive the handler. ks is not used any more (the
+ * symbolizer names kernel frames): NULL is fine; the parameter goes when its callers drop it.
+ * Returns NULL and sets errno. */
 struct sample_handler *sample_handler__new(struct proc_table *pt, const struct ksyms *ks,
 					   struct aggregate *agg,
 					   const struct sample_handler_opts *opts);
