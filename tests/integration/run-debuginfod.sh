@@ -76,8 +76,8 @@ start_server() {
 	[ "${scanned:-0}" -ge 2 ] || { sed 's/^/  | /' "$TEST_TMP/srv.log"; exit 1; }
 }
 
-# test_debuginfo's test_debuginfod_server: debuginfo__request/wait, frames and symbols of a
-# fetched file, a build-id the server does not know.
+# test_debuginfo's test_debuginfod_server: module_symbols__request_debuginfo(), debuginfod__wait(),
+# frames and symbols of a fetched file, a build-id the server does not know.
 test_unit_fetch() {
 	local out=$TEST_TMP/unit.out rc
 

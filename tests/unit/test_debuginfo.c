@@ -20,9 +20,12 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "test_util.h"
-#include "symbols/debuginfo.h"
 #include "process/module_cache.h"
-#include "symbols/symbolize.h"
+#include "symbols/debug_file.h"
+#include "symbols/debuginfod.h"
+#include "symbols/demangle.h"
+#include "symbols/module_symbols.h"
+#include "symbols/symtab.h"
 
 #ifndef INLINE_FIXTURES
 #define INLINE_FIXTURES "build/tests/fixtures"
@@ -223,7 +226,7 @@ static void print_frames(uint64_t addr, const struct src_frame *f, int n)
 	fprintf(stderr, "\n");
 }
 
-/* debuginfo__frames() at every reference address gives addr2line's chain. */
+/* module_symbols__frames() at every reference address gives addr2line's chain. */
 static void check_like_addr2line(struct elf_entry *e, const struct ref_addr *refs, size_t n)
 {
 	struct src_frame f[MAX_FRAMES];
@@ -233,7 +236,7 @@ static void check_like_addr2line(struct elf_entry *e, const struct ref_addr *ref
 	for (i = 0; i < n; i++) {
 		const struct ref_addr *r = &refs[i];
 
-		cnt = debuginfo__frames(e, r->addr, f, MAX_FRAMES);
+		cnt = module_symbols__frames(e, r->addr, f, MAX_FRAMES);
 		if (cnt != (int)r->cnt) {
 			print_frames(r->addr, f, cnt);
 			fail_msg("%#llx: %d frames, addr2line -i gives %zu",
@@ -261,8 +264,8 @@ static void assert_same_frames(struct elf_entry *a, struct elf_entry *b, uint64_
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		na = debuginfo__frames(a, start + i, fa, MAX_FRAMES);
-		nb = debuginfo__frames(b, start + i, fb, MAX_FRAMES);
+		na = module_symbols__frames(a, start + i, fa, MAX_FRAMES);
+		nb = module_symbols__frames(b, start + i, fb, MAX_FRAMES);
 		assert_true(na > 0);
 		assert_int_equal(na, nb);
 		for (j = 0; j < na; j++) {
@@ -310,22 +313,22 @@ static int setup(void **state)
 	mkdir(debug_root, 0755);
 	/* libdebuginfod's cache in the test's own directory, never the user's. */
 	setenv("DEBUGINFOD_CACHE_PATH", tmp_path("debuginfod-cache"), 1);
-	return symbolize__set_debug_dir(debug_root);
+	return debug_file__set_dir(debug_root);
 }
 
 static int reset(void **state)
 {
-	symbolize__set_demangle(1);
-	symbolize__set_full_names(0);
-	return symbolize__set_debug_dir(debug_root);
+	demangle__set(1);
+	demangle__set_full_names(0);
+	return debug_file__set_dir(debug_root);
 }
 
 static int teardown(void **state)
 {
-	debuginfo__shutdown();
+	debuginfod__shutdown();
 	if (tmpdir[0])
 		nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-	symbolize__set_debug_dir(NULL);
+	debug_file__set_dir(NULL);
 	return 0;
 }
 
@@ -366,7 +369,7 @@ static void check_fixture(const char *path)
 
 	/* What the source says, whatever addr2line says. */
 	for (i = 0; i < ff.outer_sz; i++) {
-		n = debuginfo__frames(l.e, ff.outer + i, f, MAX_FRAMES);
+		n = module_symbols__frames(l.e, ff.outer + i, f, MAX_FRAMES);
 		assert_true(n >= 1);
 		assert_string_equal(f[n - 1].function, "outer");
 		if (n != 3)
@@ -383,7 +386,7 @@ static void check_fixture(const char *path)
 	assert_true(three > 0);
 	assert_true(in_leaf_body > 0);
 	for (i = 0; i < ff.plain_sz; i++) {
-		n = debuginfo__frames(l.e, ff.plain + i, f, MAX_FRAMES);
+		n = module_symbols__frames(l.e, ff.plain + i, f, MAX_FRAMES);
 		assert_int_equal(n, 1);
 		assert_string_equal(f[0].function, "plain");
 		if (f[0].line == plain_body)
@@ -411,7 +414,7 @@ static uint64_t addr_in_leaf(struct elf_entry *e, const struct fixture_funcs *ff
 	size_t i;
 
 	for (i = 0; i < ff->outer_sz; i++)
-		if (debuginfo__frames(e, ff->outer + i, f, MAX_FRAMES) == 3)
+		if (module_symbols__frames(e, ff->outer + i, f, MAX_FRAMES) == 3)
 			return ff->outer + i;
 	fail_msg("no address of outer is in inl_leaf");
 	return 0;
@@ -428,18 +431,18 @@ static void test_cap(void **state)
 	fixture_funcs(fix("inline"), &ff);
 	load(fix("inline"), &l);
 	addr = addr_in_leaf(l.e, &ff);
-	assert_int_equal(debuginfo__frames(l.e, addr, f, 2), 2);
+	assert_int_equal(module_symbols__frames(l.e, addr, f, 2), 2);
 	assert_string_equal(f[0].function, "inl_mid");
 	assert_int_equal(f[0].line, marker_line("inline.c", "CALL_LEAF"));
 	assert_string_equal(f[1].function, "outer");
-	assert_int_equal(debuginfo__frames(l.e, addr, f, 1), 1);
+	assert_int_equal(module_symbols__frames(l.e, addr, f, 1), 1);
 	assert_string_equal(f[0].function, "outer");
 	assert_int_equal(f[0].line, marker_line("inline.c", "CALL_MID"));
-	assert_int_equal(debuginfo__frames(l.e, addr, f, 0), -EINVAL);
-	assert_int_equal(debuginfo__frames(NULL, addr, f, 1), -EINVAL);
+	assert_int_equal(module_symbols__frames(l.e, addr, f, 0), -EINVAL);
+	assert_int_equal(module_symbols__frames(NULL, addr, f, 1), -EINVAL);
 	/* Outside every CU: no DWARF covers it. */
-	assert_int_equal(debuginfo__frames(l.e, 0, f, MAX_FRAMES), 0);
-	assert_int_equal(debuginfo__frames(l.e, UINT64_MAX - 1, f, MAX_FRAMES), 0);
+	assert_int_equal(module_symbols__frames(l.e, 0, f, MAX_FRAMES), 0);
+	assert_int_equal(module_symbols__frames(l.e, UINT64_MAX - 1, f, MAX_FRAMES), 0);
 	unload(&l);
 }
 
@@ -456,7 +459,7 @@ static void test_symtab_name(void **state)
 	nm_func(fix("inline"), "aliased_impl", &addr, &size);
 	load(fix("inline"), &l);
 	for (i = 0; i < size; i++) {
-		assert_int_equal(debuginfo__frames(l.e, addr + i, f, MAX_FRAMES), 1);
+		assert_int_equal(module_symbols__frames(l.e, addr + i, f, MAX_FRAMES), 1);
 		assert_string_equal(f[0].function, "aliased_api");
 	}
 	unload(&l);
@@ -490,7 +493,7 @@ static void test_build_id_dir(void **state)
 	int n;
 
 	fixture_funcs(fix("inline"), &ff);
-	assert_int_equal(symbolize__set_debug_dir(tmp_path("byid-root")), 0);
+	assert_int_equal(debug_file__set_dir(tmp_path("byid-root")), 0);
 	len = build_id_of(fix("inline.nolink"), id, sizeof(id));
 	n = snprintf(dbg, sizeof(dbg), "%s/.build-id/%02x/", tmp_path("byid-root"), id[0]);
 	for (i = 1; i < len; i++)
@@ -520,18 +523,18 @@ static void test_no_dwarf(void **state)
 	copy_other_build_id(fix("inline.debug"), tmp_path("nodwarf2/inline.debug"));
 	load(tmp_path("nodwarf/inline"), &l);
 	for (i = 0; i < ff.outer_sz; i++)
-		assert_int_equal(debuginfo__frames(l.e, ff.outer + i, f, MAX_FRAMES), 0);
+		assert_int_equal(module_symbols__frames(l.e, ff.outer + i, f, MAX_FRAMES), 0);
 	unload(&l);
 	load(tmp_path("nodwarf2/inline"), &l);
 	for (i = 0; i < ff.outer_sz; i++)
-		assert_int_equal(debuginfo__frames(l.e, ff.outer + i, f, MAX_FRAMES), 0);
+		assert_int_equal(module_symbols__frames(l.e, ff.outer + i, f, MAX_FRAMES), 0);
 	unload(&l);
 }
 
 /*
  * Split DWARF whose .dwo path (next to the file, where libdw looks first) is a FIFO: libdw
  * would block in open() for ever if asked for the split unit; the skeleton's line table is all
- * debuginfo__frames() reads. SIGALRM ends the test if anything blocks.
+ * module_symbols__frames() reads. SIGALRM ends the test if anything blocks.
  */
 static void test_split_dwarf_fifo(void **state)
 {
@@ -546,7 +549,7 @@ static void test_split_dwarf_fifo(void **state)
 	load(tmp_path("split/inline.split"), &l);
 	alarm(20);
 	for (i = 0; i < ff.outer_sz; i++) {
-		assert_int_equal(debuginfo__frames(l.e, ff.outer + i, f, MAX_FRAMES), 1);
+		assert_int_equal(module_symbols__frames(l.e, ff.outer + i, f, MAX_FRAMES), 1);
 		assert_string_equal(f[0].function, "outer");
 		assert_non_null(f[0].file);
 		assert_string_equal(base_name(f[0].file), "inline.c");
@@ -582,9 +585,9 @@ static void test_dwz_alt(void **state)
 	load(tmp_path("dwzfifo/inline"), &l);
 	alarm(20);
 	for (i = 0; i < ff.outer_sz; i++)
-		assert_int_equal(debuginfo__frames(l.e, ff.outer + i, f, MAX_FRAMES), 0);
+		assert_int_equal(module_symbols__frames(l.e, ff.outer + i, f, MAX_FRAMES), 0);
 	alarm(0);
-	assert_string_equal(symtab__find(elf_entry__symtab(l.e), ff.outer, NULL), "outer");
+	assert_string_equal(symtab__find(module_symbols__symtab(l.e), ff.outer, NULL), "outer");
 	unload(&l);
 }
 
@@ -607,7 +610,7 @@ static void test_cxx(void **state)
 	nm_func(path, "_ZN2ns3runEm", &run, &run_sz);
 	for (full = 1; full >= 0; full--) {
 		/* The form is set before the file's first lookup (its names are cached). */
-		symbolize__set_full_names(full);
+		demangle__set_full_names(full);
 		load(path, &l);
 		if (full) {
 			refs = addr2line(path, run, run_sz, true);
@@ -615,7 +618,7 @@ static void test_cxx(void **state)
 			free(refs);
 		}
 		for (i = 0; i < run_sz; i++) {
-			n = debuginfo__frames(l.e, run + i, f, MAX_FRAMES);
+			n = module_symbols__frames(l.e, run + i, f, MAX_FRAMES);
 			assert_true(n >= 1);
 			assert_string_equal(f[n - 1].function,
 					    full ? "ns::run(unsigned long)" : "ns::run");
@@ -627,11 +630,11 @@ static void test_cxx(void **state)
 								 : "ns::counter::step");
 			assert_string_equal(f[0].system_name, "_ZN2ns7counter4stepEm");
 			assert_int_equal(f[1].line, call_step);
-			symbolize__set_demangle(0);
-			assert_int_equal(debuginfo__frames(l.e, run + i, f, MAX_FRAMES), 2);
+			demangle__set(0);
+			assert_int_equal(module_symbols__frames(l.e, run + i, f, MAX_FRAMES), 2);
 			assert_string_equal(f[0].function, "_ZN2ns7counter4stepEm");
 			assert_string_equal(f[1].function, "_ZN2ns3runEm");
-			symbolize__set_demangle(1);
+			demangle__set(1);
 		}
 		unload(&l);
 	}
@@ -652,11 +655,11 @@ static void test_request_without_urls(void **state)
 	unsetenv("DEBUGINFOD_URLS");
 	copy_file(fix("inline.nolink"), tmp_path("nourls/inline"));
 	load(tmp_path("nourls/inline"), &l);
-	debuginfo__request(l.e);
-	assert_int_equal(debuginfo__wait(0), 0);
-	assert_int_equal(debuginfo__frames(l.e, ff.outer, f, MAX_FRAMES), 0);
+	module_symbols__request_debuginfo(l.e);
+	assert_int_equal(debuginfod__wait(0), 0);
+	assert_int_equal(module_symbols__frames(l.e, ff.outer, f, MAX_FRAMES), 0);
 	len = build_id_of(fix("inline.nolink"), id, sizeof(id));
-	assert_int_equal(debuginfo__fetched_path(id, len, buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(debuginfod__fetched_path(id, len, buf, sizeof(buf)), -ENOENT);
 	unload(&l);
 }
 
@@ -675,14 +678,14 @@ static void test_request_unreachable(void **state)
 	setenv("DEBUGINFOD_URLS", "http://127.0.0.1:1", 1);
 	copy_file(fix("inline.nolink"), tmp_path("unreachable/inline"));
 	load(tmp_path("unreachable/inline"), &l);
-	debuginfo__request(l.e);
-	debuginfo__request(l.e);
-	assert_int_equal(debuginfo__wait(FETCH_TIMEOUT_NS), 0);
-	assert_int_equal(debuginfo__frames(l.e, ff.outer, f, MAX_FRAMES), 0);
+	module_symbols__request_debuginfo(l.e);
+	module_symbols__request_debuginfo(l.e);
+	assert_int_equal(debuginfod__wait(FETCH_TIMEOUT_NS), 0);
+	assert_int_equal(module_symbols__frames(l.e, ff.outer, f, MAX_FRAMES), 0);
 	len = build_id_of(fix("inline.nolink"), id, sizeof(id));
-	assert_int_equal(debuginfo__fetched_path(id, len, buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(debuginfod__fetched_path(id, len, buf, sizeof(buf)), -ENOENT);
 	unload(&l);
-	debuginfo__shutdown();
+	debuginfod__shutdown();
 	unsetenv("DEBUGINFOD_URLS");
 }
 
@@ -712,27 +715,27 @@ static void test_debuginfod_server(void **state)
 	load(fix("inline"), &full);
 	load(tmp_path("server/inline"), &l);
 	load(tmp_path("server/unknown"), &unknown);
-	assert_int_equal(debuginfo__frames(l.e, ff.outer, f, MAX_FRAMES), 0);
-	assert_null(symtab__find(elf_entry__symtab(l.e), ff.outer, NULL));
-	assert_false(debuginfo__symtab_stale(l.e));
+	assert_int_equal(module_symbols__frames(l.e, ff.outer, f, MAX_FRAMES), 0);
+	assert_null(symtab__find(module_symbols__symtab(l.e), ff.outer, NULL));
+	assert_false(module_symbols__symtab_stale(l.e));
 
-	debuginfo__request(l.e);
-	debuginfo__request(unknown.e);
-	assert_int_equal(debuginfo__wait(FETCH_TIMEOUT_NS), 0);
+	module_symbols__request_debuginfo(l.e);
+	module_symbols__request_debuginfo(unknown.e);
+	assert_int_equal(debuginfod__wait(FETCH_TIMEOUT_NS), 0);
 	len = build_id_of(fix("inline.nolink"), id, sizeof(id));
-	assert_int_equal(debuginfo__fetched_path(id, len, buf, sizeof(buf)), 0);
+	assert_int_equal(debuginfod__fetched_path(id, len, buf, sizeof(buf)), 0);
 	assert_same_frames(full.e, l.e, ff.outer, ff.outer_sz);
 	assert_same_frames(full.e, l.e, ff.plain, ff.plain_sz);
 	st = symtab__new(l.e->elf, l.e->path);
 	assert_string_equal(symtab__find(st, ff.outer, NULL), "outer");
 	symtab__free(st);
 	/* The entry's table predates the fetch: stale once, not again. */
-	assert_true(debuginfo__symtab_stale(l.e));
-	assert_false(debuginfo__symtab_stale(l.e));
-	assert_false(debuginfo__symtab_stale(unknown.e));
-	assert_int_equal(debuginfo__frames(unknown.e, ff.outer, f, MAX_FRAMES), 0);
+	assert_true(module_symbols__symtab_stale(l.e));
+	assert_false(module_symbols__symtab_stale(l.e));
+	assert_false(module_symbols__symtab_stale(unknown.e));
+	assert_int_equal(module_symbols__frames(unknown.e, ff.outer, f, MAX_FRAMES), 0);
 	len = build_id_of(tmp_path("server/unknown"), id, sizeof(id));
-	assert_int_equal(debuginfo__fetched_path(id, len, buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(debuginfod__fetched_path(id, len, buf, sizeof(buf)), -ENOENT);
 	unload(&unknown);
 	unload(&l);
 	unload(&full);

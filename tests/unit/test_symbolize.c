@@ -16,7 +16,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "test_util.h"
-#include "symbols/symbolize.h"
+#include "symbols/debug_file.h"
+#include "symbols/demangle.h"
+#include "symbols/symtab.h"
 
 #ifndef SYMTEST_ELF
 #define SYMTEST_ELF "build/tests/fixtures/symtest"
@@ -197,15 +199,15 @@ static int setup(void **state)
 	/* Keep /usr/lib/debug out of the fixture tests: only what a test puts there is found. */
 	snprintf(debug_root, sizeof(debug_root), "%s/debugroot", tmpdir);
 	mkdir(debug_root, 0755);
-	return symbolize__set_debug_dir(debug_root);
+	return debug_file__set_dir(debug_root);
 }
 
 /* A failed test leaves by longjmp, past its own restores: every test starts from defaults. */
 static int reset(void **state)
 {
-	symbolize__set_demangle(1);
-	symbolize__set_full_names(0);
-	return symbolize__set_debug_dir(debug_root);
+	demangle__set(1);
+	demangle__set_full_names(0);
+	return debug_file__set_dir(debug_root);
 }
 
 static int teardown(void **state)
@@ -213,7 +215,7 @@ static int teardown(void **state)
 	if (tmpdir[0])
 		nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	free(nm_syms);
-	symbolize__set_debug_dir(NULL);
+	debug_file__set_dir(NULL);
 	return 0;
 }
 
@@ -222,7 +224,7 @@ static void check_all_like_nm(struct symtab *st)
 {
 	size_t i;
 
-	symbolize__set_demangle(0);
+	demangle__set(0);
 	for (i = 0; i < nm_cnt; i++) {
 		const struct nm_sym *s = &nm_syms[i];
 		uint64_t off;
@@ -237,7 +239,7 @@ static void check_all_like_nm(struct symtab *st)
 		assert_consistent_with_nm(st, s->addr + s->size - 1, true);
 		assert_consistent_with_nm(st, s->addr + s->size, false);
 	}
-	symbolize__set_demangle(1);
+	demangle__set(1);
 }
 
 static void test_like_nm(void **state)
@@ -324,25 +326,25 @@ static void test_demangle(void **state)
 	char *s;
 
 	/* The short form by default, as perf shows it; --full-names: the signature. */
-	s = symbol__demangle("_ZN2ns3fooEv");
+	s = demangle__name("_ZN2ns3fooEv");
 	assert_string_equal(s, "ns::foo");
 	free(s);
-	s = symbol__demangle("_ZNSt6vectorIiSaIiEE9push_backERKi");
+	s = demangle__name("_ZNSt6vectorIiSaIiEE9push_backERKi");
 	assert_string_equal(s, "std::vector<int, std::allocator<int> >::push_back");
 	free(s);
-	symbolize__set_full_names(1);
-	s = symbol__demangle("_ZN2ns3fooEv");
+	demangle__set_full_names(1);
+	s = demangle__name("_ZN2ns3fooEv");
 	assert_string_equal(s, "ns::foo()");
 	free(s);
-	s = symbol__demangle("_ZNSt6vectorIiSaIiEE9push_backERKi");
+	s = demangle__name("_ZNSt6vectorIiSaIiEE9push_backERKi");
 	assert_string_equal(s, "std::vector<int, std::allocator<int> >::push_back(int const&)");
 	free(s);
-	symbolize__set_full_names(0);
-	assert_null(symbol__demangle("main"));
-	assert_null(symbol__demangle("_Z"));
-	assert_null(symbol__demangle("_Zx!"));
-	assert_null(symbol__demangle("Z3foov"));
-	assert_null(symbol__demangle(NULL));
+	demangle__set_full_names(0);
+	assert_null(demangle__name("main"));
+	assert_null(demangle__name("_Z"));
+	assert_null(demangle__name("_Zx!"));
+	assert_null(demangle__name("Z3foov"));
+	assert_null(demangle__name(NULL));
 
 	st = load(symtest(""), &l);
 	a = symtab__find(st, foo + 1, NULL);
@@ -353,9 +355,9 @@ static void test_demangle(void **state)
 	/* The name as the file spells it, for pprof's system_name. */
 	assert_ptr_equal(symtab__find_sym(st, foo, NULL, &raw), a);
 	assert_string_equal(raw, "_ZN2ns3fooEv");
-	symbolize__set_demangle(0);
+	demangle__set(0);
 	assert_sym(st, foo, "_ZN2ns3fooEv", 0);
-	symbolize__set_demangle(1);
+	demangle__set(1);
 	assert_sym(st, foo, "ns::foo", 0);
 	/* Not mangled: as is. */
 	assert_sym(st, nm_addr("symtest_global"), "symtest_global", 0);
@@ -479,7 +481,7 @@ static void test_build_id_path(void **state)
 	int n;
 
 	/* A debug root of its own: the other tests must not find this file. */
-	assert_int_equal(symbolize__set_debug_dir(tmp_path("byid-root")), 0);
+	assert_int_equal(debug_file__set_dir(tmp_path("byid-root")), 0);
 	len = build_id_of(symtest(".stripped"), id, sizeof(id));
 	assert_true(len >= 2);
 	n = snprintf(dbg, sizeof(dbg), "%s/.build-id/%02x/", tmp_path("byid-root"), id[0]);
@@ -763,15 +765,15 @@ static void test_not_elf(void **state)
 
 	assert_null(symtab__find(NULL, 0, NULL));
 	symtab__free(NULL);
-	assert_int_equal(symbolize__set_debug_dir(tmp_path("x")), 0);
+	assert_int_equal(debug_file__set_dir(tmp_path("x")), 0);
 	{
 		char long_dir[PATH_MAX + 2];
 
 		memset(long_dir, 'a', sizeof(long_dir) - 1);
 		long_dir[sizeof(long_dir) - 1] = '\0';
-		assert_int_equal(symbolize__set_debug_dir(long_dir), -ENAMETOOLONG);
+		assert_int_equal(debug_file__set_dir(long_dir), -ENAMETOOLONG);
 	}
-	assert_int_equal(symbolize__set_debug_dir(debug_root), 0);
+	assert_int_equal(debug_file__set_dir(debug_root), 0);
 }
 
 /* Value and size of a defined function in .dynsym, read here with libelf. */
@@ -810,7 +812,7 @@ static void test_python(void **state)
 
 	if (access(PYTHON_ELF, R_OK))
 		skip();
-	symbolize__set_debug_dir(NULL);
+	debug_file__set_dir(NULL);
 	st = load(PYTHON_ELF, &l);
 	assert_non_null(gelf_getehdr(l.elf, &ehdr));
 	assert_sym(st, ehdr.e_entry, "_start", 0);
@@ -826,7 +828,7 @@ static void test_python(void **state)
 	assert_not_sym(st, addr + size, "_PyEval_EvalFrameDefault");
 	assert_true(symtab__cnt(st) > 1000);
 	unload(&l);
-	symbolize__set_debug_dir(debug_root);
+	debug_file__set_dir(debug_root);
 }
 
 static void test_libc(void **state)
@@ -837,7 +839,7 @@ static void test_libc(void **state)
 
 	if (access(LIBC_ELF, R_OK))
 		skip();
-	symbolize__set_debug_dir(NULL);
+	debug_file__set_dir(NULL);
 	st = load(LIBC_ELF, &l);
 	assert_true(dynsym_lookup(l.elf, "malloc", &addr, &size));
 	assert_sym(st, addr, "malloc", 0);
@@ -846,7 +848,7 @@ static void test_libc(void **state)
 	assert_true(dynsym_lookup(l.elf, "getpid", &addr, &size));
 	assert_sym(st, addr, "__getpid", 0);
 	unload(&l);
-	symbolize__set_debug_dir(debug_root);
+	debug_file__set_dir(debug_root);
 }
 
 /* Rust's manglings (rustc's legacy one, wrapped in the Itanium grammar, and v0), C++ in both
@@ -881,9 +883,9 @@ static void test_demangle_rust(void **state)
 	int full;
 
 	for (full = 0; full < 2; full++) {
-		symbolize__set_full_names(full);
+		demangle__set_full_names(full);
 		for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-			got = symbol__demangle(cases[i].mangled);
+			got = demangle__name(cases[i].mangled);
 			want = full ? cases[i].want_full : cases[i].want;
 			if (!want)
 				assert_null(got);
@@ -892,7 +894,7 @@ static void test_demangle_rust(void **state)
 			free(got);
 		}
 	}
-	symbolize__set_full_names(0);
+	demangle__set_full_names(0);
 }
 
 int main(void)

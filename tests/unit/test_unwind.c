@@ -24,6 +24,7 @@
 #include "process/proc_maps.h"
 #include "process/proc_table.h"
 #include "profile/sample.h"
+#include "symbols/symbolizer.h"
 
 #define STACK_CAP 16384
 
@@ -185,7 +186,12 @@ static char *folded(struct aggregate *agg)
 	char *buf = NULL;
 	size_t sz = 0;
 	FILE *mem = open_memstream(&buf, &sz);
+	struct symbolizer_opts so = { 0 };
+	struct symbolizer *sym = symbolizer__new(NULL, &so);
 
+	/* The session's step before any output: names for the locations. */
+	symbolizer__run(sym, agg);
+	symbolizer__free(sym);
 	assert_int_equal(output_folded__write(agg, mem, NULL), 0);
 	fclose(mem);
 	return buf;

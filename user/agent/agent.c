@@ -510,9 +510,7 @@ int agent__cut(struct agent *a, struct aggregate *agg, int64_t start_ns, int64_t
 	int err, cnt = 0;
 
 	a->cut_no++;
-	err = aggregate__symbolize(agg);
-	if (!err)
-		err = aggregate__for_each(agg, assign_group, &c);
+	err = aggregate__for_each(agg, assign_group, &c);
 	name_groups(a, c.groups);
 	HASH_ITER(hh, c.groups, g, gtmp) {
 		if (!err) {

@@ -64,7 +64,7 @@ struct agent_opts {
 struct agent *agent__new(const struct agent_opts *ao);
 
 /*
- * Cuts agg (symbolizing it first) into one profile per group covering [start_ns, end_ns)
+ * Cuts agg (named by the symbolizer first) into one profile per group covering [start_ns, end_ns)
  * (CLOCK_REALTIME ns) and exports them. agg is left as it was: the caller replaces it.
  * Never blocks on the network (Pyroscope delivery runs in its own thread); writing to
  * --output-dir does block on the file system. Returns the number of profiles, or a negative

@@ -17,6 +17,7 @@
 #include "unwind/unwind.h"
 #include "util/log.h"
 #include "util/util.h"
+#include "symbols/symbolizer.h"
 
 /* Free heap bytes from which a cut returns them to the system: malloc_trim() costs madvise()
  * calls, TLB shootdowns and page faults when the pages are used again. */
@@ -103,7 +104,8 @@ static int agent_cut(struct agent_loop *l)
 
 	if (!fresh)
 		return -ENOMEM;
-	err = agent__cut(l->agent, l->s->agg, l->cut_start_realtime_ns, end);
+	err = symbolizer__run(l->s->symbolizer, l->s->agg) ?:
+	      agent__cut(l->agent, l->s->agg, l->cut_start_realtime_ns, end);
 	agg = session__swap_aggregate(l->s, fresh);
 	aggregate__free(agg);
 	l->cut_start_realtime_ns = end;

@@ -8,8 +8,8 @@
 #include "cmd/opts.h"
 #include "cmd/session.h"
 #include "profile/stage_timer.h"
-#include "symbols/debuginfo.h"
-#include "symbols/symbolize.h"
+#include "symbols/debuginfod.h"
+#include "symbols/demangle.h"
 #include "unwind/unwind.h"
 #include "util/log.h"
 
@@ -17,8 +17,8 @@
 static void set_globals(const struct bpfprof_opts *o)
 {
 	stage_timers_on = o->stats;
-	symbolize__set_demangle(!o->no_demangle);
-	symbolize__set_full_names(o->full_names);
+	demangle__set(!o->no_demangle);
+	demangle__set_full_names(o->full_names);
 	if (o->unwinder_set)
 		unwind__set_mode(o->unwinder);
 	log__set_level(o->quiet ? LOG_WARN : o->verbose ? LOG_DEBUG : LOG_INFO);
@@ -65,7 +65,7 @@ int main(int argc, char **argv)
 	if (!ret)
 		ret = run_mode(&s, argc, argv);
 	session__teardown(&s);
-	debuginfo__shutdown();
+	debuginfod__shutdown();
 	opts__free(&o);
 	return ret;
 }

@@ -27,6 +27,7 @@
 #include "sampling/loader.h"
 #include "sampling/targets.h"
 #include "symbols/ksyms.h"
+#include "symbols/symbolizer.h"
 #include "util/file.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -237,8 +238,7 @@ static int write_svg(struct session *s, FILE *fp, struct output_counts *counts)
 	return output_svg__write(s->agg, fp, &fo, counts);
 }
 
-/* The profile in one format (agg is symbolized by the writer); what was written in *counts.
- * 0 or a negative errno. */
+/* The profile in one format; what was written in *counts. 0 or a negative errno. */
 static int write_profile(struct session *s, FILE *fp, enum output_format format,
 			 struct output_counts *counts)
 {
@@ -326,7 +326,8 @@ static int write_one(struct session *s, struct output_file *of, enum output_form
 	uint64_t t0 = now_ns();
 	int err;
 
-	err = write_profile(s, of->fp, format, &c);
+	/* The first output's run names the locations; the others' find nothing to do. */
+	err = symbolizer__run(s->symbolizer, s->agg) ?: write_profile(s, of->fp, format, &c);
 	err = err ? output_file__abort(of, err) : output_file__commit(of);
 	if (stage_timers_on)
 		stage_timer__add(STAGE_OUTPUT, now_ns() - t0);
@@ -498,8 +499,10 @@ int session__setup_pipeline(struct session *s, int ringbuf_fd, uint32_t stack_ca
 	struct sample_handler_opts sho = {
 		.stack_cap = stack_cap,
 		.max_frames = o->max_frames,
-		.no_dwarf = o->no_inline,
 		.copy = { .init_sz = o->stack_sz, .max_sz = o->max_stack_sz },
+	};
+	struct symbolizer_opts syo = {
+		.no_dwarf = o->no_inline,
 		/* The agent never stalls its sampling loop for a download; a profile written at
 		 * the end of a run may wait a while. */
 		.debuginfod_wait_ns = o->agent ? 0 : 120 * 1000000000ull,
@@ -532,7 +535,8 @@ int session__setup_pipeline(struct session *s, int ringbuf_fd, uint32_t stack_ca
 		sho.stats = s->ustats;
 	}
 	s->sh = sample_handler__new(s->pt, s->ksyms, s->agg, &sho);
-	if (!s->sh) {
+	s->symbolizer = s->sh ? symbolizer__new(s->ksyms, &syo) : NULL;
+	if (!s->symbolizer) {
 		pr_warn("set up sample handler: %s", strerror(errno));
 		return BPFPROF_EXIT_ERROR;
 	}
@@ -628,6 +632,7 @@ void session__teardown(struct session *s)
 	capture_writer__close(s->capture, 0, 0);
 	consumer__free(s->consumer);
 	sample_handler__free(s->sh);
+	symbolizer__free(s->symbolizer);
 	aggregate__free(s->agg);
 	proc_table__free(s->pt);
 	unwind_stats__free(s->ustats);

@@ -42,6 +42,7 @@ struct session {
 	struct proc_table *pt;
 	struct aggregate *agg; /* what the sample handler fills now */
 	struct sample_handler *sh;
+	struct symbolizer *symbolizer;
 	struct consumer *consumer;
 	struct unwind_stats *ustats;	/* --stats */
 	struct targets *targets;	/* -p, -- CMD, --exec: the target processes; NULL with -a */

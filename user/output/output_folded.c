@@ -77,9 +77,6 @@ int output_folded__write(struct aggregate *agg, FILE *fp, struct output_counts *
 	size_t i, j;
 	int err;
 
-	err = aggregate__symbolize(agg);
-	if (err)
-		return err;
 	lines.v = calloc(aggregate__stacks(agg) + 1, sizeof(*lines.v));
 	if (!lines.v)
 		return -ENOMEM;

@@ -8,7 +8,7 @@
 #include "output/output_file.h"
 
 /*
- * Symbolizes agg (aggregate__symbolize()) and writes one line per unique stack,
+ * Writes agg (named by the symbolizer first) as one line per unique stack,
  * "comm;root;...;leaf COUNT", lines sorted and equal lines summed (the format of FlameGraph's
  * stackcollapse-perf.pl): suffixes "_[k]" kernel, "_[i]" inlined, "_[j]" JIT frames; ';' in
  * names becomes ':', spaces in comm become '_', control characters become '?'.

@@ -511,9 +511,6 @@ static int encode(struct aggregate *agg, const struct pprof_opts *o, void **gz, 
 	size_t i, sz;
 	int err;
 
-	err = aggregate__symbolize(agg);
-	if (err)
-		return err;
 	perftools__profiles__profile__init(p);
 	enc.period = o->freq_hz ? 1000000000ull / o->freq_hz : 0;
 	for (i = 0; i < 2; i++) {

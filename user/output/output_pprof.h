@@ -36,7 +36,7 @@ struct pprof_opts {
 };
 
 /*
- * Encodes agg (symbolized first: aggregate__symbolize()) as a profile.proto Profile:
+ * Encodes agg (named by the symbolizer first) as a profile.proto Profile:
  * sample types samples/count and cpu/nanoseconds (count x period), period type
  * cpu/nanoseconds; one Sample per (pid, tid, stack) with leaf-first location ids and labels
  * pid, tid (numbers), comm and o->labels; one Location per unique location (ELF virtual address for files,

@@ -41,9 +41,6 @@ int output_svg__write(struct aggregate *agg, FILE *fp, const struct flamegraph_o
 	struct svg_ctx c = { .agg = agg };
 	int err;
 
-	err = aggregate__symbolize(agg);
-	if (err)
-		return err;
 	c.fg = flamegraph__new();
 	if (!c.fg)
 		return -errno;

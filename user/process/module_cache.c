@@ -14,7 +14,6 @@
 #include "util/log.h"
 #include "process/module_cache.h"
 #include "process/proc_maps.h"
-#include "symbols/symbolize.h"
 #include "util/util.h"
 
 /* Another identity of a cached file with the same build-id. */
@@ -48,9 +47,8 @@ static void entry__free(struct elf_entry *e)
 		return;
 	if (e->cfi_free)
 		e->cfi_free(e->cfi);
-	if (e->dbg_free)
-		e->dbg_free(e->dbg);
-	symtab__free(e->symtab);
+	if (e->symbols_free)
+		e->symbols_free(e->symbols);
 	if (e->fd >= 0) {
 		/* libdwfl modules still using the Elf hold their own libelf references to it: make
 		 * their reads fail cleanly instead of reading whatever gets this fd number next. */
@@ -424,20 +422,4 @@ bool elf_entry__changed(const struct elf_entry *e)
 	/* Size and mtime: what a rewrite in place (truncate, cp over it) changes. Not ctime: an
 	 * unlink or chmod changes it too, and a deleted file's content is still what was mapped. */
 	return now.size != e->id.size || now.mtime_ns != e->id.mtime_ns;
-}
-
-struct symtab *elf_entry__symtab(struct elf_entry *e)
-{
-	if (!e->symtab_tried) {
-		e->symtab_tried = true;
-		if (elf_entry__changed(e)) {
-			pr_debug("read symbols of %s: the file changed since it was opened",
-				 e->path);
-			return NULL;
-		}
-		e->symtab = symtab__new(e->elf, e->path[0] == '/' ? e->path : NULL);
-		if (!e->symtab)
-			pr_debug("read symbols of %s: %s", e->path, strerror(errno));
-	}
-	return e->symtab;
 }

@@ -27,7 +27,10 @@ struct elf_load {
 	uint64_t align;	 /* p_align */
 };
 
-struct symtab;
+/* Per-file state of the steps above, opaque here: each is made by its owner at its first use
+ * and freed with the entry by the function the owner stored beside it. */
+struct cfi_table;      /* unwind/cfi_table.h */
+struct module_symbols; /* symbols/module_symbols.h */
 
 /*
  * One ELF file. The cache owns it; users hold references (module_cache__get(),
@@ -49,12 +52,10 @@ struct elf_entry {
 	uint8_t build_id_sz;
 	struct elf_load *loads; /* PT_LOAD segments, in file order */
 	size_t loads_cnt;
-	struct symtab *symtab; /* function symbols, built at the first lookup */
-	bool symtab_tried;
-	void *cfi; /* fast-path unwind rows (cfi_table.c), at the first use */
-	void (*cfi_free)(void *cfi);
-	void *dbg; /* DWARF lines and inline frames (debuginfo.c) */
-	void (*dbg_free)(void *dbg);
+	struct cfi_table *cfi; /* fast-path unwind rows (cfi_table__get()) */
+	void (*cfi_free)(struct cfi_table *cfi);
+	struct module_symbols *symbols; /* symbol table, DWARF (module_symbols.h) */
+	void (*symbols_free)(struct module_symbols *symbols);
 	int refcnt;
 	uint64_t last_use_ns; /* CLOCK_MONOTONIC of the last reference taken */
 	UT_hash_handle hh;
@@ -130,9 +131,5 @@ int elf_entry__bias(const struct elf_entry *e, uint64_t start, uint64_t pgoff, u
  * module+0xOFF); what was read before stays. False for the vdso.
  */
 bool elf_entry__changed(const struct elf_entry *e);
-
-/* The function symbols of e, loaded at the first call; NULL when they cannot be read or the file
- * changed since it was opened. */
-struct symtab *elf_entry__symtab(struct elf_entry *e);
 
 #endif /* BPFPROF_MODULE_CACHE_H */

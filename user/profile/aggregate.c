@@ -48,11 +48,8 @@ struct aggregate {
 	struct agg_location *locs;  /* ... and of the locations, both loc_cap long */
 	size_t loc_cnt, loc_cap;
 	uint32_t loc_cache[1u << LOC_CACHE_BITS]; /* location id + 1, or 0 */
-	uint32_t symbolized; /* locations [0, symbolized) went through the symbolizer */
 	struct stack_entry *stacks;
 	uint64_t samples;
-	aggregate_symbolize_fn symbolize;
-	void *symbolize_arg;
 };
 
 struct aggregate *aggregate__new(void)
@@ -117,6 +114,8 @@ int64_t aggregate__string(struct aggregate *agg, const char *s)
 
 const char *aggregate__str(const struct aggregate *agg, uint32_t id)
 {
+	if (id == AGG_NO_NAME)
+		return "[unknown]";
 	return id < agg->str_cnt ? agg->str_by_id[id]->s : "?";
 }
 
@@ -284,41 +283,6 @@ int aggregate__for_each(const struct aggregate *agg, aggregate_stack_fn cb, void
 	return 0;
 }
 
-void aggregate__set_symbolizer(struct aggregate *agg, aggregate_symbolize_fn fn, void *arg)
-{
-	agg->symbolize = fn;
-	agg->symbolize_arg = arg;
-}
-
-int aggregate__symbolize(struct aggregate *agg)
-{
-	uint32_t to = agg->loc_cnt, i;
-	struct agg_line unknown = {};
-	int64_t id;
-	int err;
-
-	if (agg->symbolized == to)
-		return 0;
-	if (agg->symbolize) {
-		err = agg->symbolize(agg, agg->symbolized, to, agg->symbolize_arg);
-		if (err)
-			return err;
-	}
-	for (i = agg->symbolized; i < to; i++) {
-		if (agg->locs[i].lines_cnt)
-			continue;
-		id = aggregate__string(agg, "[unknown]");
-		if (id < 0)
-			return id;
-		unknown.function = id;
-		err = aggregate__set_lines(agg, i, &unknown, 1);
-		if (err)
-			return err;
-	}
-	agg->symbolized = to;
-	return 0;
-}
-
 int aggregate__for_each_frames(const struct aggregate *agg, aggregate_frames_fn cb, void *arg)
 {
 	struct agg_frame *frames = NULL;
@@ -345,8 +309,8 @@ int aggregate__for_each_frames(const struct aggregate *agg, aggregate_frames_fn 
 				ret = -ENOMEM;
 				goto out;
 			}
-			if (!l->lines_cnt) { /* not symbolized yet */
-				frames[n].name = l->name == AGG_NO_NAME ? 0 : l->name;
+			if (!l->lines_cnt) { /* not symbolized: AGG_NO_NAME */
+				frames[n].name = l->name;
 				frames[n++].kind = l->kind;
 				continue;
 			}

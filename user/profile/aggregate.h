@@ -2,8 +2,8 @@
 /*
  * aggregate.h: samples counted by (process, thread, stack of locations). A location is where a
  * frame is (an address in an ELF file, a kernel address, a JIT symbol); its source-level names
- * (functions, inline frames, files, lines) are filled in once per unique location by a
- * symbolizer at output time, never per sample. The model is pprof's (profile.proto: Sample,
+ * (functions, inline frames, files, lines) are filled in once per unique location by the
+ * symbolizer (symbols/symbolizer.h) before output, never per sample. The model is pprof's (profile.proto: Sample,
  * Location, Line, Function), which the folded, SVG and pprof writers all read.
  */
 #ifndef BPFPROF_AGGREGATE_H
@@ -24,7 +24,8 @@ enum frame_kind {
 	FRAME_JIT,    /* a symbol of a JIT's perf map (folded suffix "_[j]") */
 };
 
-/* "No string": a location added without a name, to be symbolized. */
+/* "No string": a location added without a name, to be symbolized. As a string id (a frame of
+ * a location not symbolized), aggregate__str() shows it as "[unknown]". */
 #define AGG_NO_NAME UINT32_MAX
 
 /* One source-level frame of a location (pprof Line). */
@@ -57,12 +58,6 @@ struct agg_stack {
 	uint32_t locs[]; /* location ids, root first */
 };
 
-/*
- * Fills in lines (aggregate__set_lines()) for the locations without them, ids [from, to).
- * Returns 0 or a negative errno.
- */
-typedef int (*aggregate_symbolize_fn)(struct aggregate *agg, uint32_t from, uint32_t to, void *arg);
-
 struct aggregate *aggregate__new(void);
 /* Frees the aggregate and drops its references on ELF files: before the process table whose
  * module cache holds them (proc_table__free). NULL is fine. */
@@ -71,6 +66,7 @@ void aggregate__free(struct aggregate *agg);
 /* The id of string s, added on first use. Id 0 is "". Ids are dense and stable for the
  * aggregate's life. Returns a negative errno (-ENOMEM) on failure. */
 int64_t aggregate__string(struct aggregate *agg, const char *s);
+/* String id's text: "[unknown]" for AGG_NO_NAME, "?" for an id never given. */
 const char *aggregate__str(const struct aggregate *agg, uint32_t id);
 size_t aggregate__strings(const struct aggregate *agg);
 
@@ -102,14 +98,6 @@ uint64_t aggregate__samples(const struct aggregate *agg);
 typedef int (*aggregate_stack_fn)(const struct agg_stack *st, void *arg);
 int aggregate__for_each(const struct aggregate *agg, aggregate_stack_fn cb, void *arg);
 
-/*
- * The symbolizer (sample.c installs one) and the call that runs it over the locations added
- * since the last call. Every writer calls aggregate__symbolize() first. Locations the
- * symbolizer leaves without lines are named "[unknown]". Returns 0 or a negative errno.
- */
-void aggregate__set_symbolizer(struct aggregate *agg, aggregate_symbolize_fn fn, void *arg);
-int aggregate__symbolize(struct aggregate *agg);
-
 /* One frame of a stack as the folded and flame graph outputs show it. */
 struct agg_frame {
 	uint32_t name; /* string id */
@@ -118,8 +106,9 @@ struct agg_frame {
 
 /*
  * Calls cb once per unique sample key with its frames: the comm first (FRAME_COMM), then per
- * location from the root its lines outermost first, the inlined ones as FRAME_INLINE. Call
- * aggregate__symbolize() first. Stops early as aggregate__for_each() does; -ENOMEM.
+ * location from the root its lines outermost first, the inlined ones as FRAME_INLINE (run the
+ * symbolizer first: a location without lines is one frame named AGG_NO_NAME). Stops early as
+ * aggregate__for_each() does; -ENOMEM.
  */
 typedef int (*aggregate_frames_fn)(const struct agg_frame *frames, size_t n, uint64_t count,
 				   const struct agg_stack *st, void *arg);

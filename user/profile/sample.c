@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* sample.c: the per-sample path (unwind, then locations into the aggregate) and the
- * symbolizer that names each unique location once, at output time. */
+/* sample.c: the per-sample path: unwind, then locations into the aggregate (named later, once
+ * each, by the symbolizer). */
 #include <errno.h>
 #include <stdarg.h>
 #include <inttypes.h>
@@ -8,26 +8,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include "profile/sample.h"
-#include "unwind/cfi_table.h"
-#include "symbols/debuginfo.h"
 #include "util/log.h"
 #include "symbols/perf_map.h"
-#include "symbols/symbolize.h"
+#include "symbols/module_symbols.h"
 #include "profile/stage_timer.h"
 #include "profile/unwind_stats.h"
 #include "util/util.h"
 
 struct sample_handler {
 	struct proc_table *pt;
-	const struct ksyms *ks;
 	struct aggregate *agg;
 	struct sample_handler_opts opts;
 	struct unwind_frame *frames; /* opts.max_frames */
 	uint32_t *locs;		     /* location ids: max_frames + BPFPROF_KSTACK_MAX */
 	const char **modules;	     /* module of each user frame, for --stats */
 };
-
-static int symbolize_locations(struct aggregate *agg, uint32_t from, uint32_t to, void *arg);
 
 struct sample_handler *sample_handler__new(struct proc_table *pt, const struct ksyms *ks,
 					   struct aggregate *agg,
@@ -38,7 +33,6 @@ struct sample_handler *sample_handler__new(struct proc_table *pt, const struct k
 	if (!sh)
 		return NULL;
 	sh->pt = pt;
-	sh->ks = ks;
 	sh->agg = agg;
 	sh->opts = *opts;
 	sh->frames = calloc(opts->max_frames, sizeof(*sh->frames));
@@ -49,13 +43,11 @@ struct sample_handler *sample_handler__new(struct proc_table *pt, const struct k
 		errno = ENOMEM;
 		return NULL;
 	}
-	aggregate__set_symbolizer(agg, symbolize_locations, sh);
 	return sh;
 }
 
 void sample_handler__set_aggregate(struct sample_handler *sh, struct aggregate *agg)
 {
-	aggregate__set_symbolizer(agg, symbolize_locations, sh);
 	sh->agg = agg;
 }
 
@@ -63,7 +55,6 @@ void sample_handler__free(struct sample_handler *sh)
 {
 	if (!sh)
 		return;
-	aggregate__set_symbolizer(sh->agg, NULL, NULL);
 	free(sh->frames);
 	free(sh->locs);
 	free(sh->modules);
@@ -113,7 +104,7 @@ static int64_t user_location(struct sample_handler *sh, struct proc *p,
 	*module = mapping_name(m);
 	if (m && m->entry) {
 		/* Once per file: a debuginfod download starts now, in its own thread. */
-		debuginfo__request(m->entry);
+		module_symbols__request_debuginfo(m->entry);
 		return aggregate__location(sh->agg, FRAME_USER, m->entry, f->elf_addr, AGG_NO_NAME);
 	}
 	if (!m) {
@@ -135,135 +126,6 @@ static int64_t user_location(struct sample_handler *sh, struct proc *p,
 	if (name < 0)
 		return name;
 	return aggregate__location(sh->agg, FRAME_USER, NULL, 0, name);
-}
-
-/*
- * The name of a function no symbol names: "module+0xSTART", START the function's start, i.e.
- * the initial location of the FDE covering addr (the address addr2line and objdump take), so
- * that every address in the function gets one name as a symbol would give it; addr itself
- * where no FDE covers it. A string id or a negative errno.
- */
-static int64_t unnamed_function(struct aggregate *agg, struct elf_entry *e, uint64_t addr)
-{
-	struct cfi_table *t = cfi_table__get(e);
-	uint64_t start, end;
-
-	if (!t || cfi_table__fde_find(t, addr, &start, &end))
-		start = addr;
-	return intern_fmt(agg, "%s+0x%" PRIx64, e->name, start);
-}
-
-/* Fills line's names: function (NULL: unnamed) and system_name (mangled, or NULL). */
-static int line_names(struct aggregate *agg, const struct agg_location *l, struct agg_line *line,
-		      const char *function, const char *system_name)
-{
-	int64_t id;
-
-	id = function ? aggregate__string(agg, function) : unnamed_function(agg, l->entry, l->addr);
-	if (id < 0)
-		return id;
-	line->function = id;
-	if (system_name && function && strcmp(system_name, function)) {
-		id = aggregate__string(agg, system_name);
-		if (id < 0)
-			return id;
-		line->system_name = id;
-	}
-	return 0;
-}
-
-/* Source frames of a user location in an ELF file, innermost first: from DWARF (inline
- * frames, files, lines), else the function symbol, else "module+0xSTART" (unnamed_function()).
- * Returns the count or a negative errno. */
-static int elf_location_lines(struct aggregate *agg, const struct agg_location *l,
-			      struct agg_line *lines, size_t cap, bool dwarf)
-{
-	struct src_frame src[SYMBOLIZE_MAX_INLINE];
-	struct elf_entry *e = l->entry;
-	const char *name, *raw = NULL;
-	struct symtab *st;
-	int64_t id;
-	uint64_t off;
-	int n, i, err;
-
-	n = !dwarf ? 0 :
-		     debuginfo__frames(e, l->addr, src,
-				       cap < SYMBOLIZE_MAX_INLINE ? cap : SYMBOLIZE_MAX_INLINE);
-	for (i = 0; i < n; i++) {
-		lines[i] = (struct agg_line){ .line = src[i].line };
-		err = line_names(agg, l, &lines[i], src[i].function ? src[i].function : "[unknown]",
-				 src[i].system_name);
-		if (err)
-			return err;
-		if (src[i].file) {
-			id = aggregate__string(agg, src[i].file);
-			if (id < 0)
-				return id;
-			lines[i].file = id;
-		}
-	}
-	if (n > 0)
-		return n;
-	if (debuginfo__symtab_stale(e)) {
-		/* A debuginfod download brought the .symtab of a stripped file. */
-		symtab__free(e->symtab);
-		e->symtab = NULL;
-		e->symtab_tried = false;
-	}
-	st = elf_entry__symtab(e);
-	name = st ? symtab__find_sym(st, l->addr, &off, &raw) : NULL;
-	lines[0] = (struct agg_line){};
-	err = line_names(agg, l, &lines[0], name, raw);
-	return err ? err : 1;
-}
-
-static int symbolize_locations(struct aggregate *agg, uint32_t from, uint32_t to, void *arg)
-{
-	struct sample_handler *sh = arg;
-	struct agg_line lines[SYMBOLIZE_MAX_INLINE];
-	const struct agg_location *l;
-	const char *name;
-	uint64_t t0, off;
-	int64_t id;
-	uint32_t i;
-	int n, err;
-
-	/* Debug files still downloading: wait for them (bpfprof on the command line), or not at
-	 * all (the agent's sampling loop). */
-	if (debuginfo__wait(sh->opts.debuginfod_wait_ns))
-		pr_warn("debuginfod: downloads still running; their files stay unnamed");
-	t0 = stage_timers_on ? now_ns() : 0;
-	for (i = from; i < to; i++) {
-		l = aggregate__loc(agg, i);
-		if (l->lines_cnt)
-			continue;
-		if (l->kind == FRAME_KERNEL) {
-			name = sh->ks ? ksyms__find(sh->ks, l->addr, &off) : NULL;
-			id = name ? aggregate__string(agg, name) :
-				    intern_fmt(agg, "0x%" PRIx64, l->addr);
-			if (id < 0)
-				return id;
-			lines[0] = (struct agg_line){ .function = id };
-			n = 1;
-		} else if (l->entry) {
-			n = elf_location_lines(agg, l, lines, SYMBOLIZE_MAX_INLINE,
-					       !sh->opts.no_dwarf);
-			if (n < 0)
-				return n;
-		} else {
-			continue;
-		}
-		err = aggregate__set_lines(agg, i, lines, n);
-		if (err)
-			return err;
-		if (stage_timers_on) {
-			uint64_t t1 = now_ns();
-
-			stage_timer__add(STAGE_SYMBOLIZE, t1 - t0);
-			t0 = t1;
-		}
-	}
-	return 0;
 }
 
 /* Stack bytes the unwind needed: up to the last frame's sp, plus what its CFA rule reads. */

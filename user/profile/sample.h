@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* sample.h: one sample through the pipeline: process table -> unwind -> symbolize -> aggregate. */
+/* sample.h: one sample through the pipeline: process table -> unwind -> aggregate. */
 #ifndef BPFPROF_SAMPLE_H
 #define BPFPROF_SAMPLE_H
 
@@ -7,41 +7,36 @@
 #include <stdint.h>
 #include "profile/aggregate.h"
 #include "bpf/record.h"
-#include "symbols/ksyms.h"
 #include "process/proc_table.h"
 #include "sampling/stack_size.h"
 
+struct ksyms;
 struct unwind_stats;
-
-/* Inline frames kept per location, the real function included. */
-#define SYMBOLIZE_MAX_INLINE 16
 
 struct sample_handler_opts {
 	uint32_t stack_cap;	     /* copy size of samples without SAMPLE_F_STACK_CAPPED (older
 				 * captures): a copy this long was cut, bytes */
 	struct stack_size_opts copy; /* per-process copy sizes; zeroed: not learnt */
-	uint64_t debuginfod_wait_ns; /* how long symbolization waits for downloads, ns */
 	uint32_t max_frames;	     /* user frames kept per sample */
-	bool no_dwarf;		     /* name frames from symbol tables only: no DWARF inline frames
-				 * or source lines (--no-inline) */
 	struct unwind_stats *stats;  /* --stats counters (borrowed), or NULL */
 };
 
 struct sample_handler;
 
-/* pt, ks (may be NULL: kernel frames then show as addresses) and agg are borrowed and must
- * outlive the handler. Returns NULL and sets errno. */
+/* pt and agg are borrowed and must outlive the handler. ks is not used any more (the
+ * symbolizer names kernel frames): NULL is fine; the parameter goes when its callers drop it.
+ * Returns NULL and sets errno. */
 struct sample_handler *sample_handler__new(struct proc_table *pt, const struct ksyms *ks,
 					   struct aggregate *agg,
 					   const struct sample_handler_opts *opts);
 void sample_handler__free(struct sample_handler *sh);
 
-/* Counts later samples into agg (borrowed; the agent's next interval), its symbolizer set.
- * The old aggregate stays the caller's. */
+/* Counts later samples into agg (borrowed; the agent's next interval). The old aggregate stays
+ * the caller's. */
 void sample_handler__set_aggregate(struct sample_handler *sh, struct aggregate *agg);
 
 /*
- * Unwinds and symbolizes s and adds its stack to the aggregate: "comm;user root..user leaf;
+ * Unwinds s and adds its stack to the aggregate: "comm;user root..user leaf;
  * kernel root..kernel leaf". A sample that cannot be unwound still counts, with what could be
  * named. Returns 0 or -ENOMEM.
  */

@@ -27,9 +27,13 @@ static int count_stack(const struct agg_frame *frames, size_t n, uint64_t count,
 	t->stack_no++;
 	if (n < 2)
 		return 0;
-	t->f[frames[n - 1].name].self += count;
+	/* A location the symbolizer has not named (AGG_NO_NAME) is no function. */
+	if (frames[n - 1].name != AGG_NO_NAME)
+		t->f[frames[n - 1].name].self += count;
 	/* frames[0] is the comm; count each function once per stack (recursion). */
 	for (i = 1; i < n; i++) {
+		if (frames[i].name == AGG_NO_NAME)
+			continue;
 		f = &t->f[frames[i].name];
 		f->kind = frames[i].kind;
 		if (f->seen == t->stack_no)
@@ -64,7 +68,7 @@ static void print_top(FILE *fp, const struct summary_input *in)
 	uint32_t *order = NULL, nids = 0, i;
 	const char *kind;
 
-	if (!samples || aggregate__symbolize(agg))
+	if (!samples)
 		return;
 	nids = aggregate__strings(agg);
 	t.f = calloc(nids + 1, sizeof(*t.f));

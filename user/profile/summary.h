@@ -16,7 +16,7 @@ struct summary_input {
 	int64_t target_cpu_ns;		/* CPU time of the targets, or -1 if unknown */
 	const struct sample_stats *bpf; /* counters of the BPF programs */
 	const struct consumer_stats *consumer;
-	struct aggregate *agg; /* symbolized for the top functions */
+	struct aggregate *agg; /* named by the symbolizer: the top functions */
 	struct proc_table *pt;
 	unsigned int top; /* functions listed by self and by total time */
 };

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "unwind/cfi_table.h"
+#include "unwind/eh_frame.h"
+#include "util/elf_read.h"
 #include "util/log.h"
 #include "process/module_cache.h"
 #include "util/util.h"
@@ -190,151 +192,20 @@ static bool row__from_frame(struct cfi_row *r, Dwarf_Frame *frame, int ra)
 	return true;
 }
 
-/* Reads a DW_EH_PE_* encoded value (LSB "Exception Frames", DWARF pointer encoding) at *p;
- * field_addr is the ELF vaddr of the field (pcrel). false for what FDE addresses never use. */
-static bool read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t field_addr,
-			 uint64_t *val)
-{
-	const uint8_t *q = *p;
-	uint64_t v = 0;
-	int64_t sv;
-	size_t sz;
-
-	switch (enc & 0x0f) {
-	case DW_EH_PE_absptr:
-	case DW_EH_PE_udata8:
-	case DW_EH_PE_sdata8:
-		sz = 8;
-		break;
-	case DW_EH_PE_udata4:
-	case DW_EH_PE_sdata4:
-		sz = 4;
-		break;
-	case DW_EH_PE_udata2:
-	case DW_EH_PE_sdata2:
-		sz = 2;
-		break;
-	default:
-		return false; /* uleb128/sleb128: never seen for FDE addresses */
-	}
-	if ((size_t)(end - q) < sz)
-		return false;
-	if (sz == 8) {
-		memcpy(&v, q, 8);
-	} else if (sz == 4) {
-		uint32_t u;
-
-		memcpy(&u, q, 4);
-		sv = (enc & 0x08) ? (int64_t)(int32_t)u : (int64_t)u;
-		v = sv;
-	} else {
-		uint16_t u;
-
-		memcpy(&u, q, 2);
-		sv = (enc & 0x08) ? (int64_t)(int16_t)u : (int64_t)u;
-		v = sv;
-	}
-	switch (enc & 0x70) {
-	case DW_EH_PE_absptr:
-		break;
-	case DW_EH_PE_pcrel:
-		v += field_addr;
-		break;
-	default:
-		return false; /* textrel, datarel, funcrel, aligned: not on x86_64 */
-	}
-	*p = q + sz;
-	*val = v;
-	return true;
-}
-
-/* The FDE address encoding ('R') of a CIE, read from its augmentation as libdw reads it
- * (cie.c): 'S' and 'z' carry no data, unknown letters end the string unless it has 'z'. */
-static bool cie_fde_encoding(const Dwarf_CIE *cie, uint8_t *enc)
-{
-	const uint8_t *d = cie->augmentation_data;
-	const uint8_t *end = d + cie->augmentation_data_size;
-	const char *a;
-	bool sized = false;
-	uint64_t ignored;
-
-	*enc = DW_EH_PE_absptr;
-	for (a = cie->augmentation; *a; a++) {
-		switch (*a) {
-		case 'z':
-			sized = true;
-			continue;
-		case 'S':
-			continue;
-		case 'L':
-			if (d >= end)
-				return false;
-			d++;
-			continue;
-		case 'R':
-			if (d >= end)
-				return false;
-			*enc = *d++;
-			continue;
-		case 'P':
-			if (d >= end)
-				return false;
-			d++;
-			/* the personality pointer's value does not matter: any base will do */
-			if (!read_encoded(&d, end, d[-1] & 0x7f, 0, &ignored))
-				return false;
-			continue;
-		default:
-			if (sized)
-				continue;
-		}
-		break;
-	}
-	return true;
-}
-
-/* Whether elf has a section named name (compressed or not). */
-static bool has_section(Elf *elf, const char *name)
-{
-	Elf_Scn *scn = NULL;
-	GElf_Shdr shdr;
-	const char *n;
-	size_t shstrndx;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return false;
-	while ((scn = elf_nextscn(elf, scn))) {
-		n = gelf_getshdr(scn, &shdr) ? elf_strptr(elf, shstrndx, shdr.sh_name) : NULL;
-		if (n && !strcmp(n, name))
-			return true;
-	}
-	return false;
-}
-
-/* The section named name, its data and its vaddr; NULL when absent or empty. */
+/* The section named name, its data and its vaddr; NULL when absent, empty or NOBITS. */
 static Elf_Data *find_section(Elf *elf, const char *name, uint64_t *addr)
 {
-	Elf_Scn *scn = NULL;
+	Elf_Scn *scn = elf_read__section(elf, name);
 	GElf_Shdr shdr;
-	const char *n;
 	Elf_Data *data;
-	size_t shstrndx;
 
-	if (elf_getshdrstrndx(elf, &shstrndx))
+	if (!scn || !gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS)
 		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS)
-			continue;
-		n = elf_strptr(elf, shstrndx, shdr.sh_name);
-		if (!n || strcmp(n, name))
-			continue;
-		if (shdr.sh_flags & SHF_COMPRESSED)
-			return NULL; /* dwarf_begin_elf() decompresses .debug_frame first */
-		data = elf_getdata(scn, NULL);
-		*addr = shdr.sh_addr;
-		return data && data->d_size ? data : NULL;
-	}
-	return NULL;
+	if (shdr.sh_flags & SHF_COMPRESSED)
+		return NULL; /* dwarf_begin_elf() decompresses .debug_frame first */
+	data = elf_getdata(scn, NULL);
+	*addr = shdr.sh_addr;
+	return data && data->d_size ? data : NULL;
 }
 
 /* An FDE's range while the table is made: absolute addresses. */
@@ -424,31 +295,19 @@ static int add_section_fdes(struct ranges *rs, Elf *elf, Elf_Data *data, uint64_
 			    bool eh_frame_p)
 {
 	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
-	Dwarf_Off off = 0, next, cie_off = (Dwarf_Off)-1;
-	Dwarf_CFI_Entry entry, cie;
-	const uint8_t *p, *end;
+	struct eh_frame_cie cie = { .off = (Dwarf_Off)-1 };
+	Dwarf_CFI_Entry entry;
+	Dwarf_Off off = 0, next;
 	uint64_t lo, len;
-	uint8_t enc = 0;
-	bool enc_ok = false;
 	int err;
 
 	while (dwarf_next_cfi(ident, data, eh_frame_p, off, &next, &entry) == 0) {
 		off = next;
 		if (dwarf_cfi_cie_p(&entry))
 			continue;
-		if (entry.fde.CIE_pointer != cie_off) {
-			/* Most FDEs of a file share one or two CIEs: keep the last one. */
-			cie_off = entry.fde.CIE_pointer;
-			enc_ok = !dwarf_next_cfi(ident, data, eh_frame_p, cie_off, &next, &cie) &&
-				 dwarf_cfi_cie_p(&cie) && cie_fde_encoding(&cie.cie, &enc);
-		}
-		if (!enc_ok)
-			continue;
-		p = entry.fde.start;
-		end = entry.fde.end;
-		if (!read_encoded(&p, end, enc, sec_addr + (p - (const uint8_t *)data->d_buf),
-				  &lo) ||
-		    !read_encoded(&p, end, enc & 0x0f, 0, &len) || !len || lo + len < lo)
+		if (eh_frame__fde_range(ident, data, eh_frame_p, sec_addr, &entry.fde, &cie, &lo,
+					&len) ||
+		    !len || lo + len < lo)
 			continue;
 		err = ranges__push(rs, lo, lo + len, !eh_frame_p);
 		if (err)
@@ -512,7 +371,7 @@ struct cfi_table *cfi_table__build(Elf *elf)
 		ranges__normalize(&eh);
 	}
 	/* libdwfl reads .debug_frame through the module's Dwarf: this file's when it has one. */
-	if (has_section(elf, ".debug_frame")) {
+	if (elf_read__section(elf, ".debug_frame")) {
 		t->dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 		t->dbg_cfi = t->dw ? dwarf_getcfi(t->dw) : NULL;
 		/* after dwarf_begin_elf(), which decompresses the section */
@@ -691,11 +550,6 @@ out:
 	return err;
 }
 
-static void table_free(void *t)
-{
-	cfi_table__free(t);
-}
-
 struct cfi_table *cfi_table__get(struct elf_entry *e)
 {
 	struct cfi_table *t = e->cfi;
@@ -716,7 +570,7 @@ struct cfi_table *cfi_table__get(struct elf_entry *e)
 		 e->path, i->fde_cnt, i->debug_frame ? " (.eh_frame and .debug_frame)" : "",
 		 i->bytes >> 10, i->build_ns / 1e6);
 	e->cfi = t;
-	e->cfi_free = table_free;
+	e->cfi_free = cfi_table__free;
 	return t;
 }
 

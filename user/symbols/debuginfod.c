@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* debuginfod.c: debug files fetched by build-id from debuginfod servers, in one background
+ * thread. */
+#include <elfutils/debuginfod.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <uthash.h>
+#include "symbols/debuginfod.h"
+#include "util/elf_read.h"
+#include "util/log.h"
+#include "util/util.h"
+
+/* Progress lines during one fetch: at most one per this many ns. */
+#define PROGRESS_INTERVAL_NS	   5000000000ull
+/* libdebuginfod gives up on a server sending less than 100 KB in DEBUGINFOD_TIMEOUT s (its
+ * default, elfutils 0.188: debuginfod-client.c). */
+#define DEBUGINFOD_DEFAULT_TIMEOUT "90"
+
+enum fetch_state {
+	FETCH_QUEUED,
+	FETCH_RUNNING,
+	FETCH_DONE,
+	FETCH_FAILED,
+};
+
+struct fetch {
+	uint8_t id[BPFPROF_BUILD_ID_MAX]; /* hash key: id_sz bytes */
+	size_t id_sz;
+	char id_hex[2 * BPFPROF_BUILD_ID_MAX + 1];
+	char *file; /* the ELF file's path, for messages */
+	char *path; /* the debug file in the client cache, when FETCH_DONE */
+	enum fetch_state state;
+	uint64_t start_ns; /* CLOCK_MONOTONIC: the fetch began */
+	uint64_t last_progress_ns;
+	struct fetch *next; /* queue */
+	UT_hash_handle hh;
+};
+
+/* Everything below is under fetcher.lock, but for the thread's own client. */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* CLOCK_MONOTONIC: queue changes, fetch ends, stop */
+	bool cond_ready;
+	pthread_t thread;
+	bool started;
+	bool stop;
+	struct fetch *all; /* every build-id requested */
+	struct fetch *head, *tail;
+	unsigned int pending;	   /* queued or running */
+	uint64_t wait_deadline_ns; /* debuginfod__wait() waits until then; 0: nobody waits */
+	bool wait_over;		   /* a wait ran out or was skipped: later ones only poll */
+} fetcher = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Bumped at each finished fetch: files without DWARF look again (read without the lock). */
+static unsigned int fetch_gen;
+
+static int cond_init(void)
+{
+	pthread_condattr_t attr;
+	int err;
+
+	if (fetcher.cond_ready)
+		return 0;
+	err = pthread_condattr_init(&attr);
+	if (err)
+		return -err;
+	err = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	if (!err)
+		err = pthread_cond_init(&fetcher.cond, &attr);
+	pthread_condattr_destroy(&attr);
+	if (err)
+		return -err;
+	fetcher.cond_ready = true;
+	return 0;
+}
+
+/*
+ * libdebuginfod's progress callback, after each second of waiting (curl_multi_wait) or any
+ * transfer: a line every PROGRESS_INTERVAL_NS; non-zero cancels. Until a server sends the first
+ * bytes, libdebuginfod passes its count of calls as got (elfutils 0.188): only once
+ * debuginfod_get_url() names the server answering are got and total bytes (total 0: unknown).
+ */
+static int fetch_progress(debuginfod_client *client, long got, long total)
+{
+	struct fetch *f = debuginfod_get_user_data(client);
+	const char *url = debuginfod_get_url(client), *env;
+	uint64_t now = now_ns(), deadline;
+	char what[96], wait[96];
+	bool stop;
+
+	pthread_mutex_lock(&fetcher.lock);
+	stop = fetcher.stop;
+	deadline = fetcher.wait_deadline_ns;
+	pthread_mutex_unlock(&fetcher.lock);
+	if (stop)
+		return 1;
+	if (!f || now - f->last_progress_ns < PROGRESS_INTERVAL_NS)
+		return 0;
+	f->last_progress_ns = now;
+	if (deadline)
+		snprintf(wait, sizeof(wait), "; bpfprof waits %.0f s more, Ctrl-C skips the wait",
+			 deadline > now ? (deadline - now) / 1e9 : 0.0);
+	else
+		wait[0] = '\0';
+	if (!url) {
+		env = getenv(DEBUGINFOD_TIMEOUT_ENV_VAR);
+		pr_info("debuginfod: no answer from %s after %.0f s for %s (build-id %s); "
+			"libdebuginfod gives up after %s s without 100 KB (DEBUGINFOD_TIMEOUT)%s",
+			getenv(DEBUGINFOD_URLS_ENV_VAR) ?: "", (now - f->start_ns) / 1e9, f->file,
+			f->id_hex, env && *env ? env : DEBUGINFOD_DEFAULT_TIMEOUT, wait);
+		return 0;
+	}
+	if (total > 0)
+		snprintf(what, sizeof(what), "%ld of %ld bytes", got, total);
+	else
+		snprintf(what, sizeof(what), "%ld bytes", got);
+	pr_info("debuginfod: fetching debug info of %s (build-id %s): %s after %.0f s%s", f->file,
+		f->id_hex, what, (now - f->start_ns) / 1e9, wait);
+	return 0;
+}
+
+static void *fetch_thread(void *arg)
+{
+	debuginfod_client *client = NULL;
+	struct fetch *f;
+	char *path;
+	struct stat st;
+	int fd;
+
+	pthread_mutex_lock(&fetcher.lock);
+	for (;;) {
+		while (!fetcher.stop && !fetcher.head)
+			pthread_cond_wait(&fetcher.cond, &fetcher.lock);
+		if (fetcher.stop)
+			break;
+		f = fetcher.head;
+		fetcher.head = f->next;
+		if (!fetcher.head)
+			fetcher.tail = NULL;
+		f->state = FETCH_RUNNING;
+		pthread_mutex_unlock(&fetcher.lock);
+
+		/* f stays valid: only debuginfod__shutdown() frees, after joining this thread. */
+		if (!client) {
+			client = debuginfod_begin();
+			if (client)
+				debuginfod_set_progressfn(client, fetch_progress);
+		}
+		path = NULL;
+		pr_info("fetching debug info of %s (build-id %s) from debuginfod", f->file,
+			f->id_hex);
+		f->start_ns = f->last_progress_ns = now_ns();
+		if (client) {
+			debuginfod_set_user_data(client, f);
+			fd = debuginfod_find_debuginfo(client, f->id, f->id_sz, &path);
+		} else {
+			fd = -ENOMEM;
+		}
+		if (fd >= 0) {
+			if (!fstat(fd, &st))
+				pr_info("fetched debug info of %s (build-id %s): %lld bytes, %s",
+					f->file, f->id_hex, (long long)st.st_size, path);
+			close(fd);
+		} else {
+			pr_info("fetch debug info of %s (build-id %s) from debuginfod: %s", f->file,
+				f->id_hex, strerror(-fd));
+		}
+
+		pthread_mutex_lock(&fetcher.lock);
+		if (fd >= 0 && path) {
+			f->path = path;
+			f->state = FETCH_DONE;
+		} else {
+			free(path);
+			f->state = FETCH_FAILED;
+		}
+		fetcher.pending--;
+		__atomic_add_fetch(&fetch_gen, 1, __ATOMIC_RELEASE);
+		pthread_cond_broadcast(&fetcher.cond);
+	}
+	pthread_mutex_unlock(&fetcher.lock);
+	if (client)
+		debuginfod_end(client);
+	return NULL;
+}
+
+/* Under fetcher.lock. The thread gets no signals: they are the main thread's business. */
+static int fetcher_start(void)
+{
+	sigset_t all, old;
+	int err;
+
+	if (fetcher.started)
+		return 0;
+	err = cond_init();
+	if (err)
+		return err;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&fetcher.thread, NULL, fetch_thread, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		return -err;
+	fetcher.started = true;
+	return 0;
+}
+
+int debuginfod__queue(const uint8_t *id, size_t id_sz, const char *file)
+{
+	struct fetch *f;
+	int err = 0;
+
+	pthread_mutex_lock(&fetcher.lock);
+	HASH_FIND(hh, fetcher.all, id, id_sz, f);
+	if (f)
+		goto out;
+	err = fetcher_start();
+	if (err)
+		goto out;
+	f = calloc(1, sizeof(*f));
+	if (!f || !(f->file = strdup(file))) {
+		free(f);
+		err = -ENOMEM;
+		goto out;
+	}
+	memcpy(f->id, id, id_sz);
+	f->id_sz = id_sz;
+	hex_encode(f->id_hex, id, id_sz);
+	f->state = FETCH_QUEUED;
+	HASH_ADD(hh, fetcher.all, id, id_sz, f);
+	if (fetcher.tail)
+		fetcher.tail->next = f;
+	else
+		fetcher.head = f;
+	fetcher.tail = f;
+	fetcher.pending++;
+	pthread_cond_broadcast(&fetcher.cond);
+out:
+	pthread_mutex_unlock(&fetcher.lock);
+	return err;
+}
+
+bool debuginfod__fetched(const uint8_t *id, size_t id_sz)
+{
+	struct fetch *f;
+	bool done;
+
+	pthread_mutex_lock(&fetcher.lock);
+	HASH_FIND(hh, fetcher.all, id, id_sz, f);
+	done = f && f->state == FETCH_DONE;
+	pthread_mutex_unlock(&fetcher.lock);
+	return done;
+}
+
+int debuginfod__fetched_path(const uint8_t *id, size_t id_sz, char *buf, size_t buf_sz)
+{
+	struct fetch *f;
+	int err = -ENOENT;
+
+	if (!id_sz || id_sz > BPFPROF_BUILD_ID_MAX)
+		return -ENOENT;
+	pthread_mutex_lock(&fetcher.lock);
+	HASH_FIND(hh, fetcher.all, id, id_sz, f);
+	if (f && f->state == FETCH_DONE) {
+		if (strlen(f->path) < buf_sz) {
+			strcpy(buf, f->path);
+			err = 0;
+		} else {
+			err = -ENAMETOOLONG;
+		}
+	}
+	pthread_mutex_unlock(&fetcher.lock);
+	return err;
+}
+
+/* A SIGINT or SIGTERM waits for the main thread (blocked, read from its signalfd). */
+static bool stop_signal_pending(void)
+{
+	sigset_t set;
+
+	return !sigpending(&set) &&
+	       (sigismember(&set, SIGINT) == 1 || sigismember(&set, SIGTERM) == 1);
+}
+
+unsigned int debuginfod__wait(uint64_t timeout_ns)
+{
+	uint64_t deadline = now_ns() + timeout_ns, slice;
+	struct timespec ts;
+	unsigned int pending;
+	bool skipped = false;
+
+	pthread_mutex_lock(&fetcher.lock);
+	if (fetcher.wait_over || !fetcher.started)
+		timeout_ns = 0;
+	pending = fetcher.pending;
+	if (pending && timeout_ns)
+		fetcher.wait_deadline_ns = deadline;
+	pthread_mutex_unlock(&fetcher.lock);
+	if (pending && timeout_ns)
+		pr_info("debuginfod: waiting up to %.0f s for %u debug file%s (Ctrl-C skips the "
+			"wait)",
+			timeout_ns / 1e9, pending, pending > 1 ? "s" : "");
+
+	pthread_mutex_lock(&fetcher.lock);
+	while (fetcher.pending && timeout_ns && now_ns() < deadline) {
+		if (stop_signal_pending()) {
+			skipped = true;
+			break;
+		}
+		/* Wakes at each finished fetch, and every 100 ms to look at signals. */
+		slice = min_t(uint64_t, deadline, now_ns() + 100000000ull);
+		ts.tv_sec = slice / 1000000000ull;
+		ts.tv_nsec = slice % 1000000000ull;
+		pthread_cond_timedwait(&fetcher.cond, &fetcher.lock, &ts);
+	}
+	pending = fetcher.pending;
+	fetcher.wait_deadline_ns = 0;
+	/* The limit is for the whole run: a later profile format does not wait again. */
+	if (pending && timeout_ns)
+		fetcher.wait_over = true;
+	pthread_mutex_unlock(&fetcher.lock);
+	if (skipped)
+		pr_info("debuginfod: wait skipped (Ctrl-C)");
+	return pending;
+}
+
+void debuginfod__shutdown(void)
+{
+	struct fetch *f, *tmp;
+	bool started;
+
+	pthread_mutex_lock(&fetcher.lock);
+	fetcher.stop = true;
+	started = fetcher.started;
+	if (fetcher.cond_ready)
+		pthread_cond_broadcast(&fetcher.cond);
+	pthread_mutex_unlock(&fetcher.lock);
+	if (started)
+		pthread_join(fetcher.thread, NULL);
+
+	pthread_mutex_lock(&fetcher.lock);
+	HASH_ITER(hh, fetcher.all, f, tmp) {
+		HASH_DEL(fetcher.all, f);
+		free(f->file);
+		free(f->path);
+		free(f);
+	}
+	fetcher.head = fetcher.tail = NULL;
+	fetcher.pending = 0;
+	fetcher.started = false;
+	fetcher.stop = false;
+	pthread_mutex_unlock(&fetcher.lock);
+}
+
+unsigned int debuginfod__generation(void)
+{
+	return __atomic_load_n(&fetch_gen, __ATOMIC_ACQUIRE);
+}
+
+bool debuginfod__enabled(void)
+{
+	const char *urls = getenv(DEBUGINFOD_URLS_ENV_VAR);
+
+	return urls && urls[0];
+}

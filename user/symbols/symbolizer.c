@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* symbolizer.c: the symbolize step: names for the locations of an aggregate, once each. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "process/module_cache.h"
+#include "profile/stage_timer.h"
+#include "symbols/debuginfod.h"
+#include "symbols/module_symbols.h"
+#include "symbols/symbolizer.h"
+#include "symbols/symtab.h"
+#include "unwind/cfi_table.h"
+#include "util/log.h"
+#include "util/util.h"
+
+struct symbolizer {
+	const struct ksyms *ks;
+	struct symbolizer_opts opts;
+};
+
+struct symbolizer *symbolizer__new(const struct ksyms *ks, const struct symbolizer_opts *opts)
+{
+	struct symbolizer *sym = calloc(1, sizeof(*sym));
+
+	if (!sym)
+		return NULL;
+	sym->ks = ks;
+	sym->opts = *opts;
+	return sym;
+}
+
+void symbolizer__free(struct symbolizer *sym)
+{
+	free(sym);
+}
+
+static int64_t intern_fmt(struct aggregate *agg, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int64_t intern_fmt(struct aggregate *agg, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return aggregate__string(agg, buf);
+}
+
+/*
+ * The name of a function no symbol names: "module+0xSTART", START the function's start, i.e.
+ * the initial location of the FDE covering addr (the address addr2line and objdump take), so
+ * that every address in the function gets one name as a symbol would give it; addr itself
+ * where no FDE covers it. A string id or a negative errno.
+ */
+static int64_t unnamed_function(struct aggregate *agg, struct elf_entry *e, uint64_t addr)
+{
+	struct cfi_table *t = cfi_table__get(e);
+	uint64_t start, end;
+
+	if (!t || cfi_table__fde_find(t, addr, &start, &end))
+		start = addr;
+	return intern_fmt(agg, "%s+0x%" PRIx64, e->name, start);
+}
+
+/* Fills line's names: function (NULL: unnamed) and system_name (mangled, or NULL). */
+static int line_names(struct aggregate *agg, const struct agg_location *l, struct agg_line *line,
+		      const char *function, const char *system_name)
+{
+	int64_t id;
+
+	id = function ? aggregate__string(agg, function) : unnamed_function(agg, l->entry, l->addr);
+	if (id < 0)
+		return id;
+	line->function = id;
+	if (system_name && function && strcmp(system_name, function)) {
+		id = aggregate__string(agg, system_name);
+		if (id < 0)
+			return id;
+		line->system_name = id;
+	}
+	return 0;
+}
+
+/* Source frames of a user location in an ELF file, innermost first: from DWARF (inline
+ * frames, files, lines), else the function symbol, else "module+0xSTART" (unnamed_function()).
+ * Returns the count or a negative errno. */
+static int elf_location_lines(struct aggregate *agg, const struct agg_location *l,
+			      struct agg_line *lines, size_t cap, bool dwarf)
+{
+	struct src_frame src[SYMBOLIZE_MAX_INLINE];
+	struct elf_entry *e = l->entry;
+	const char *name, *raw = NULL;
+	struct symtab *st;
+	int64_t id;
+	uint64_t off;
+	int n, i, err;
+
+	n = !dwarf ?
+		    0 :
+		    module_symbols__frames(e, l->addr, src,
+					   cap < SYMBOLIZE_MAX_INLINE ? cap : SYMBOLIZE_MAX_INLINE);
+	for (i = 0; i < n; i++) {
+		lines[i] = (struct agg_line){ .line = src[i].line };
+		err = line_names(agg, l, &lines[i], src[i].function ? src[i].function : "[unknown]",
+				 src[i].system_name);
+		if (err)
+			return err;
+		if (src[i].file) {
+			id = aggregate__string(agg, src[i].file);
+			if (id < 0)
+				return id;
+			lines[i].file = id;
+		}
+	}
+	if (n > 0)
+		return n;
+	if (module_symbols__symtab_stale(
+		    e)) /* a debuginfod fetch brought a stripped file's .symtab */
+		module_symbols__drop_symtab(e);
+	st = module_symbols__symtab(e);
+	name = st ? symtab__find_sym(st, l->addr, &off, &raw) : NULL;
+	lines[0] = (struct agg_line){};
+	err = line_names(agg, l, &lines[0], name, raw);
+	return err ? err : 1;
+}
+
+/* The lines of location l: 1..SYMBOLIZE_MAX_INLINE, 0 for a location the symbolizer does not
+ * name, or a negative errno. */
+static int location_lines(struct symbolizer *sym, struct aggregate *agg,
+			  const struct agg_location *l, struct agg_line *lines)
+{
+	const char *name;
+	uint64_t off;
+	int64_t id;
+
+	if (l->kind == FRAME_KERNEL) {
+		name = sym->ks ? ksyms__find(sym->ks, l->addr, &off) : NULL;
+		id = name ? aggregate__string(agg, name) : intern_fmt(agg, "0x%" PRIx64, l->addr);
+		if (id < 0)
+			return id;
+		lines[0] = (struct agg_line){ .function = id };
+		return 1;
+	}
+	if (l->entry)
+		return elf_location_lines(agg, l, lines, SYMBOLIZE_MAX_INLINE, !sym->opts.no_dwarf);
+	return 0;
+}
+
+/* Whether some location still has no lines: else a run has nothing to do. */
+static bool has_unnamed(const struct aggregate *agg)
+{
+	size_t i, n = aggregate__locations(agg);
+
+	for (i = 0; i < n; i++)
+		if (!aggregate__loc(agg, i)->lines_cnt)
+			return true;
+	return false;
+}
+
+/* Locations left without lines (nothing names them) are "[unknown]". */
+static int name_unknown(struct aggregate *agg)
+{
+	size_t i, n = aggregate__locations(agg);
+	struct agg_line unknown = {};
+	int64_t id;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		if (aggregate__loc(agg, i)->lines_cnt)
+			continue;
+		id = aggregate__string(agg, "[unknown]");
+		if (id < 0)
+			return id;
+		unknown.function = id;
+		err = aggregate__set_lines(agg, i, &unknown, 1);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int symbolizer__run(struct symbolizer *sym, struct aggregate *agg)
+{
+	struct agg_line lines[SYMBOLIZE_MAX_INLINE];
+	size_t i, to = aggregate__locations(agg);
+	uint64_t t0;
+	int n, err;
+
+	if (!has_unnamed(agg))
+		return 0;
+	/* Debug files still downloading: wait for them (bpfprof on the command line), or not at
+	 * all (the agent's sampling loop). */
+	if (debuginfod__wait(sym->opts.debuginfod_wait_ns))
+		pr_warn("debuginfod: downloads still running; their files stay unnamed");
+	t0 = stage_timers_on ? now_ns() : 0;
+	for (i = 0; i < to; i++) {
+		if (aggregate__loc(agg, i)->lines_cnt)
+			continue;
+		n = location_lines(sym, agg, aggregate__loc(agg, i), lines);
+		if (n < 0)
+			return n;
+		if (!n)
+			continue;
+		err = aggregate__set_lines(agg, i, lines, n);
+		if (err)
+			return err;
+		if (stage_timers_on) {
+			uint64_t t1 = now_ns();
+
+			stage_timer__add(STAGE_SYMBOLIZE, t1 - t0);
+			t0 = t1;
+		}
+	}
+	return name_unknown(agg);
+}

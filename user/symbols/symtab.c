@@ -1,0 +1,501 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* symtab.c: sorted function symbol tables of ELF files (.symtab, .dynsym, a debug file's). */
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <gelf.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "symbols/debug_file.h"
+#include "symbols/demangle.h"
+#include "symbols/symtab.h"
+#include "unwind/eh_frame.h"
+#include "util/elf_read.h"
+#include "util/util.h"
+
+struct sym {
+	uint64_t start;
+	uint64_t end;
+	/* NULL until first asked for; equal to the raw name when it is not a mangled name. */
+	char *demangled;
+	uint32_t name; /* offset in symtab->names */
+	/* The innermost earlier symbol still covering start (nested symbols), or -1. */
+	int32_t parent;
+};
+
+struct symtab {
+	struct sym *syms;
+	size_t cnt;
+	char *names;
+};
+
+/* A symbol as read from one symbol table, before aliases are merged. */
+struct sym_cand {
+	uint64_t addr;
+	uint64_t size;
+	const char *name; /* in the ELF's string table: valid while building */
+	uint16_t shndx;
+	uint8_t src;  /* index in symtab_builder->elfs */
+	uint8_t pref; /* alias preference: lower wins */
+};
+
+/* Only the names that win are copied: most of a large table's names are aliases or locals. */
+struct symtab_builder {
+	struct sym_cand *cands;
+	size_t cnt;
+	size_t cap;
+	Elf *elfs[2]; /* the file, and its debug file */
+};
+
+static int builder__add(struct symtab_builder *b, uint64_t addr, uint64_t size, const char *name,
+			uint16_t shndx, uint8_t src, unsigned int bind)
+{
+	struct sym_cand *c;
+	uint8_t pref;
+
+	if (array_grow((void **)&b->cands, &b->cap, b->cnt + 1, sizeof(*b->cands), 256))
+		return -ENOMEM;
+	switch (bind) {
+	case STB_GLOBAL:
+	case STB_GNU_UNIQUE:
+		pref = 0;
+		break;
+	case STB_WEAK:
+		pref = 1;
+		break;
+	default:
+		pref = 2;
+		break;
+	}
+	/* Reserved-namespace aliases (__libc_malloc vs malloc) are the less familiar name. */
+	pref = pref * 2 + (name[0] == '_');
+	c = &b->cands[b->cnt++];
+	c->addr = addr;
+	c->size = size;
+	c->name = name;
+	c->shndx = shndx;
+	c->src = src;
+	c->pref = pref;
+	return 0;
+}
+
+/* End of an allocated section, or 0 when shndx names none (ABS, out of range, not loaded). */
+static uint64_t section_end(Elf *elf, size_t shndx)
+{
+	GElf_Shdr shdr;
+	Elf_Scn *scn;
+
+	if (shndx == SHN_UNDEF || shndx >= SHN_LORESERVE)
+		return 0;
+	scn = elf_getscn(elf, shndx);
+	if (!scn || !gelf_getshdr(scn, &shdr) || !(shdr.sh_flags & SHF_ALLOC))
+		return 0;
+	if (shdr.sh_addr + shdr.sh_size < shdr.sh_addr)
+		return UINT64_MAX;
+	return shdr.sh_addr + shdr.sh_size;
+}
+
+/* Adds the function symbols of one symbol table of b->elfs[src]. Returns how many, or -ENOMEM. */
+static int builder__add_symtab(struct symtab_builder *b, uint8_t src, uint32_t type)
+{
+	Elf *elf = b->elfs[src];
+	Elf_Data *syms, *strs;
+	const char *strtab;
+	GElf_Ehdr ehdr;
+	size_t i, nsyms;
+	GElf_Sym sym;
+	int added = 0;
+
+	if (!gelf_getehdr(elf, &ehdr) || !elf_read__symbols(elf, type, &syms, &strs))
+		return 0;
+	strtab = strs->d_buf;
+	/* Room for every symbol up front: growing a large table step by step costs copies. */
+	nsyms = syms->d_size /
+		(gelf_getclass(elf) == ELFCLASS32 ? sizeof(Elf32_Sym) : sizeof(Elf64_Sym));
+	if (array_grow((void **)&b->cands, &b->cap, b->cnt + nsyms, sizeof(*b->cands), 256))
+		return -ENOMEM;
+	/* gelf_getsym() checks i against the data size: a short section just ends the loop. */
+	for (i = 0; gelf_getsym(syms, i, &sym); i++) {
+		unsigned int st_type = GELF_ST_TYPE(sym.st_info);
+		uint64_t addr = sym.st_value;
+		const char *name;
+
+		if ((st_type != STT_FUNC && st_type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF)
+			continue;
+		if (!sym.st_name || sym.st_name >= strs->d_size)
+			continue;
+		name = strtab + sym.st_name;
+		if (!name[0] || !memchr(name, '\0', strs->d_size - sym.st_name))
+			continue;
+		/* Thumb functions have bit 0 set in st_value; the code starts one byte lower. */
+		if (ehdr.e_machine == EM_ARM)
+			addr &= ~1ull;
+		if (builder__add(b, addr, sym.st_size, name, sym.st_shndx, src,
+				 GELF_ST_BIND(sym.st_info)))
+			return -ENOMEM;
+		added++;
+	}
+	return added;
+}
+
+static inline bool cand_before(const struct sym_cand *x, const struct sym_cand *y)
+{
+	if (x->addr != y->addr)
+		return x->addr < y->addr;
+	if (x->pref != y->pref)
+		return x->pref < y->pref;
+	/* Same rank: the name decides, so that every run picks the same alias. */
+	return strcmp(x->name, y->name) < 0;
+}
+
+static void cands_sift_down(struct sym_cand *a, size_t root, size_t n)
+{
+	struct sym_cand tmp;
+	size_t child;
+
+	while ((child = 2 * root + 1) < n) {
+		if (child + 1 < n && cand_before(&a[child], &a[child + 1]))
+			child++;
+		if (!cand_before(&a[root], &a[child]))
+			return;
+		tmp = a[root];
+		a[root] = a[child];
+		a[child] = tmp;
+		root = child;
+	}
+}
+
+/*
+ * Heap sort: in place (on a fresh process, page faults on a second buffer cost more than the
+ * sort), O(n log n) whatever a corrupt file holds, and an inlined compare where qsort_r() spent
+ * most of a large table's load time in memcpy and indirect calls.
+ */
+static void cands_sort(struct sym_cand *a, size_t n)
+{
+	struct sym_cand tmp;
+	size_t i;
+
+	if (n < 2)
+		return;
+	for (i = n / 2; i-- > 0;)
+		cands_sift_down(a, i, n);
+	for (i = n - 1; i > 0; i--) {
+		tmp = a[0];
+		a[0] = a[i];
+		a[i] = tmp;
+		cands_sift_down(a, 0, i);
+	}
+}
+
+/* (Re)builds st from the candidates: one entry per address, ends, nesting links, names. */
+static int builder__finish(struct symtab_builder *b, struct symtab *st)
+{
+	const struct sym_cand *cands = b->cands;
+	size_t i, j, n = 0, depth = 0, names_len = 0;
+	struct sym *syms = NULL;
+	int32_t *stack = NULL;
+	char *names = NULL;
+	int err = 0;
+
+	if (b->cnt > INT32_MAX)
+		return -ENOMEM;
+	cands_sort(b->cands, b->cnt);
+	for (i = 0; i < b->cnt; i++) {
+		if (!i || cands[i].addr != cands[i - 1].addr) {
+			n++;
+			names_len += strlen(cands[i].name) + 1;
+		}
+	}
+	if (names_len > UINT32_MAX)
+		return -ENOMEM;
+	if (n) {
+		syms = calloc(n, sizeof(*syms));
+		stack = malloc(n * sizeof(*stack));
+		names = malloc(names_len);
+		if (!syms || !stack || !names) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
+	n = 0;
+	names_len = 0;
+	for (i = 0; i < b->cnt; i = j) {
+		const struct sym_cand *c = &cands[i];
+		uint64_t end = 0, sec_end = 0, next;
+		size_t len;
+
+		/* Aliases: the first (preferred) name, the largest size any of them gives. */
+		for (j = i; j < b->cnt && cands[j].addr == c->addr; j++) {
+			const struct sym_cand *a = &cands[j];
+			uint64_t e = a->addr + a->size < a->addr ? UINT64_MAX : a->addr + a->size;
+
+			if (a->size && e > end)
+				end = e;
+		}
+		if (!end) {
+			for (j = i; j < b->cnt && cands[j].addr == c->addr; j++) {
+				uint64_t e = section_end(b->elfs[cands[j].src], cands[j].shndx);
+
+				if (e > sec_end)
+					sec_end = e;
+			}
+			next = j < b->cnt ? cands[j].addr : UINT64_MAX;
+			if (sec_end > c->addr)
+				end = next < sec_end ? next : sec_end;
+			else if (next != UINT64_MAX)
+				end = next;
+			else
+				end = c->addr + 1;
+		}
+		len = strlen(c->name) + 1;
+		memcpy(names + names_len, c->name, len);
+		syms[n].start = c->addr;
+		syms[n].end = end;
+		syms[n].name = names_len;
+		names_len += len;
+		n++;
+	}
+	/*
+	 * Sizes can nest (an inner entry point inside a larger function): link each symbol to the
+	 * innermost earlier one that is still open, so that a lookup past the inner one's end
+	 * falls back to the outer one in a few steps.
+	 */
+	for (i = 0; i < n; i++) {
+		while (depth && syms[stack[depth - 1]].end <= syms[i].start)
+			depth--;
+		syms[i].parent = depth ? stack[depth - 1] : -1;
+		stack[depth++] = i;
+	}
+	/* Called again only while building: nothing was demangled yet. */
+	free(st->syms);
+	free(st->names);
+	st->syms = syms;
+	st->names = names;
+	st->cnt = n;
+	syms = NULL;
+	names = NULL;
+
+cleanup:
+	free(syms);
+	free(stack);
+	free(names);
+	return err;
+}
+
+static struct sym *symtab__lookup(const struct symtab *st, uint64_t addr)
+{
+	size_t lo = 0, hi = st->cnt;
+	int32_t i;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (st->syms[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = (int32_t)lo - 1; i >= 0; i = st->syms[i].parent) {
+		if (addr < st->syms[i].end)
+			return &st->syms[i];
+	}
+	return NULL;
+}
+
+/* Walks .eh_frame for the FDE covering addr, for its [initial_location, +address_range). */
+static int eh_frame_fde_range(Elf *elf, uint64_t addr, uint64_t *lo, uint64_t *hi)
+{
+	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
+	Elf_Scn *scn = elf_read__section(elf, ".eh_frame");
+	struct eh_frame_cie cie = { .off = (Dwarf_Off)-1 };
+	Dwarf_Off off = 0, next;
+	Dwarf_CFI_Entry ent;
+	uint64_t start, len;
+	Elf_Data *data;
+	GElf_Shdr shdr;
+	int ret;
+
+	if (!scn || !ident || !gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS)
+		return -ENOENT;
+	data = elf_getdata(scn, NULL);
+	if (!data || !data->d_buf)
+		return -ENOENT;
+	for (;; off = next) {
+		next = 0;
+		ret = dwarf_next_cfi(ident, data, true, off, &next, &ent);
+		if (ret > 0 || next <= off)
+			break;
+		/* libdw sets next past some bad entries: the rest can still be read. */
+		if (ret < 0 || dwarf_cfi_cie_p(&ent))
+			continue;
+		if (eh_frame__fde_range(ident, data, true, shdr.sh_addr, &ent.fde, &cie, &start,
+					&len))
+			continue;
+		if (addr >= start && addr - start < len) {
+			*lo = start;
+			*hi = start + len;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/*
+ * The code range to call "_start": libdw's CFI lookup (it uses .eh_frame_hdr's search table)
+ * says whether an FDE covers the entry point at all; its row is the fallback range, widened
+ * to the whole FDE when the FDE can be decoded.
+ */
+static int entry_range(Elf *elf, uint64_t entry, uint64_t *lo, uint64_t *hi)
+{
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Addr start, end;
+	Dwarf_CFI *cfi;
+	bool signalp;
+	int err = -ENOENT;
+
+	cfi = dwarf_getcfi_elf(elf);
+	if (!cfi)
+		return -ENOENT;
+	if (dwarf_cfi_addrframe(cfi, entry, &frame) ||
+	    dwarf_frame_info(frame, &start, &end, &signalp) < 0 || start > entry || end <= entry)
+		goto cleanup;
+	*lo = start;
+	*hi = end;
+	err = 0;
+	if (!eh_frame_fde_range(elf, entry, &start, &end) && start <= *lo && end >= *hi) {
+		*lo = start;
+		*hi = end;
+	}
+
+cleanup:
+	free(frame);
+	dwarf_cfi_end(cfi);
+	return err;
+}
+
+/* Without an FDE (glibc's ld.so: RTLD_START has no CFI), the entry code up to the next
+ * symbol, at most ENTRY_NO_CFI_SZ bytes: enough for the call that a sample's return address
+ * follows. */
+#define ENTRY_NO_CFI_SZ 64
+static int entry_range_no_cfi(const struct symtab *st, uint64_t entry, uint64_t *lo, uint64_t *hi)
+{
+	size_t i;
+
+	*lo = entry;
+	*hi = entry + ENTRY_NO_CFI_SZ;
+	for (i = 0; i < st->cnt; i++)
+		if (st->syms[i].start > entry && st->syms[i].start < *hi)
+			*hi = st->syms[i].start;
+	return 0;
+}
+
+struct symtab *symtab__new(Elf *elf, const char *path)
+{
+	struct symtab_builder b = {};
+	struct symtab *st;
+	Elf *dbg = NULL;
+	int dbg_fd = -1, err = 0, n;
+	uint64_t lo, hi;
+	GElf_Ehdr ehdr;
+
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return NULL;
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr))
+		goto cleanup;
+
+	b.elfs[0] = elf;
+	n = builder__add_symtab(&b, 0, SHT_SYMTAB);
+	if (!n)
+		n = builder__add_symtab(&b, 0, SHT_DYNSYM);
+	if (n < 0) {
+		err = n;
+		goto cleanup;
+	}
+	dbg = debug_file__open(elf, path, DEBUG_FILE_SYMTAB, &dbg_fd);
+	if (dbg) {
+		b.elfs[1] = dbg;
+		n = builder__add_symtab(&b, 1, SHT_SYMTAB);
+		if (n < 0) {
+			err = n;
+			goto cleanup;
+		}
+	}
+	err = builder__finish(&b, st);
+	if (err)
+		goto cleanup;
+
+	if (ehdr.e_entry && !symtab__lookup(st, ehdr.e_entry) &&
+	    (!entry_range(elf, ehdr.e_entry, &lo, &hi) ||
+	     !entry_range_no_cfi(st, ehdr.e_entry, &lo, &hi))) {
+		err = builder__add(&b, lo, hi - lo, "_start", SHN_UNDEF, 0, STB_GLOBAL);
+		if (!err)
+			err = builder__finish(&b, st);
+		if (err)
+			goto cleanup;
+	}
+
+cleanup:
+	free(b.cands);
+	elf_end(dbg);
+	if (dbg_fd >= 0)
+		close(dbg_fd);
+	if (err) {
+		symtab__free(st);
+		errno = -err;
+		return NULL;
+	}
+	return st;
+}
+
+void symtab__free(struct symtab *st)
+{
+	size_t i;
+
+	if (!st)
+		return;
+	for (i = 0; i < st->cnt; i++) {
+		if (st->syms[i].demangled != st->names + st->syms[i].name)
+			free(st->syms[i].demangled);
+	}
+	free(st->syms);
+	free(st->names);
+	free(st);
+}
+
+size_t symtab__cnt(const struct symtab *st)
+{
+	return st ? st->cnt : 0;
+}
+
+const char *symtab__find(struct symtab *st, uint64_t addr, uint64_t *offset)
+{
+	return symtab__find_sym(st, addr, offset, NULL);
+}
+
+const char *symtab__find_sym(struct symtab *st, uint64_t addr, uint64_t *offset, const char **rawp)
+{
+	struct sym *s;
+	char *raw;
+
+	if (!st || !st->cnt)
+		return NULL;
+	s = symtab__lookup(st, addr);
+	if (!s)
+		return NULL;
+	if (offset)
+		*offset = addr - s->start;
+	raw = st->names + s->name;
+	if (rawp)
+		*rawp = raw;
+	if (!demangle__on())
+		return raw;
+	/* Demangling is slow and most symbols are never hit: do it once, on first use. */
+	if (!s->demangled) {
+		s->demangled = demangle__name(raw);
+		if (!s->demangled)
+			s->demangled = raw;
+	}
+	return s->demangled;
+}

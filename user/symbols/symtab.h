@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* symtab.h: the function symbols of one ELF file, sorted for lookups by address. */
+#ifndef BPFPROF_SYMTAB_H
+#define BPFPROF_SYMTAB_H
+
+#include <libelf.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * struct symtab: the function symbols (STT_FUNC, and STT_GNU_IFUNC) of one ELF file, sorted by
+ * address for binary search: from .symtab, else .dynsym, merged with the .symtab of its
+ * separate debug file (debug_file__open(): installed, or fetched by debuginfod). Addresses are
+ * ELF virtual addresses (st_value space), i.e. the process address minus the module's load
+ * bias.
+ * Aliases at one address: a GLOBAL symbol wins over WEAK over LOCAL, then a name without a
+ * leading '_'. Symbols with st_size 0 extend to the next symbol (or the end of their section).
+ * When no symbol covers the ELF entry point (e_entry), "_start" is synthesized over the FDE that
+ * covers it in .eh_frame (stripped executables: the ABI's entry point is _start).
+ */
+struct symtab;
+
+/*
+ * Builds the table from elf (borrowed: only used during the call). path is the file's path as
+ * seen by bpfprof (used to find a .gnu_debuglink file; may be NULL). Returns NULL and sets errno
+ * on allocation failure; an ELF without symbols gives an empty table, not an error.
+ */
+struct symtab *symtab__new(Elf *elf, const char *path);
+void symtab__free(struct symtab *st);
+size_t symtab__cnt(const struct symtab *st);
+
+/*
+ * The function covering addr (ELF virtual address), demangled unless demangling is off
+ * (demangle__set(), in the form demangle__set_full_names() picks), and addr's offset
+ * from its start. The name is owned by st and lives until symtab__free().
+ * Returns NULL when no symbol covers addr.
+ */
+const char *symtab__find(struct symtab *st, uint64_t addr, uint64_t *offset);
+/* As symtab__find(), and in *raw (non-NULL) the symbol's name as the ELF file spells it:
+ * mangled for C++ and Rust (pprof's Function.system_name). */
+const char *symtab__find_sym(struct symtab *st, uint64_t addr, uint64_t *offset, const char **raw);
+
+#endif /* BPFPROF_SYMTAB_H */
