@@ -8,9 +8,11 @@ TARGET_CFLAGS := -O2 -g -fomit-frame-pointer -fno-inline-functions-called-once -
 $(OUTPUT)/tests/unit $(TARGETS_DIR):
 	$(Q)mkdir -p $@
 
+# --as-needed: a test depends only on the libraries of the objects it uses (test_ksyms on no
+# libcurl).
 $(OUTPUT)/tests/unit/%: tests/unit/%.c $(LIB_AR) | $(OUTPUT)/tests/unit
 	$(call msg,CC-TEST,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -Itests/unit -MMD -MP $< $(LIB_AR) $(LDLIBS) \
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -Wl,--as-needed -Itests/unit -MMD -MP $< $(LIB_AR) $(LDLIBS) \
 		$(shell $(PKG_CONFIG) --libs cmocka) -o $@
 
 # Per-test fixtures and flags: tests/unit/*.mk (one file per feature keeps edits apart).
@@ -40,7 +42,7 @@ integration: $(BIN) $(TEST_TARGETS)
 
 # make check-includes: no include cycle among user/'s modules (a .c/.h pair); make
 # check-functions: no function of user/**/*.c over 120 lines. Both print what they find
-# (tools/check-includes.py, tools/check-functions.py).
+# (tools/check-includes.py, tools/check-functions.py); make test runs both first.
 check-includes:
 	$(Q)python3 tools/check-includes.py
 
@@ -54,6 +56,7 @@ check-deploy: $(BIN)
 	$(Q)BPFPROF=$(abspath $(BIN)) TARGETS=$(abspath $(TARGETS_DIR)) tests/deploy/check-deploy.sh
 
 test: deps
+	$(Q)$(MAKE) check-includes check-functions
 	$(Q)$(MAKE) all
 	$(Q)$(MAKE) unit
 	$(Q)$(MAKE) integration
