@@ -23,12 +23,12 @@ struct {
 	__type(value, __u32);
 } target_tgids SEC(".maps") __weak;
 
-/* One struct sample_stats per CPU. */
+/* One struct bpf_stats per CPU. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct sample_stats);
+	__type(value, struct bpf_stats);
 } stats SEC(".maps") __weak;
 
 /*
@@ -99,7 +99,7 @@ static __always_inline __u64 ringbuf_flags(void)
 	return BPF_RB_NO_WAKEUP;
 }
 
-static __always_inline struct sample_stats *stats__get(void)
+static __always_inline struct bpf_stats *stats__get(void)
 {
 	__u32 zero = 0;
 

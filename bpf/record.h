@@ -58,7 +58,7 @@ struct record_header {
 
 /*
  * One perf_event sample of a target thread. Variable size: sizeof(struct sample_record)
- * plus the stack capacity chosen at load time; stack_sz bytes of stack[] are valid.
+ * plus the stack capacity chosen at load time; stack_len bytes of stack[] are valid.
  */
 struct sample_record {
 	struct record_header hdr;
@@ -72,7 +72,7 @@ struct sample_record {
 	__u32 regs_cnt;			  /* valid entries in regs[] */
 	__u64 regs[BPFPROF_REGS_MAX];	  /* user registers, perf_regs order */
 	__u64 stack_addr;		  /* user address of stack[0]: sp - BPFPROF_RED_ZONE_SZ */
-	__u32 stack_sz;			  /* valid bytes in stack[] (may be 0) */
+	__u32 stack_len;		  /* valid bytes in stack[] (may be 0) */
 	__s32 stack_err;		  /* 0, or the negative errno of a failed copy */
 	__u32 kstack_cnt;		  /* valid entries in kstack[] */
 	__s32 kstack_err;		  /* 0, or the negative errno of bpf_get_stack() */
@@ -145,10 +145,10 @@ struct mmap_record {
 };
 
 /* Per-CPU counters (BPF percpu array "stats", one element). */
-struct sample_stats {
+struct bpf_stats {
 	__u64 samples;		 /* sample records submitted */
 	__u64 lost;		 /* samples lost: ringbuf reservation failed (ringbuf full) */
-	__u64 stack_copy_failed; /* samples whose user stack copy failed (stack_sz 0) */
+	__u64 stack_copy_failed; /* samples whose user stack copy failed (stack_len 0) */
 	__u64 stack_truncated;	 /* copies cut at the end of the stack mapping: normal */
 	__u64 stack_vma_unknown; /* samples whose stack mapping could not be looked up */
 	__u64 kstack_failed;	 /* kernel-mode samples without kernel IPs */
@@ -169,6 +169,6 @@ _Static_assert(sizeof(struct sample_record) % 8 == 0, "sample_record alignment")
 _Static_assert(sizeof(struct task_record) == 56, "task_record size");
 _Static_assert(sizeof(struct munmap_record) == 40, "munmap_record size");
 _Static_assert(sizeof(struct mmap_record) == 72 + 2 * BPFPROF_PATH_SZ, "mmap_record size");
-_Static_assert(sizeof(struct sample_stats) == 120, "sample_stats size");
+_Static_assert(sizeof(struct bpf_stats) == 120, "bpf_stats size");
 
 #endif /* BPFPROF_RECORD_H */

@@ -29,7 +29,7 @@ struct {
  * in no mapping, or mmap_lock busy). limit is where copies end: the end of the mapping, or on
  * the main thread's stack the end of argc's page (struct stack_vma). */
 static __always_inline bool stack_vma(struct task_struct *task, __u32 tid, __u64 sp,
-				      struct stack_vma *out, struct sample_stats *st,
+				      struct stack_vma *out, struct bpf_stats *st,
 				      const bool compat)
 {
 	struct stack_vma *cached = stack_vma_cache(task, tid, compat);
@@ -171,7 +171,7 @@ static __always_inline bool user_regs_find(struct task_struct *task, bool kernel
 /* Sets w (sp set by the caller): the live stack, from the red zone below sp to the end of its
  * mapping, at most the process's copy size (copy_sizes, else stack_init_sz). */
 static __always_inline void stack_window_find(struct task_struct *task, __u64 pid_tgid,
-					      struct stack_window *w, struct sample_stats *st,
+					      struct stack_window *w, struct bpf_stats *st,
 					      const bool compat)
 {
 	__u32 tgid = pid_tgid >> 32;
@@ -216,7 +216,7 @@ static __always_inline void record_init(struct sample_record *rec, __u64 pid_tgi
 	rec->regs_arch = 0;
 	rec->regs_cnt = 0;
 	rec->stack_addr = 0;
-	rec->stack_sz = 0;
+	rec->stack_len = 0;
 	rec->stack_err = 0;
 	rec->kstack_cnt = 0;
 	rec->kstack_err = 0;
@@ -224,7 +224,7 @@ static __always_inline void record_init(struct sample_record *rec, __u64 pid_tgi
 
 /* The interrupted kernel's return addresses (a sample in kernel mode). */
 static __always_inline void kernel_stack_copy(struct bpf_perf_event_data *ctx,
-					      struct sample_record *rec, struct sample_stats *st)
+					      struct sample_record *rec, struct bpf_stats *st)
 {
 	long n;
 
@@ -254,9 +254,9 @@ static __always_inline void user_regs_copy(struct sample_record *rec,
 }
 
 /* Copies w's part of the user stack into rec->stack (at most cap bytes), or its readable
- * beginning; sets stack_addr and stack_sz, or stack_err. */
+ * beginning; sets stack_addr and stack_len, or stack_err. */
 static __always_inline void user_stack_copy(struct sample_record *rec, struct stack_window *w,
-					    __u32 cap, struct sample_stats *st)
+					    __u32 cap, struct bpf_stats *st)
 {
 	__u64 start = w->start, len = w->len, page;
 	bool capped = w->capped;
@@ -311,7 +311,7 @@ static __always_inline void user_stack_copy(struct sample_record *rec, struct st
 		__sync_fetch_and_add(&st->stack_copy_failed, 1);
 	} else {
 		rec->stack_addr = start;
-		rec->stack_sz = len;
+		rec->stack_len = len;
 		__sync_fetch_and_add(&st->stack_bytes, len);
 		if (capped) {
 			rec->flags |= SAMPLE_F_STACK_CAPPED;
@@ -330,7 +330,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool co
 	struct pt_regs *uregs = NULL;
 	struct sample_record *rec;
 	struct task_struct *task;
-	struct sample_stats *st;
+	struct bpf_stats *st;
 	bool kernel_mode, user_regs;
 	__u32 cap;
 

@@ -137,7 +137,7 @@ static __always_inline void *reserve_record(__u32 type, __u32 sz, __u32 tgid, __
 }
 
 static __always_inline struct mmap_record *reserve(__u32 type, __u32 tgid, __u64 start, __u64 len,
-						   struct sample_stats *st)
+						   struct bpf_stats *st)
 {
 	struct mmap_record *rec;
 
@@ -155,13 +155,13 @@ static __always_inline struct mmap_record *reserve(__u32 type, __u32 tgid, __u64
 	return rec;
 }
 
-static __always_inline void submit(struct mmap_record *rec, struct sample_stats *st)
+static __always_inline void submit(struct mmap_record *rec, struct bpf_stats *st)
 {
 	__sync_fetch_and_add(&st->mmap_events, 1);
 	bpf_ringbuf_submit(rec, ringbuf_flags());
 }
 
-static __always_inline void emit_munmap(__u32 tgid, __u64 start, __u64 len, struct sample_stats *st)
+static __always_inline void emit_munmap(__u32 tgid, __u64 start, __u64 len, struct bpf_stats *st)
 {
 	struct munmap_record *rec;
 
@@ -177,7 +177,7 @@ static __always_inline void emit_munmap(__u32 tgid, __u64 start, __u64 len, stru
 
 /* RECORD_MMAP for the VMA holding addr, when it is executable; returns the VMA's end, or 0. */
 static __always_inline __u64 emit_vma(struct task_struct *task, __u32 tgid, __u64 addr,
-				      __u32 extra_flags, struct sample_stats *st, const bool compat)
+				      __u32 extra_flags, struct bpf_stats *st, const bool compat)
 {
 	struct mmap_record *rec;
 	struct vma_info vi;
@@ -218,7 +218,7 @@ static __always_inline int sys_exit(struct pt_regs *regs, long ret, const bool c
 {
 	__u64 nr = regs->orig_ax, addr, len, vma_addr = 0;
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct sample_stats *st;
+	struct bpf_stats *st;
 	struct task_struct *task;
 	bool unmap = false;
 
@@ -278,7 +278,7 @@ int BPF_PROG(handle_sys_exit_compat, struct pt_regs *regs, long ret)
 
 static __always_inline void emit_task(__u32 type, __u32 tgid, __u32 parent_tgid, __u64 cpu_ns)
 {
-	struct sample_stats *st = stats__get();
+	struct bpf_stats *st = stats__get();
 	struct task_record *rec;
 
 	if (!st)
@@ -301,7 +301,7 @@ SEC("tp_btf/sched_process_fork")
 int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = parent->tgid, ctgid = child->tgid, state;
-	struct sample_stats *st;
+	struct bpf_stats *st;
 
 	if (ptgid == ctgid)
 		return 0;
@@ -334,7 +334,7 @@ static __always_inline int exec_event(struct task_struct *p, pid_t old_pid, cons
 {
 	__u32 tgid = p->tgid, *state, flags = MMAP_F_EXEC_TIME;
 	__u64 addr, next, base = 0, vdso;
-	struct sample_stats *st;
+	struct bpf_stats *st;
 	struct mm_struct *mm;
 	int i;
 

@@ -56,7 +56,7 @@ struct ref_addr {
  * would make them one entry). */
 struct loaded {
 	struct module_cache *mc;
-	struct elf_entry *e;
+	struct module *e;
 };
 
 static char tmpdir[64];
@@ -199,7 +199,7 @@ static struct ref_addr *addr2line(const char *path, uint64_t start, size_t n, bo
 	return refs;
 }
 
-static struct elf_entry *load(const char *path, struct loaded *l)
+static struct module *load(const char *path, struct loaded *l)
 {
 	l->mc = module_cache__new();
 	assert_non_null(l->mc);
@@ -211,7 +211,7 @@ static struct elf_entry *load(const char *path, struct loaded *l)
 
 static void unload(struct loaded *l)
 {
-	elf_entry__put(l->e);
+	module__put(l->e);
 	module_cache__free(l->mc);
 }
 
@@ -227,7 +227,7 @@ static void print_frames(uint64_t addr, const struct src_frame *f, int n)
 }
 
 /* module_symbols__frames() at every reference address gives addr2line's chain. */
-static void check_like_addr2line(struct elf_entry *e, const struct ref_addr *refs, size_t n)
+static void check_like_addr2line(struct module *e, const struct ref_addr *refs, size_t n)
 {
 	struct src_frame f[MAX_FRAMES];
 	size_t i, j;
@@ -257,7 +257,7 @@ static void check_like_addr2line(struct elf_entry *e, const struct ref_addr *ref
 }
 
 /* The same frames, pointer for pointer where DWARF strings are shared, at every address. */
-static void assert_same_frames(struct elf_entry *a, struct elf_entry *b, uint64_t start, size_t n)
+static void assert_same_frames(struct module *a, struct module *b, uint64_t start, size_t n)
 {
 	struct src_frame fa[MAX_FRAMES], fb[MAX_FRAMES];
 	int na, nb, j;
@@ -408,7 +408,7 @@ static void test_clang_like_addr2line(void **state)
 }
 
 /* An address of outer inside inl_leaf (three frames). */
-static uint64_t addr_in_leaf(struct elf_entry *e, const struct fixture_funcs *ff)
+static uint64_t addr_in_leaf(struct module *e, const struct fixture_funcs *ff)
 {
 	struct src_frame f[MAX_FRAMES];
 	size_t i;

@@ -45,7 +45,7 @@ static void print_opts(const struct bpfprof_opts *o)
 		printf("%s%u", i ? "," : " ", o->pids[i]);
 	printf("\nduration_ns %" PRIu64 "\ninterval_ns %" PRIu64 "\nfreq_hz %" PRIu64
 	       "\noutput_dir_max %" PRIu64 "\nstack_sz %u\nringbuf_sz %u\n",
-	       o->duration_ns, o->ag.interval_ns, o->freq_hz, o->ag.output_dir_max, o->stack_sz,
+	       o->duration_ns, o->ag.interval_ns, o->freq_hz, o->ag.output_dir_max, o->copy_size,
 	       o->ringbuf_sz);
 	printf("cmd %s\nreport %s\ncheck %d\nagent %d\n", o->cmd ? o->cmd[0] : "-",
 	       o->report ? o->report : "-", o->check, o->agent);

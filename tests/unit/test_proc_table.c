@@ -115,7 +115,7 @@ static void test_cache_trim(void **state)
 {
 	const char *files[] = { "/bin/true", "/bin/false", "/bin/ls" };
 	struct module_cache *mc = module_cache__new();
-	struct elf_entry *e[3], *again;
+	struct module *e[3], *again;
 	int i;
 
 	for (i = 0; i < 3; i++) {
@@ -125,18 +125,18 @@ static void test_cache_trim(void **state)
 	/* Same identity: same entry. */
 	again = module_cache__get(mc, "/bin/ls", "/usr/bin/ls");
 	assert_ptr_equal(again, e[2]);
-	elf_entry__put(again);
+	module__put(again);
 	assert_int_equal(module_cache__cnt(mc), 3);
 	/* Referenced files stay whatever the limit. */
 	assert_int_equal(module_cache__trim(mc, 0, 0), 0);
-	elf_entry__put(e[0]);
-	elf_entry__put(e[1]);
+	module__put(e[0]);
+	module__put(e[1]);
 	/* Two unused, one kept: the least recently used goes. */
 	assert_int_equal(module_cache__trim(mc, 1, 0), 1);
 	assert_int_equal(module_cache__cnt(mc), 2);
 	/* Too recent to go. */
 	assert_int_equal(module_cache__trim(mc, 0, 3600ull * 1000000000), 0);
-	elf_entry__put(e[2]);
+	module__put(e[2]);
 	module_cache__free(mc);
 }
 
@@ -144,7 +144,7 @@ static void test_cache_build_id(void **state)
 {
 	char copy[] = "/tmp/bpfprof-test-true-XXXXXX", cmd[128];
 	struct module_cache *mc = module_cache__new();
-	struct elf_entry *a, *b, *again;
+	struct module *a, *b, *again;
 	int fd = mkstemp(copy);
 
 	assert_true(fd >= 0);
@@ -163,16 +163,16 @@ static void test_cache_build_id(void **state)
 	again = module_cache__get(mc, copy, copy);
 	assert_ptr_equal(again, a);
 	assert_int_equal(module_cache__opened(mc), 2);
-	elf_entry__put(a);
-	elf_entry__put(b);
-	elf_entry__put(again);
+	module__put(a);
+	module__put(b);
+	module__put(again);
 	/* Eviction takes the aliases along. */
 	assert_int_equal(module_cache__trim(mc, 0, 0), 1);
 	assert_int_equal(module_cache__cnt(mc), 0);
 	b = module_cache__get(mc, copy, copy);
 	assert_non_null(b);
 	assert_int_equal(module_cache__opened(mc), 3);
-	elf_entry__put(b);
+	module__put(b);
 	unlink(copy);
 	module_cache__free(mc);
 }
@@ -189,18 +189,18 @@ static void test_bias_shared_page(void **state)
 		{ .vaddr = 0x537c0, .offset = 0x517c0, .filesz = 0x28b8, .memsz = 0x3840,
 		  .align = 0x1000 },
 	};
-	struct elf_entry e = { .loads = loads, .loads_cnt = 3 };
+	struct module e = { .loads = loads, .loads_cnt = 3 };
 	uint64_t base = 0x555555554000ull, bias, lo, hi;
 
-	assert_int_equal(elf_entry__bias(&e, base + 0x14000, 0x13000, &bias, &lo, &hi), 0);
+	assert_int_equal(module__bias(&e, base + 0x14000, 0x13000, &bias, &lo, &hi), 0);
 	assert_int_equal(bias, base);
 	assert_int_equal(lo, base);
 	assert_int_equal(hi, base + 0x537c0 + 0x3840);
 	/* The first page: the R segment. */
-	assert_int_equal(elf_entry__bias(&e, base, 0, &bias, &lo, &hi), 0);
+	assert_int_equal(module__bias(&e, base, 0, &bias, &lo, &hi), 0);
 	assert_int_equal(bias, base);
 	/* An offset no segment holds. */
-	assert_int_equal(elf_entry__bias(&e, base, 0x900000, &bias, &lo, &hi), -ENOENT);
+	assert_int_equal(module__bias(&e, base, 0x900000, &bias, &lo, &hi), -ENOENT);
 }
 
 int main(void)

@@ -24,7 +24,7 @@ static struct sample_record *new_sample(size_t *sz)
 	s->tid = 11;
 	s->regs_cnt = 24;
 	s->stack_addr = 0x7ffd0000;
-	s->stack_sz = STACK_CAP;
+	s->stack_len = STACK_CAP;
 	s->kstack_cnt = 3;
 	return s;
 }
@@ -49,9 +49,9 @@ static void test_sample_bad_lengths(void **state)
 	size_t sz;
 	struct sample_record *s = new_sample(&sz);
 
-	s->stack_sz = STACK_CAP + 1;	/* past the record */
+	s->stack_len = STACK_CAP + 1;	/* past the record */
 	assert_int_equal(record__decode(s, sz, &v), -EINVAL);
-	s->stack_sz = STACK_CAP;
+	s->stack_len = STACK_CAP;
 	s->regs_cnt = BPFPROF_REGS_MAX + 1;
 	assert_int_equal(record__decode(s, sz, &v), -EINVAL);
 	s->regs_cnt = 24;

@@ -92,7 +92,7 @@ static __attribute__((noinline)) void take_sample(void)
 	if (len > STACK_CAP)
 		len = STACK_CAP;
 	sample->stack_addr = sp - 128;
-	sample->stack_sz = len;
+	sample->stack_len = len;
 	/* getcontext's caller (this function) is the sampled frame: its own locals below
 	 * REG_RSP are not used by the unwind of its callers. */
 	copy_stack(sample->stack, sp - 128, len);
@@ -248,13 +248,13 @@ static void test_truncated_stack(void **state)
 	p = proc__unwinder(proc_table__find(pl.pt, getpid(), true));
 	/* Only 256 bytes copied, as if the copy was that short: a partial stack, the
 	 * truncation named. */
-	sample->stack_sz = 256;
+	sample->stack_len = 256;
 	n = unwind__sample(p, sample, 256, frames, 64, &stop);
 	assert_true(n >= 1);
 	assert_true(n < 8);
 	assert_int_equal(stop, UNWIND_STOP_TRUNCATED);
 	/* No copy at all: still the sampled frame. */
-	sample->stack_sz = 0;
+	sample->stack_len = 0;
 	n = unwind__sample(p, sample, STACK_CAP, frames, 64, &stop);
 	assert_int_equal(n >= 1, 1);
 	assert_int_not_equal(stop, UNWIND_STOP_ROOT);
@@ -288,7 +288,7 @@ static void test_garbage(void **state)
 			sample->regs[PERF_REG_X86_SP] = sp;
 		}
 		sample->stack_addr = sample->regs[PERF_REG_X86_SP] - 128;
-		sample->stack_sz = rand_r(&seed) % (STACK_CAP + 1);
+		sample->stack_len = rand_r(&seed) % (STACK_CAP + 1);
 		n = unwind__sample(p, sample, STACK_CAP, frames, 64, &stop);
 		assert_true(n >= 0 && n <= 64);
 		assert_true(stop < UNWIND_STOP_CNT);
@@ -383,11 +383,11 @@ static void test_fast_truncated(void **state)
 
 	fill_header();
 	chain_a(1);
-	full = sample->stack_sz;
+	full = sample->stack_len;
 	pipeline__init(&pl);
 	p = proc__unwinder(proc_table__find(pl.pt, getpid(), true));
 	for (sz = 0; sz <= full; sz += sz < 1024 ? 4 : 60) {
-		sample->stack_sz = sz;
+		sample->stack_len = sz;
 		snprintf(what, sizeof(what), "copy of %u bytes, full", sz);
 		assert_same_unwind(p, sz, 64, what);
 		snprintf(what, sizeof(what), "copy of %u bytes, short", sz);
@@ -573,7 +573,7 @@ static void test_diff_mode(void **state)
 			sample->regs[PERF_REG_X86_SP] = sp;
 		}
 		sample->stack_addr = sample->regs[PERF_REG_X86_SP] - 128;
-		sample->stack_sz = rand_r(&seed) % (STACK_CAP + 1);
+		sample->stack_len = rand_r(&seed) % (STACK_CAP + 1);
 		n = unwind__sample(p, sample, STACK_CAP, frames, 64, &stop);
 		assert_true(n >= 0 && n <= 64);
 	}

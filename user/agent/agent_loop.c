@@ -79,7 +79,7 @@ static void agent_counters(struct agent_loop *l)
 	struct proc_stats st;
 	struct proc_table_counts counts;
 	struct agent_counters c = {};
-	struct sample_stats bpf = {};
+	struct bpf_stats bpf = {};
 
 	loader__read_stats(s->loader, &bpf);
 	proc_table__stats(s->pt, &st);
@@ -105,7 +105,7 @@ static int agent_cut(struct agent_loop *l)
 	if (!fresh)
 		return -ENOMEM;
 	err = symbolizer__run(l->s->symbolizer, l->s->agg) ?:
-	      agent__cut(l->agent, l->s->agg, l->cut_start_realtime_ns, end);
+		      agent__cut(l->agent, l->s->agg, l->cut_start_realtime_ns, end);
 	agg = session__swap_aggregate(l->s, fresh);
 	aggregate__free(agg);
 	l->cut_start_realtime_ns = end;

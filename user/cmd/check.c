@@ -79,8 +79,8 @@ static void print_system(FILE *out, const struct kernel_features *kf)
 static int try_run(FILE *out, const char *event, unsigned long long freq_hz)
 {
 	struct loader_opts lo = {
-		.stack_sz = 16384,
-		.max_stack_sz = BPFPROF_STACK_SZ_MAX,
+		.copy_size = 16384,
+		.max_copy_size = BPFPROF_STACK_SZ_MAX,
 		.ringbuf_sz = 1 << 20,
 		.max_targets = 1024,
 		.self_tgid = getpid(),

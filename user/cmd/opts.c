@@ -523,9 +523,9 @@ static enum output_format format_from_name(const char *path, bool *known)
 static size_t default_ringbuf_sz(const struct bpfprof_opts *o)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	uint64_t need = (uint64_t)(cpus > 0 ? cpus : 1) * o->freq_hz * (o->stack_sz + 512) /
+	uint64_t need = (uint64_t)(cpus > 0 ? cpus : 1) * o->freq_hz * (o->copy_size + 512) /
 			(o->agent ? 4 : 1);
-	uint64_t min = 4 * ((uint64_t)o->max_stack_sz + sizeof(struct sample_record));
+	uint64_t min = 4 * ((uint64_t)o->max_copy_size + sizeof(struct sample_record));
 	size_t sz = 1u << 20, max = o->agent ? 64u << 20 : 16u << 20;
 
 	while ((sz < need || sz < min) && sz < max)
@@ -655,14 +655,14 @@ static error_t parse_target_opt(int key, char *arg, struct argp_state *state)
 			return usage_error(
 				state, "invalid stack size '%s' (512-%u bytes, K suffix allowed)",
 				arg, BPFPROF_STACK_SZ_MAX);
-		o->stack_sz = (v + 7) & ~7ull;
+		o->copy_size = (v + 7) & ~7ull;
 		break;
 	case OPT_MAX_STACK_SIZE:
 		if (parse_size(arg, 512, BPFPROF_STACK_SZ_MAX, &v))
 			return usage_error(
 				state, "invalid stack size '%s' (512-%u bytes, K suffix allowed)",
 				arg, BPFPROF_STACK_SZ_MAX);
-		o->max_stack_sz = (v + 7) & ~7ull;
+		o->max_copy_size = (v + 7) & ~7ull;
 		break;
 	case OPT_MAX_FRAMES:
 		if (parse_uint(arg, 1, MAX_FRAMES_MAX, &v))
@@ -932,7 +932,7 @@ static error_t parse_end(struct argp_state *state)
 	/* Every frame but the sampled one holds at least 16 bytes of stack (its return
 	 * address, kept 16-byte aligned at calls by the psABI): no more fit in a copy. */
 	if (!o->max_frames)
-		o->max_frames = o->max_stack_sz / MIN_FRAME_BYTES;
+		o->max_frames = o->max_copy_size / MIN_FRAME_BYTES;
 	for (size_t i = 0; i < o->outputs_cnt; i++) {
 		bool known;
 
@@ -985,15 +985,15 @@ static error_t parse_end(struct argp_state *state)
 		return usage_error(state, "nothing to profile: give -p PID, -a or -- CMD");
 	if (!!o->cmd + !!o->pids_cnt + o->all > 1)
 		return usage_error(state, "-p, -a and a command exclude each other");
-	if (o->stack_sz > o->max_stack_sz)
-		o->stack_sz = o->max_stack_sz;
+	if (o->copy_size > o->max_copy_size)
+		o->copy_size = o->max_copy_size;
 	if (!o->ringbuf_sz)
 		o->ringbuf_sz = default_ringbuf_sz(o);
-	if ((uint64_t)o->max_stack_sz + sizeof(struct sample_record) > o->ringbuf_sz / 4)
+	if ((uint64_t)o->max_copy_size + sizeof(struct sample_record) > o->ringbuf_sz / 4)
 		return usage_error(state,
 				   "--max-stack-size %u needs a ringbuf of at least %zu bytes",
-				   o->max_stack_sz,
-				   4 * (o->max_stack_sz + sizeof(struct sample_record)));
+				   o->max_copy_size,
+				   4 * (o->max_copy_size + sizeof(struct sample_record)));
 	return 0;
 }
 
@@ -1236,8 +1236,8 @@ static void defaults(struct bpfprof_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->freq_hz = 99;
 	o->event = "cpu-clock";
-	o->stack_sz = 16384;
-	o->max_stack_sz = BPFPROF_STACK_SZ_MAX;
+	o->copy_size = 16384;
+	o->max_copy_size = BPFPROF_STACK_SZ_MAX;
 	o->max_frames = 0; /* from --max-stack-size once it is known */
 	o->ringbuf_sz = 0; /* default_ringbuf_sz() once -F is known */
 	o->drain_ms = 10;

@@ -42,10 +42,10 @@ struct bpfprof_opts {
 	size_t pids_cnt;
 	uint64_t duration_ns;	 /* -d: 0 = until the targets exit or Ctrl-C */
 	char **cmd;		 /* -- CMD ARGS: NULL-terminated; NULL with -p */
-	uint32_t stack_sz;	 /* --stack-size: first copy size per process (default 16 KiB) */
-	uint32_t max_stack_sz;	 /* --max-stack-size: largest copy size (default 128 KiB) */
+	uint32_t copy_size;	 /* --stack-size: first copy size per process (default 16 KiB) */
+	uint32_t max_copy_size;	 /* --max-stack-size: largest copy size (default 128 KiB) */
 	uint32_t max_frames;	 /* --max-frames: user frames per stack (default
-					 * max_stack_sz / 16) */
+					 * max_copy_size / 16) */
 	uint32_t ringbuf_sz;	 /* --ringbuf-size: bytes (default 16 MiB) */
 	uint32_t drain_ms;	 /* ringbuf drain period (default 10 ms) */
 	unsigned int top;	 /* functions in the summary (default 10, 0 = none) */

@@ -129,7 +129,7 @@ int report__run(struct session *s)
 			s->ksyms = ksyms__load_text(mr->text, mr->len);
 		n = capture_reader__next(r, &data, &sz);
 	}
-	err = session__setup_pipeline(s, -1, hdr.stack_sz, hdr.flags & CAPTURE_F_LAZY_MAPS,
+	err = session__setup_pipeline(s, -1, hdr.max_copy_size, hdr.flags & CAPTURE_F_LAZY_MAPS,
 				      replay_maps_text, &rp);
 	if (err)
 		goto out;

@@ -131,7 +131,7 @@ static bool handle_signals(struct session *s, uint64_t *stop_at)
 /* Lost mapping or task events leave holes only /proc can fill: tell the process table. */
 static void check_lost_events(struct session *s)
 {
-	struct sample_stats st;
+	struct bpf_stats st;
 
 	if (s->events_lost || loader__read_stats(s->loader, &st))
 		return;
@@ -393,7 +393,7 @@ static void print_prog_stats(const char *name, uint64_t run_cnt, uint64_t run_ti
 }
 
 /* --stats: the process table's work and bpfprof's own footprint. */
-static void print_stats_totals(struct session *s, const struct sample_stats *bpf)
+static void print_stats_totals(struct session *s, const struct bpf_stats *bpf)
 {
 	const struct consumer_stats *cs = consumer__stats(s->consumer);
 	struct proc_table_counts c;
@@ -448,7 +448,7 @@ static void print_stats_totals(struct session *s, const struct sample_stats *bpf
 
 void session__print_summary(struct session *s)
 {
-	struct sample_stats bpf = {};
+	struct bpf_stats bpf = {};
 	struct summary_input in = {
 		.duration_ns = s->end_ns - s->start_ns,
 		.freq_hz = s->opts->freq_hz,
@@ -499,7 +499,7 @@ int session__setup_pipeline(struct session *s, int ringbuf_fd, uint32_t stack_ca
 	struct sample_handler_opts sho = {
 		.stack_cap = stack_cap,
 		.max_frames = o->max_frames,
-		.copy = { .init_sz = o->stack_sz, .max_sz = o->max_stack_sz },
+		.copy = { .init_sz = o->copy_size, .max_sz = o->max_copy_size },
 	};
 	struct symbolizer_opts syo = {
 		.no_dwarf = o->no_inline,
@@ -552,8 +552,8 @@ int session__setup(struct session *s)
 {
 	struct bpfprof_opts *o = s->opts;
 	struct loader_opts lo = {
-		.stack_sz = o->stack_sz,
-		.max_stack_sz = o->max_stack_sz,
+		.copy_size = o->copy_size,
+		.max_copy_size = o->max_copy_size,
 		.ringbuf_sz = o->ringbuf_sz,
 		.max_targets = 16384,
 		.target_all = o->all,
@@ -562,7 +562,7 @@ int session__setup(struct session *s)
 	struct perf_event_opts po = { .event = o->event, .freq_hz = o->freq_hz };
 	struct loader_error le;
 	struct capture_header ch = {
-		.stack_sz = o->max_stack_sz,
+		.max_copy_size = o->max_copy_size,
 		.freq_hz = o->freq_hz,
 		.flags = o->all ? CAPTURE_F_LAZY_MAPS : 0,
 	};
@@ -608,7 +608,7 @@ int session__setup(struct session *s)
 			}
 		}
 	}
-	err = session__setup_pipeline(s, loader__ringbuf_fd(s->loader), o->max_stack_sz, o->all,
+	err = session__setup_pipeline(s, loader__ringbuf_fd(s->loader), o->max_copy_size, o->all,
 				      o->raw_capture ? capture_maps_text : NULL, s);
 	if (!err && s->capture)
 		consumer__set_capture(s->consumer, s->capture);

@@ -24,7 +24,7 @@ typedef Perftools__Profiles__Function Function;
 
 /* ELF file -> mapping id; (name, system name, file) -> function id. */
 struct map_ref {
-	const struct elf_entry *entry;
+	const struct module *entry;
 	size_t idx;
 	UT_hash_handle hh;
 };
@@ -108,7 +108,7 @@ static ssize_t new_mapping(struct encoder *enc)
  * PT_LOAD segments, the file offset of the first. bpfprof names every location itself, so
  * pprof never needs to map these addresses back into the file.
  */
-static ssize_t elf_mapping(struct encoder *enc, const struct elf_entry *e)
+static ssize_t elf_mapping(struct encoder *enc, const struct module *e)
 {
 	uint64_t lo = UINT64_MAX, hi = 0, off = 0;
 	struct map_ref *r;
@@ -205,7 +205,7 @@ static ssize_t function(struct encoder *enc, const struct agg_line *line)
 
 /* pprof takes the first mapping for the main binary: executables first (ET_EXEC, or a PIE
  * whose name does not look like a shared object), then by first use. */
-static int exec_rank(const struct elf_entry *e)
+static int exec_rank(const struct module *e)
 {
 	if (!e->is_dyn)
 		return 0;

@@ -41,11 +41,11 @@ struct addr_space {
 		     * read; NULL otherwise */
 };
 
-/* libdwfl find_elf: hand out the cached Elf; the module's userdata is its elf_entry. */
+/* libdwfl find_elf: hand out the cached Elf; the module's userdata is its module. */
 static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 		    char **file_name, Elf **elfp)
 {
-	struct elf_entry *e = *userdata;
+	struct module *e = *userdata;
 
 	*elfp = NULL;
 	if (!e)
@@ -94,7 +94,7 @@ static void maps__free(struct as_mapping *maps, size_t cnt)
 
 	for (i = 0; i < cnt; i++) {
 		free(maps[i].m.path);
-		elf_entry__put(maps[i].m.entry);
+		module__put(maps[i].m.entry);
 	}
 	free(maps);
 }
@@ -264,7 +264,7 @@ static int maps__split(struct addr_space *as, size_t i, uint64_t start, uint64_t
 	memmove(m + 2, m + 1, (as->maps_cnt - i - 1) * sizeof(*m));
 	m[1] = m[0];
 	m[1].m.path = m->m.path ? strdup(m->m.path) : NULL;
-	m[1].m.entry = elf_entry__get(m->m.entry);
+	m[1].m.entry = module__get(m->m.entry);
 	m[1].m.pgoff += end - m->m.start;
 	m[1].m.start = end;
 	m->m.end = start;
@@ -293,7 +293,7 @@ static int maps__carve(struct addr_space *as, uint64_t start, uint64_t end, bool
 		if (m->m.start >= start && m->m.end <= end) {
 			*removed |= m->reported;
 			free(m->m.path);
-			elf_entry__put(m->m.entry);
+			module__put(m->m.entry);
 			memmove(m, m + 1, (as->maps_cnt - i - 1) * sizeof(*m));
 			as->maps_cnt--;
 			i--;
@@ -410,7 +410,7 @@ int addr_space__copy(struct addr_space *child, const struct addr_space *parent)
 		maps[i] = parent->maps[i];
 		maps[i].reported = false;
 		maps[i].m.path = parent->maps[i].m.path ? strdup(parent->maps[i].m.path) : NULL;
-		maps[i].m.entry = elf_entry__get(parent->maps[i].m.entry);
+		maps[i].m.entry = module__get(parent->maps[i].m.entry);
 	}
 	maps__replace(child, maps, parent->maps_cnt, parent->maps_cnt ? parent->maps_cnt : 1);
 	child->maps_read = true;
@@ -483,11 +483,11 @@ void addr_space__munmap(struct addr_space *as, uint64_t start, uint64_t len)
 }
 
 /* Opens the mapped file: the vdso is bpfprof's own copy. */
-static struct elf_entry *mapping__open_file(struct addr_space *as, const struct mapping *m)
+static struct module *mapping__open_file(struct addr_space *as, const struct mapping *m)
 {
 	struct module_cache *mc = as->shared->modules;
 	char path[PATH_MAX + 64];
-	struct elf_entry *e;
+	struct module *e;
 
 	if (m->path && !strcmp(m->path, "[vdso]"))
 		return module_cache__vdso(mc);
@@ -530,9 +530,9 @@ static void mapping__open(struct addr_space *as, struct as_mapping *am)
 			pr_debug("open %s of process %u: %s", m->path, as->tgid, strerror(errno));
 		return;
 	}
-	if (elf_entry__bias(m->entry, m->start, m->pgoff, &m->bias, &lo, &hi)) {
+	if (module__bias(m->entry, m->start, m->pgoff, &m->bias, &lo, &hi)) {
 		pr_debug("%s: no PT_LOAD holds offset 0x%" PRIx64, m->entry->path, m->pgoff);
-		elf_entry__put(m->entry);
+		module__put(m->entry);
 		m->entry = NULL;
 		return;
 	}
@@ -553,7 +553,7 @@ static void mapping__report(struct addr_space *as, struct as_mapping *am, uint64
 		dwfl_module_info(mod, NULL, &am->mod_lo, &am->mod_hi, NULL, NULL, NULL, NULL);
 		return;
 	}
-	elf_entry__bias(m->entry, m->start, m->pgoff, &bias, &lo, &hi);
+	module__bias(m->entry, m->start, m->pgoff, &bias, &lo, &hi);
 	dwfl_report_begin_add(as->dwfl);
 	mod = dwfl_report_module(as->dwfl, m->entry->path, lo, hi);
 	if (mod) {

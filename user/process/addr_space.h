@@ -28,9 +28,9 @@ struct mapping {
 	uint64_t inode; /* 0 for anonymous memory */
 	char *path;	/* as in /proc/PID/maps or the mmap record; NULL for anonymous memory */
 	bool deleted;
-	struct elf_entry *entry; /* opened at the first pc inside; NULL until then or if it
+	struct module *entry; /* opened at the first pc inside; NULL until then or if it
 				  * cannot be opened */
-	uint64_t bias;		 /* load bias (ELF address = address - bias), valid with entry */
+	uint64_t bias;	      /* load bias (ELF address = address - bias), valid with entry */
 };
 
 /*

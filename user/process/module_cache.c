@@ -19,15 +19,15 @@
 /* Another identity of a cached file with the same build-id. */
 struct id_alias {
 	struct file_id id;
-	struct elf_entry *e;
+	struct module *e;
 	UT_hash_handle hh;
 };
 
 struct module_cache {
-	struct elf_entry *entries;     /* uthash by id */
-	struct elf_entry *by_build_id; /* the same entries, by build-id */
-	struct id_alias *aliases;      /* uthash by id */
-	struct elf_entry *vdso;
+	struct module *entries;	    /* uthash by id */
+	struct module *by_build_id; /* the same entries, by build-id */
+	struct id_alias *aliases;   /* uthash by id */
+	struct module *vdso;
 	void *vdso_image; /* malloc'd copy of our vdso: libelf may write PRIVATE data */
 	uint64_t opened;  /* files parsed */
 };
@@ -41,7 +41,7 @@ struct module_cache *module_cache__new(void)
 	return calloc(1, sizeof(struct module_cache));
 }
 
-static void entry__free(struct elf_entry *e)
+static void entry__free(struct module *e)
 {
 	if (!e)
 		return;
@@ -62,7 +62,7 @@ static void entry__free(struct elf_entry *e)
 	free(e);
 }
 
-static void aliases__drop(struct module_cache *mc, const struct elf_entry *e)
+static void aliases__drop(struct module_cache *mc, const struct module *e)
 {
 	struct id_alias *a, *tmp;
 
@@ -74,7 +74,7 @@ static void aliases__drop(struct module_cache *mc, const struct elf_entry *e)
 	}
 }
 
-static void cache__remove(struct module_cache *mc, struct elf_entry *e)
+static void cache__remove(struct module_cache *mc, struct module *e)
 {
 	HASH_DEL(mc->entries, e);
 	if (e->build_id_sz)
@@ -84,7 +84,7 @@ static void cache__remove(struct module_cache *mc, struct elf_entry *e)
 
 void module_cache__free(struct module_cache *mc)
 {
-	struct elf_entry *e, *tmp;
+	struct module *e, *tmp;
 
 	if (!mc)
 		return;
@@ -110,7 +110,7 @@ unsigned int module_cache__cnt(const struct module_cache *mc)
 }
 
 /* Reads the ELF header and PT_LOAD segments; -ENOEXEC for anything that is not a usable ELF. */
-static int entry__parse(struct elf_entry *e)
+static int entry__parse(struct module *e)
 {
 	const void *build_id;
 	GElf_Ehdr ehdr;
@@ -150,9 +150,9 @@ static int entry__parse(struct elf_entry *e)
 	return 0;
 }
 
-static struct elf_entry *entry__new(const char *map_path)
+static struct module *entry__new(const char *map_path)
 {
-	struct elf_entry *e = calloc(1, sizeof(*e));
+	struct module *e = calloc(1, sizeof(*e));
 	const char *slash;
 
 	if (!e)
@@ -180,10 +180,10 @@ static void file_id__set(struct file_id *id, const struct stat *st)
 	};
 }
 
-static struct elf_entry *cache__get(struct module_cache *mc, const char *open_path,
-				    const char *map_path, bool check, uint64_t dev, uint64_t ino)
+static struct module *cache__get(struct module_cache *mc, const char *open_path,
+				 const char *map_path, bool check, uint64_t dev, uint64_t ino)
 {
-	struct elf_entry *e = NULL, *same = NULL;
+	struct module *e = NULL, *same = NULL;
 	struct id_alias *alias = NULL;
 	struct file_id id;
 	struct stat st;
@@ -206,7 +206,7 @@ static struct elf_entry *cache__get(struct module_cache *mc, const char *open_pa
 	}
 	if (e) {
 		close(fd);
-		return elf_entry__get(e);
+		return module__get(e);
 	}
 	e = entry__new(map_path);
 	if (!e) {
@@ -236,13 +236,13 @@ static struct elf_entry *cache__get(struct module_cache *mc, const char *open_pa
 			alias->e = same;
 			HASH_ADD(hh, mc->aliases, id, sizeof(alias->id), alias);
 			entry__free(e);
-			return elf_entry__get(same);
+			return module__get(same);
 		}
 		if (!same)
 			HASH_ADD(hh_build_id, mc->by_build_id, build_id, e->build_id_sz, e);
 	}
 	HASH_ADD(hh, mc->entries, id, sizeof(e->id), e);
-	return elf_entry__get(e);
+	return module__get(e);
 fail:
 	entry__free(e);
 	if (fd >= 0)
@@ -251,21 +251,21 @@ fail:
 	return NULL;
 }
 
-struct elf_entry *module_cache__get(struct module_cache *mc, const char *open_path,
-				    const char *map_path)
+struct module *module_cache__get(struct module_cache *mc, const char *open_path,
+				 const char *map_path)
 {
 	return cache__get(mc, open_path, map_path, false, 0, 0);
 }
 
-struct elf_entry *module_cache__get_checked(struct module_cache *mc, const char *open_path,
-					    const char *map_path, uint64_t dev, uint64_t ino)
+struct module *module_cache__get_checked(struct module_cache *mc, const char *open_path,
+					 const char *map_path, uint64_t dev, uint64_t ino)
 {
 	return cache__get(mc, open_path, map_path, true, dev, ino);
 }
 
-struct elf_entry *module_cache__find_inode(struct module_cache *mc, uint64_t dev, uint64_t ino)
+struct module *module_cache__find_inode(struct module_cache *mc, uint64_t dev, uint64_t ino)
 {
-	struct elf_entry *e, *tmp, *found = NULL;
+	struct module *e, *tmp, *found = NULL;
 
 	/* A scan: only for processes gone before their mappings were opened. The newest
 	 * entry wins when an inode was reused. */
@@ -273,19 +273,19 @@ struct elf_entry *module_cache__find_inode(struct module_cache *mc, uint64_t dev
 		if (e->id.dev == dev && e->id.ino == ino &&
 		    (!found || e->id.ctime_ns > found->id.ctime_ns))
 			found = e;
-	return elf_entry__get(found);
+	return module__get(found);
 }
 
-struct elf_entry *module_cache__vdso(struct module_cache *mc)
+struct module *module_cache__vdso(struct module_cache *mc)
 {
 	struct proc_mapping *maps = NULL;
 	size_t cnt = 0, i, sz = 0;
-	struct elf_entry *e = NULL;
+	struct module *e = NULL;
 	uintptr_t base;
 	int err;
 
 	if (mc->vdso)
-		return elf_entry__get(mc->vdso);
+		return module__get(mc->vdso);
 	base = getauxval(AT_SYSINFO_EHDR);
 	if (!base) {
 		errno = ENOENT;
@@ -320,7 +320,7 @@ struct elf_entry *module_cache__vdso(struct module_cache *mc)
 	if (err)
 		goto fail;
 	mc->vdso = e;
-	return elf_entry__get(e);
+	return module__get(e);
 fail:
 	entry__free(e);
 	free(mc->vdso_image);
@@ -329,7 +329,7 @@ fail:
 	return NULL;
 }
 
-struct elf_entry *elf_entry__get(struct elf_entry *e)
+struct module *module__get(struct module *e)
 {
 	if (e) {
 		e->refcnt++;
@@ -340,7 +340,7 @@ struct elf_entry *elf_entry__get(struct elf_entry *e)
 
 static int by_last_use(const void *a, const void *b)
 {
-	const struct elf_entry *x = *(void *const *)a, *y = *(void *const *)b;
+	const struct module *x = *(void *const *)a, *y = *(void *const *)b;
 
 	return x->last_use_ns < y->last_use_ns ? -1 : x->last_use_ns > y->last_use_ns;
 }
@@ -348,7 +348,7 @@ static int by_last_use(const void *a, const void *b)
 unsigned int module_cache__trim(struct module_cache *mc, unsigned int max_unused,
 				uint64_t min_age_ns)
 {
-	struct elf_entry *e, *tmp, **unused;
+	struct module *e, *tmp, **unused;
 	unsigned int n = 0, i, evicted = 0;
 	uint64_t now = now_ns();
 
@@ -375,14 +375,14 @@ unsigned int module_cache__trim(struct module_cache *mc, unsigned int max_unused
 	return evicted;
 }
 
-void elf_entry__put(struct elf_entry *e)
+void module__put(struct module *e)
 {
 	if (e && e->refcnt > 1)
 		e->refcnt--;
 }
 
-int elf_entry__bias(const struct elf_entry *e, uint64_t start, uint64_t pgoff, uint64_t *bias,
-		    uint64_t *lo, uint64_t *hi)
+int module__bias(const struct module *e, uint64_t start, uint64_t pgoff, uint64_t *bias,
+		 uint64_t *lo, uint64_t *hi)
 {
 	const struct elf_load *l, *found = NULL;
 	uint64_t max_end = 0, page = 4096;
@@ -409,7 +409,7 @@ int elf_entry__bias(const struct elf_entry *e, uint64_t start, uint64_t pgoff, u
 	return 0;
 }
 
-bool elf_entry__changed(const struct elf_entry *e)
+bool module__changed(const struct module *e)
 {
 	struct file_id now;
 	struct stat st;

@@ -34,13 +34,13 @@ struct module_symbols; /* symbols/module_symbols.h */
 
 /*
  * One ELF file. The cache owns it; users hold references (module_cache__get(),
- * elf_entry__get()) and drop them with elf_entry__put(). elf is opened ELF_C_READ on fd,
+ * module__get()) and drop them with module__put(). elf is opened ELF_C_READ on fd,
  * which the entry keeps open: libelf reads what is asked for with pread and keeps it, nothing
  * is mmap'd, so a file truncated or rewritten meanwhile gives read errors (frames degrade to
  * module+0xOFF), never SIGBUS. libdwfl modules share it through elf_begin(-1, ELF_C_READ, elf)
  * (docs/design.md, "Sharing ELF files").
  */
-struct elf_entry {
+struct module {
 	struct file_id id; /* hash key */
 	char *path;	   /* the path as the process mapped it ("[vdso]" for the vdso) */
 	const char *name;  /* basename of path, for "module+0xOFF" frames */
@@ -77,8 +77,8 @@ void module_cache__free(struct module_cache *mc);
  * reference, or NULL with errno set (ENOENT, EACCES, EINVAL for a file that is not a regular
  * file, ENOEXEC for one that is not a valid ELF).
  */
-struct elf_entry *module_cache__get(struct module_cache *mc, const char *open_path,
-				    const char *map_path);
+struct module *module_cache__get(struct module_cache *mc, const char *open_path,
+				 const char *map_path);
 
 /*
  * module_cache__get(), but only when the file opened is the inode the mapping refers to
@@ -86,18 +86,18 @@ struct elf_entry *module_cache__get(struct module_cache *mc, const char *open_pa
  * another file. The last component of the path must not be a symlink (the kernel reports mapped
  * paths resolved). NULL with errno ESTALE for another inode, ELOOP for a symlink.
  */
-struct elf_entry *module_cache__get_checked(struct module_cache *mc, const char *open_path,
-					    const char *map_path, uint64_t dev, uint64_t ino);
+struct module *module_cache__get_checked(struct module_cache *mc, const char *open_path,
+					 const char *map_path, uint64_t dev, uint64_t ino);
 
 /*
  * A cached file with this device and inode (a process that is gone cannot be asked to open
  * its mappings). New reference, or NULL. Size and times are not compared: the caller has
  * nothing to compare them with.
  */
-struct elf_entry *module_cache__find_inode(struct module_cache *mc, uint64_t dev, uint64_t ino);
+struct module *module_cache__find_inode(struct module_cache *mc, uint64_t dev, uint64_t ino);
 
 /* The vdso: bpfprof's own copy (same kernel, same image). New reference or NULL/errno. */
-struct elf_entry *module_cache__vdso(struct module_cache *mc);
+struct module *module_cache__vdso(struct module_cache *mc);
 
 /*
  * Evicts files no mapping refers to any more, least recently used first, until at most
@@ -111,9 +111,9 @@ unsigned int module_cache__trim(struct module_cache *mc, unsigned int max_unused
 unsigned int module_cache__cnt(const struct module_cache *mc);
 uint64_t module_cache__opened(const struct module_cache *mc);
 
-struct elf_entry *elf_entry__get(struct elf_entry *e);
+struct module *module__get(struct module *e);
 /* Drops a reference; the entry stays cached (eviction comes with the LRU limit). */
-void elf_entry__put(struct elf_entry *e);
+void module__put(struct module *e);
 
 /*
  * Load bias of the file when its page at file offset pgoff is mapped at start
@@ -121,8 +121,8 @@ void elf_entry__put(struct elf_entry *e);
  * bounds to report to libdwfl: [*lo, *hi) = bias + [first p_vaddr aligned down, max end).
  * Returns 0, or -ENOENT when no PT_LOAD holds pgoff.
  */
-int elf_entry__bias(const struct elf_entry *e, uint64_t start, uint64_t pgoff, uint64_t *bias,
-		    uint64_t *lo, uint64_t *hi);
+int module__bias(const struct module *e, uint64_t start, uint64_t pgoff, uint64_t *bias,
+		 uint64_t *lo, uint64_t *hi);
 
 /*
  * Whether e's file no longer has the size and mtime it was opened with: a file rewritten in
@@ -130,6 +130,6 @@ int elf_entry__bias(const struct elf_entry *e, uint64_t start, uint64_t pgoff, u
  * truncated one none. Not its ctime, which an unlink changes (a deleted file keeps its bytes). Names are not read from a changed file (its frames stay
  * module+0xOFF); what was read before stays. False for the vdso.
  */
-bool elf_entry__changed(const struct elf_entry *e);
+bool module__changed(const struct module *e);
 
 #endif /* BPFPROF_MODULE_CACHE_H */

@@ -82,7 +82,7 @@ void aggregate__free(struct aggregate *agg)
 	HASH_CLEAR(hh, agg->loc_hash);
 	for (i = 0; i < agg->loc_cnt; i++) {
 		if (agg->locs[i].entry)
-			elf_entry__put(agg->locs[i].entry);
+			module__put(agg->locs[i].entry);
 		free(agg->locs[i].lines);
 	}
 	free(agg->loc_keys);
@@ -149,7 +149,7 @@ static int grow_locations(struct aggregate *agg)
 	return 0;
 }
 
-int64_t aggregate__location(struct aggregate *agg, enum frame_kind kind, struct elf_entry *entry,
+int64_t aggregate__location(struct aggregate *agg, enum frame_kind kind, struct module *entry,
 			    uint64_t addr, uint32_t name)
 {
 	struct loc_key key = {
@@ -186,7 +186,7 @@ int64_t aggregate__location(struct aggregate *agg, enum frame_kind kind, struct 
 		l->lines[0].function = name;
 		l->lines_cnt = 1;
 	}
-	l->entry = entry ? elf_entry__get(entry) : NULL;
+	l->entry = entry ? module__get(entry) : NULL;
 	e = &agg->loc_keys[id];
 	e->key = key;
 	HASH_ADD(hh, agg->loc_hash, key, sizeof(e->key), e);

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 struct aggregate;
-struct elf_entry;
+struct module;
 
 /* Frame kinds, for outputs that tell them apart (folded suffixes, colours). */
 enum frame_kind {
@@ -39,12 +39,12 @@ struct agg_line {
 
 /* Where one frame is (pprof Location). */
 struct agg_location {
-	enum frame_kind kind;	 /* FRAME_USER, FRAME_KERNEL or FRAME_JIT */
-	uint32_t name;		 /* string id given when added, or AGG_NO_NAME */
-	struct elf_entry *entry; /* the ELF file (a reference the aggregate holds), or NULL */
-	uint64_t addr;		 /* ELF virtual address in entry (the call, not the return
+	enum frame_kind kind;	/* FRAME_USER, FRAME_KERNEL or FRAME_JIT */
+	uint32_t name;		/* string id given when added, or AGG_NO_NAME */
+	struct module *entry;	/* the ELF file (a reference the aggregate holds), or NULL */
+	uint64_t addr;		/* ELF virtual address in entry (the call, not the return
 					 * address), kernel address, or 0 */
-	struct agg_line *lines;	 /* innermost first (an inlined function before the one
+	struct agg_line *lines; /* innermost first (an inlined function before the one
 					 * it was inlined into); NULL until symbolized */
 	uint32_t lines_cnt;
 };
@@ -75,7 +75,7 @@ size_t aggregate__strings(const struct aggregate *agg);
  * entry). Locations with a name (not AGG_NO_NAME) get one line with that function name at once;
  * the others wait for the symbolizer. Ids are dense from 0. Returns a negative errno.
  */
-int64_t aggregate__location(struct aggregate *agg, enum frame_kind kind, struct elf_entry *entry,
+int64_t aggregate__location(struct aggregate *agg, enum frame_kind kind, struct module *entry,
 			    uint64_t addr, uint32_t name);
 const struct agg_location *aggregate__loc(const struct aggregate *agg, uint32_t id);
 size_t aggregate__locations(const struct aggregate *agg);

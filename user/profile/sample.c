@@ -132,10 +132,10 @@ static int64_t user_location(struct sample_handler *sh, struct proc *p,
 static void learn_copy_size(struct sample_handler *sh, struct proc *p, struct unwinder *uw,
 			    const struct sample_record *s, enum unwind_stop stop)
 {
-	uint64_t sp = unwinder__last_sp(uw), used = s->stack_sz;
+	uint64_t sp = unwinder__last_sp(uw), used = s->stack_len;
 	int64_t ret;
 
-	if (sp > s->stack_addr && sp - s->stack_addr < s->stack_sz)
+	if (sp > s->stack_addr && sp - s->stack_addr < s->stack_len)
 		used = sp - s->stack_addr + 512;
 	ret = stack_size__observe(&sh->opts.copy, proc__stack_copy(p), s->tgid, s, stop,
 				  used > UINT32_MAX ? UINT32_MAX : used);
@@ -145,7 +145,7 @@ static void learn_copy_size(struct sample_handler *sh, struct proc *p, struct un
 	else if (ret < 0)
 		pr_debug("process %u: set stack copy size: %s", s->tgid, strerror((int)-ret));
 	if (sh->opts.stats)
-		unwind_stats__stack(sh->opts.stats, s->tgid, s->stack_sz,
+		unwind_stats__stack(sh->opts.stats, s->tgid, s->stack_len,
 				    stack_size__current(&sh->opts.copy, proc__stack_copy(p)),
 				    stop == UNWIND_STOP_TRUNCATED);
 }
@@ -173,13 +173,13 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 		proc__set_comm(p, comm);
 
 	t0 = stage_timers_on ? now_ns() : 0;
-	cap = s->flags & SAMPLE_F_STACK_CAPPED ? s->stack_sz : sh->opts.stack_cap;
+	cap = s->flags & SAMPLE_F_STACK_CAPPED ? s->stack_len : sh->opts.stack_cap;
 	cnt = unwind__sample(uw, s, cap, sh->frames, sh->opts.max_frames, &stop);
 	if (stage_timers_on) {
 		t1 = now_ns();
 		stage_timer__add(STAGE_UNWIND, t1 - t0);
 	}
-	if (sh->opts.copy.init_sz && s->stack_sz)
+	if (sh->opts.copy.init_sz && s->stack_len)
 		learn_copy_size(sh, p, uw, s, stop);
 	stats = proc__stats(p);
 	stats->samples++;

@@ -105,7 +105,7 @@ out:
 void summary__print(FILE *fp, const struct summary_input *in)
 {
 	const struct consumer_stats *cs = in->consumer;
-	const struct sample_stats *b = in->bpf;
+	const struct bpf_stats *b = in->bpf;
 	struct proc_stats st;
 	struct proc_table_counts counts;
 	uint64_t user_samples;

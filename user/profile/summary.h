@@ -11,10 +11,10 @@
 #include "process/proc_table.h"
 
 struct summary_input {
-	uint64_t duration_ns;		/* wall time profiled */
-	uint64_t freq_hz;		/* requested rate */
-	int64_t target_cpu_ns;		/* CPU time of the targets, or -1 if unknown */
-	const struct sample_stats *bpf; /* counters of the BPF programs */
+	uint64_t duration_ns;	     /* wall time profiled */
+	uint64_t freq_hz;	     /* requested rate */
+	int64_t target_cpu_ns;	     /* CPU time of the targets, or -1 if unknown */
+	const struct bpf_stats *bpf; /* counters of the BPF programs */
 	const struct consumer_stats *consumer;
 	struct aggregate *agg; /* named by the symbolizer: the top functions */
 	struct proc_table *pt;

@@ -54,7 +54,7 @@ void unwind_stats__free(struct unwind_stats *us)
 	free(us);
 }
 
-static struct module_stats *module__get(struct proc_stats_entry *p, const char *name)
+static struct module_stats *module_stats__get(struct proc_stats_entry *p, const char *name)
 {
 	size_t len = strlen(name);
 	struct module_stats *m;
@@ -116,7 +116,7 @@ int unwind_stats__add(struct unwind_stats *us, uint32_t tgid, const char *comm,
 	p->stops[stop]++;
 	p->root += stop == UNWIND_STOP_ROOT;
 	for (i = 0; i < cnt; i++) {
-		m = module__get(p, modules[i] ? modules[i] : "[unknown]");
+		m = module_stats__get(p, modules[i] ? modules[i] : "[unknown]");
 		if (!m)
 			return -ENOMEM;
 		m->frames++;

@@ -38,7 +38,7 @@ struct capture_header {
 	char magic[8];		 /* CAPTURE_MAGIC, NUL-padded */
 	__u32 version;		 /* CAPTURE_VERSION */
 	__u32 hdr_sz;		 /* sizeof(struct capture_header) */
-	__u32 stack_sz;		 /* --stack-size of the capture, bytes */
+	__u32 max_copy_size;	 /* --max-stack-size of the capture: the largest copy, bytes */
 	__u32 flags;		 /* CAPTURE_F_* (0 in captures of older versions) */
 	__u64 freq_hz;		 /* -F of the capture */
 	__u64 start_ns;		 /* CLOCK_MONOTONIC at the start */

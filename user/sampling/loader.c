@@ -132,8 +132,8 @@ struct loader *loader__load(const struct loader_opts *opts, struct loader_error 
 		goto fail;
 	}
 	select_programs(l->skel, l->compat);
-	l->skel->rodata->stack_max_sz = opts->max_stack_sz;
-	l->skel->rodata->stack_init_sz = opts->stack_sz;
+	l->skel->rodata->stack_max_sz = opts->max_copy_size;
+	l->skel->rodata->stack_init_sz = opts->copy_size;
 	l->skel->rodata->target_all = opts->target_all;
 	l->skel->rodata->self_tgid = opts->self_tgid;
 	/* A quarter full: wake the consumer instead of waiting for its timer. */
@@ -377,10 +377,10 @@ int loader__set_copy_size(struct loader *l, uint32_t tgid, uint32_t bytes)
 	return 0;
 }
 
-int loader__read_stats(struct loader *l, struct sample_stats *total)
+int loader__read_stats(struct loader *l, struct bpf_stats *total)
 {
 	int ncpu = libbpf_num_possible_cpus(), i, err = 0;
-	struct sample_stats *percpu;
+	struct bpf_stats *percpu;
 	uint32_t zero = 0;
 
 	memset(total, 0, sizeof(*total));

@@ -9,12 +9,12 @@
 #include "sampling/perf_event.h"
 
 struct loader_opts {
-	uint32_t stack_sz;     /* first stack copy size of a process, bytes (--stack-size) */
-	uint32_t max_stack_sz; /* largest copy size, bytes (<= BPFPROF_STACK_SZ_MAX) */
-	uint32_t ringbuf_sz;   /* ringbuf bytes, a power of 2 multiple of the page size */
-	uint32_t max_targets;  /* entries of target_tgids */
-	bool target_all;       /* every process but self_tgid is a target (-a) */
-	uint32_t self_tgid;    /* never sampled */
+	uint32_t copy_size;	/* first stack copy size of a process, bytes (--stack-size) */
+	uint32_t max_copy_size; /* largest copy size, bytes (<= BPFPROF_STACK_SZ_MAX) */
+	uint32_t ringbuf_sz;	/* ringbuf bytes, a power of 2 multiple of the page size */
+	uint32_t max_targets;	/* entries of target_tgids */
+	bool target_all;	/* every process but self_tgid is a target (-a) */
+	uint32_t self_tgid;	/* never sampled */
 };
 
 struct loader;
@@ -80,6 +80,6 @@ void loader__prog_stats(struct loader *l,
 			void *arg);
 
 /* Sums the per-CPU counters into *total. 0 or a negative errno. */
-int loader__read_stats(struct loader *l, struct sample_stats *total);
+int loader__read_stats(struct loader *l, struct bpf_stats *total);
 
 #endif /* BPFPROF_LOADER_H */

@@ -13,12 +13,12 @@ static int decode_sample(const void *data, size_t sz, struct record_view *view)
 
 	if (sz < sizeof(*s))
 		return -EINVAL;
-	if (s->stack_sz > sz - sizeof(*s) || s->stack_sz > BPFPROF_STACK_SZ_MAX)
+	if (s->stack_len > sz - sizeof(*s) || s->stack_len > BPFPROF_STACK_SZ_MAX)
 		return -EINVAL;
 	if (s->regs_cnt > BPFPROF_REGS_MAX || s->kstack_cnt > BPFPROF_KSTACK_MAX)
 		return -EINVAL;
 	/* A stack slice that wraps around the address space is garbage. */
-	if (s->stack_addr + s->stack_sz < s->stack_addr)
+	if (s->stack_addr + s->stack_len < s->stack_addr)
 		return -EINVAL;
 	view->sample = s;
 	return 0;

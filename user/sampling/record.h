@@ -23,7 +23,7 @@ struct record_view {
 
 /*
  * Checks the record of sz bytes at data (as delivered by libbpf's ring_buffer callback) and
- * fills *view. Every length inside is checked against sz: stack_sz against the bytes that
+ * fills *view. Every length inside is checked against sz: stack_len against the bytes that
  * follow the fixed part, regs_cnt and kstack_cnt against their arrays, hdr.sz against sz.
  * comm is not trusted to be NUL-terminated (use record__comm()).
  * Returns 0, -EINVAL for a malformed record, -ENOTSUP for an unknown type.

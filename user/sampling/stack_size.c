@@ -35,7 +35,7 @@ int64_t stack_size__observe(const struct stack_size_opts *o, struct stack_size_s
 	if (stop == UNWIND_STOP_TRUNCATED && (s->flags & SAMPLE_F_STACK_CAPPED)) {
 		st->window_used = cur; /* no lowering in this window */
 		/* Samples copied before the last raise are still queued: raise once per size. */
-		if (s->stack_sz < cur || cur >= o->max_sz)
+		if (s->stack_len < cur || cur >= o->max_sz)
 			return 0;
 		want = pow2_at_least((uint64_t)cur * 2);
 		return set_size(o, st, tgid, want < o->max_sz ? want : o->max_sz);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* module_symbols.c: the symbols step's state of one ELF file (elf_entry->symbols). */
+/* module_symbols.c: the symbols step's state of one ELF file (module->symbols). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +32,7 @@ static void module_symbols__free(struct module_symbols *ms)
 }
 
 /* e's state, made at the first use. NULL on allocation failure. */
-static struct module_symbols *module_symbols(struct elf_entry *e)
+static struct module_symbols *module_symbols(struct module *e)
 {
 	struct module_symbols *ms = e->symbols;
 
@@ -47,12 +47,12 @@ static struct module_symbols *module_symbols(struct elf_entry *e)
 }
 
 /* The path to look for a .gnu_debuglink next to: not the vdso's "[vdso]". */
-static const char *entry_path(const struct elf_entry *e)
+static const char *entry_path(const struct module *e)
 {
 	return e->path && e->path[0] == '/' ? e->path : NULL;
 }
 
-struct symtab *module_symbols__symtab(struct elf_entry *e)
+struct symtab *module_symbols__symtab(struct module *e)
 {
 	struct module_symbols *ms = module_symbols(e);
 
@@ -60,7 +60,7 @@ struct symtab *module_symbols__symtab(struct elf_entry *e)
 		return NULL;
 	if (!ms->symtab_tried) {
 		ms->symtab_tried = true;
-		if (elf_entry__changed(e)) {
+		if (module__changed(e)) {
 			pr_debug("read symbols of %s: the file changed since it was opened",
 				 e->path);
 			return NULL;
@@ -72,7 +72,7 @@ struct symtab *module_symbols__symtab(struct elf_entry *e)
 	return ms->symtab;
 }
 
-void module_symbols__drop_symtab(struct elf_entry *e)
+void module_symbols__drop_symtab(struct module *e)
 {
 	struct module_symbols *ms = e->symbols;
 
@@ -84,7 +84,7 @@ void module_symbols__drop_symtab(struct elf_entry *e)
 }
 
 /* Opens the DWARF of e once, and again when a debuginfod fetch finished since e had none. */
-static void module_symbols__open_dwarf(struct module_symbols *ms, struct elf_entry *e)
+static void module_symbols__open_dwarf(struct module_symbols *ms, struct module *e)
 {
 	unsigned int gen = debuginfod__generation();
 
@@ -95,14 +95,14 @@ static void module_symbols__open_dwarf(struct module_symbols *ms, struct elf_ent
 	if (!e->elf)
 		return;
 	/* Rewritten in place since it was opened: its sections would be another build's. */
-	if (elf_entry__changed(e)) {
+	if (module__changed(e)) {
 		pr_debug("read DWARF of %s: the file changed since it was opened", e->path);
 		return;
 	}
 	ms->dwarf = dwarf_lines__open(e->elf, e->fd, entry_path(e), e->path);
 }
 
-int module_symbols__frames(struct elf_entry *e, uint64_t addr, struct src_frame *out, size_t cap)
+int module_symbols__frames(struct module *e, uint64_t addr, struct src_frame *out, size_t cap)
 {
 	struct module_symbols *ms;
 
@@ -117,7 +117,7 @@ int module_symbols__frames(struct elf_entry *e, uint64_t addr, struct src_frame 
 	return dwarf_lines__frames(ms->dwarf, module_symbols__symtab(e), addr, out, cap);
 }
 
-bool module_symbols__symtab_stale(struct elf_entry *e)
+bool module_symbols__symtab_stale(struct module *e)
 {
 	struct module_symbols *ms = e ? e->symbols : NULL;
 	unsigned int gen = debuginfod__generation();
@@ -135,7 +135,7 @@ bool module_symbols__symtab_stale(struct elf_entry *e)
 	return ms->symtab_tried;
 }
 
-void module_symbols__request_debuginfo(struct elf_entry *e)
+void module_symbols__request_debuginfo(struct module *e)
 {
 	struct module_symbols *ms;
 	const uint8_t *id;

@@ -57,7 +57,7 @@ static int64_t intern_fmt(struct aggregate *agg, const char *fmt, ...)
  * that every address in the function gets one name as a symbol would give it; addr itself
  * where no FDE covers it. A string id or a negative errno.
  */
-static int64_t unnamed_function(struct aggregate *agg, struct elf_entry *e, uint64_t addr)
+static int64_t unnamed_function(struct aggregate *agg, struct module *e, uint64_t addr)
 {
 	struct cfi_table *t = cfi_table__get(e);
 	uint64_t start, end;
@@ -93,7 +93,7 @@ static int elf_location_lines(struct aggregate *agg, const struct agg_location *
 			      struct agg_line *lines, size_t cap, bool dwarf)
 {
 	struct src_frame src[SYMBOLIZE_MAX_INLINE];
-	struct elf_entry *e = l->entry;
+	struct module *e = l->entry;
 	const char *name, *raw = NULL;
 	struct symtab *st;
 	int64_t id;

@@ -75,7 +75,7 @@ struct cfi_table {
 static size_t budget_bytes = CFI_TABLE_DEFAULT_BUDGET;
 static size_t used_bytes;
 
-/* Stands for "no table" on an elf_entry: a failed build is not tried again. */
+/* Stands for "no table" on a module: a failed build is not tried again. */
 static struct cfi_table no_table;
 
 void cfi_table__set_budget(size_t bytes)
@@ -550,7 +550,7 @@ out:
 	return err;
 }
 
-struct cfi_table *cfi_table__get(struct elf_entry *e)
+struct cfi_table *cfi_table__get(struct module *e)
 {
 	struct cfi_table *t = e->cfi;
 	struct cfi_table_info *i;

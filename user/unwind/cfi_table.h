@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct elf_entry;
+struct module;
 
 /*
  * The CFI rows of one ELF file: what libdw's dwarf_cfi_addrframe() says for every address an
@@ -119,7 +119,7 @@ void cfi_table__free(struct cfi_table *t);
  * build that failed is not tried again. NULL when e has none (no CFI, over the budget, ...).
  * The pointer is valid as long as e.
  */
-struct cfi_table *cfi_table__get(struct elf_entry *e);
+struct cfi_table *cfi_table__get(struct module *e);
 
 /*
  * The row covering ELF vaddr addr, or NULL when none does: no FDE covers addr, libdw finds no

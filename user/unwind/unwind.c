@@ -30,7 +30,7 @@ struct unwinder {
 	uint32_t regs_mask;   /* bit n: regs[n] is known (the rest are undefined) */
 	const uint8_t *stack; /* the sample's copy of user memory */
 	uint64_t stack_addr;  /* its user address */
-	uint32_t stack_sz;    /* its valid bytes */
+	uint32_t stack_len;   /* its valid bytes */
 	bool stack_full;      /* the copy used the whole --stack-size */
 	uint64_t bad_read;    /* the first address memory_read refused, or 0 */
 	struct unwind_frame *frames;
@@ -144,8 +144,8 @@ static inline bool stack_read(struct unwinder *ctx, uint64_t addr, uint64_t *res
 {
 	uint64_t off;
 
-	if (addr < ctx->stack_addr || addr - ctx->stack_addr > ctx->stack_sz ||
-	    ctx->stack_sz - (addr - ctx->stack_addr) < sizeof(*result)) {
+	if (addr < ctx->stack_addr || addr - ctx->stack_addr > ctx->stack_len ||
+	    ctx->stack_len - (addr - ctx->stack_addr) < sizeof(*result)) {
 		/* Keep the first: after a failed CFI step libdwfl tries a frame-pointer step,
 		 * whose reads through a bogus rbp say nothing about why the CFI step failed. */
 		if (!ctx->bad_read)
@@ -338,7 +338,7 @@ static enum unwind_stop stop_reason(const struct unwinder *ctx, int ret)
 	} else if (ctx->bad_read) {
 		/* libdwfl also ends with 0 when it cannot read the return address. Past the
 		 * copy's end: the copy was too short; elsewhere: a bogus register. */
-		return ctx->bad_read >= ctx->stack_addr + ctx->stack_sz && ctx->stack_full ?
+		return ctx->bad_read >= ctx->stack_addr + ctx->stack_len && ctx->stack_full ?
 			       UNWIND_STOP_TRUNCATED :
 			       UNWIND_STOP_OUTSIDE;
 	} else if (ctx->no_mapping) {
@@ -357,8 +357,8 @@ static int ctx__init(struct unwinder *ctx, const struct sample_record *s, uint32
 	ctx->tid = s->tid;
 	ctx->stack = s->stack;
 	ctx->stack_addr = s->stack_addr;
-	ctx->stack_sz = s->stack_sz;
-	ctx->stack_full = s->stack_sz >= stack_cap;
+	ctx->stack_len = s->stack_len;
+	ctx->stack_full = s->stack_len >= stack_cap;
 	ctx->bad_read = 0;
 	ctx->frames = frames;
 	ctx->frames_cap = cap;
@@ -414,7 +414,7 @@ static int dwfl_walk(struct unwinder *ctx, enum unwind_stop *stop)
 			 ", copy 0x%" PRIx64 "+%u)",
 			 addr_space__tgid(ctx->as), ctx->tid, unwind_stop_names[*stop],
 			 ctx->frames_cnt, ret < 0 ? dwfl_errmsg(-1) : "-", ctx->bad_read,
-			 ctx->stack_addr, ctx->stack_sz);
+			 ctx->stack_addr, ctx->stack_len);
 	return ret;
 }
 
@@ -555,7 +555,7 @@ static int unwind_fast(struct unwinder *ctx, enum unwind_stop *stop)
 		pr_debug("unwind %u/%u: %s after %zu frames (CFI table; read at 0x%" PRIx64
 			 ", copy 0x%" PRIx64 "+%u)",
 			 addr_space__tgid(ctx->as), ctx->tid, unwind_stop_names[*stop],
-			 ctx->frames_cnt, ctx->bad_read, ctx->stack_addr, ctx->stack_sz);
+			 ctx->frames_cnt, ctx->bad_read, ctx->stack_addr, ctx->stack_len);
 	return ctx->frames_cnt;
 }
 
