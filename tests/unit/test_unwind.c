@@ -170,7 +170,7 @@ static void pipeline__init(struct pipeline *pl)
 	pl->agg = aggregate__new();
 	assert_non_null(pl->pt);
 	assert_non_null(pl->agg);
-	pl->sh = sample_handler__new(pl->pt, NULL, pl->agg, &sho);
+	pl->sh = sample_handler__new(pl->pt, pl->agg, &sho);
 	assert_non_null(pl->sh);
 }
 

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "agent/agent.h"
+#include "output/output.h"
 
 /* Exit codes (documented in --help). */
 #define BPFPROF_EXIT_OK	   0
@@ -17,11 +18,6 @@
 #define BPFPROF_MAX_OUTPUTS 3
 
 /* Output formats (--format, or from -o's file name). */
-enum output_format {
-	OUTPUT_FOLDED, /* folded stacks text */
-	OUTPUT_PPROF,  /* gzipped profile.proto */
-	OUTPUT_SVG,    /* interactive flame graph */
-};
 
 struct bpfprof_opts {
 	uint64_t freq_hz;			  /* -F: samples per second per CPU (default 99) */

@@ -14,9 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cmd/session.h"
-#include "output/output_folded.h"
-#include "output/output_pprof.h"
-#include "output/output_svg.h"
+#include "output/output.h"
 #include "profile/aggregate.h"
 #include "profile/sample.h"
 #include "profile/stage_timer.h"
@@ -222,58 +220,26 @@ static int64_t target_cpu_ns(struct session *s)
 	return s->targets ? targets__cpu_ns(s->targets) : -1;
 }
 
-static int write_svg(struct session *s, FILE *fp, struct output_counts *counts)
-{
-	const struct bpfprof_opts *o = s->opts;
-	char subtitle[256];
-	struct flamegraph_opts fo = { .title = o->title, .subtitle = subtitle };
-	const char *what = o->cmd    ? o->cmd[0] :
-			   o->all    ? "all processes" :
-			   o->report ? o->report :
-				       "processes";
-
-	snprintf(subtitle, sizeof(subtitle), "%s, %s %" PRIu64 " Hz, %.1f s, %" PRIu64 " samples",
-		 what, o->event, o->freq_hz, (s->end_ns - s->start_ns) / 1e9,
-		 aggregate__samples(s->agg));
-	return output_svg__write(s->agg, fp, &fo, counts);
-}
-
 /* The profile in one format; what was written in *counts. 0 or a negative errno. */
 static int write_profile(struct session *s, FILE *fp, enum output_format format,
 			 struct output_counts *counts)
 {
 	const struct bpfprof_opts *o = s->opts;
-	struct pprof_opts po = {
+	struct output_info info = {
+		.what = o->cmd	  ? o->cmd[0] :
+			o->all	  ? "all processes" :
+			o->report ? o->report :
+				    "processes",
+		.event = o->event,
 		.freq_hz = o->freq_hz,
 		.time_ns = s->start_realtime_ns,
 		.duration_ns = s->end_ns - s->start_ns,
 		.comment = s->cmdline,
+		.title = o->title,
 	};
 
-	switch (format) {
-	case OUTPUT_PPROF:
-		return output_pprof__write(s->agg, fp, &po, counts);
-	case OUTPUT_SVG:
-		return write_svg(s, fp, counts);
-	case OUTPUT_FOLDED:
-	default:
-		return output_folded__write(s->agg, fp, counts);
-	}
+	return output__write(s->agg, fp, format, &info, counts);
 }
-
-static const char *const format_names[] = {
-	[OUTPUT_FOLDED] = "folded stacks",
-	[OUTPUT_PPROF] = "pprof profile",
-	[OUTPUT_SVG] = "flame graph",
-};
-
-/* Without -o, the profile of -- CMD goes to this file of the current directory, not to the
- * stdout CMD writes to (as perf record writes perf.data). */
-static const char *const default_names[] = {
-	[OUTPUT_FOLDED] = "bpfprof.folded",
-	[OUTPUT_PPROF] = "bpfprof.pb.gz",
-	[OUTPUT_SVG] = "bpfprof.svg",
-};
 
 /* Removes the temp files of the outputs not written (an error, a signal before the end). */
 static void close_outputs(struct session *s)
@@ -296,11 +262,13 @@ int session__open_outputs(struct session *s)
 	const char *path;
 
 	for (i = 0; i < n; i++) {
-		path = o->outputs_cnt ? o->outputs[i] : o->cmd ? default_names[o->format] : "-";
+		path = o->outputs_cnt ? o->outputs[i] :
+		       o->cmd	      ? output__default_name(o->format) :
+					"-";
 		format = o->outputs_cnt ? o->formats[i] : o->format;
 		if (format != OUTPUT_FOLDED && !strcmp(path, "-") && isatty(STDOUT_FILENO)) {
 			pr_warn("not writing a %s to a terminal: give -o FILE",
-				format_names[format]);
+				output__format_name(format));
 			break;
 		}
 		if (output_file__open(&s->outs[i], path, 0)) /* reported */
@@ -341,8 +309,8 @@ static int write_one(struct session *s, struct output_file *of, enum output_form
 			"to %s",
 			c.samples, c.stacks, path);
 	else if (path)
-		pr_info("wrote %s of %" PRIu64 " samples to %s", format_names[format], c.samples,
-			path);
+		pr_info("wrote %s of %" PRIu64 " samples to %s", output__format_name(format),
+			c.samples, path);
 	return err;
 }
 
@@ -534,7 +502,7 @@ int session__setup_pipeline(struct session *s, int ringbuf_fd, uint32_t stack_ca
 		}
 		sho.stats = s->ustats;
 	}
-	s->sh = sample_handler__new(s->pt, s->ksyms, s->agg, &sho);
+	s->sh = sample_handler__new(s->pt, s->agg, &sho);
 	s->symbolizer = s->sh ? symbolizer__new(s->ksyms, &syo) : NULL;
 	if (!s->symbolizer) {
 		pr_warn("set up sample handler: %s", strerror(errno));

@@ -24,8 +24,7 @@ struct sample_handler {
 	const char **modules;	     /* module of each user frame, for --stats */
 };
 
-struct sample_handler *sample_handler__new(struct proc_table *pt, const struct ksyms *ks,
-					   struct aggregate *agg,
+struct sample_handler *sample_handler__new(struct proc_table *pt, struct aggregate *agg,
 					   const struct sample_handler_opts *opts)
 {
 	struct sample_handler *sh = calloc(1, sizeof(*sh));

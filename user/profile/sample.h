@@ -10,7 +10,6 @@
 #include "process/proc_table.h"
 #include "sampling/stack_size.h"
 
-struct ksyms;
 struct unwind_stats;
 
 struct sample_handler_opts {
@@ -23,11 +22,8 @@ struct sample_handler_opts {
 
 struct sample_handler;
 
-/* pt and agg are borrowed and must outlive the handler. ks is not used any more (the
- * symbolizer names kernel frames): NULL is fine; the parameter goes when its callers drop it.
- * Returns NULL and sets errno. */
-struct sample_handler *sample_handler__new(struct proc_table *pt, const struct ksyms *ks,
-					   struct aggregate *agg,
+/* pt and agg are borrowed and must outlive the handler. Returns NULL and sets errno. */
+struct sample_handler *sample_handler__new(struct proc_table *pt, struct aggregate *agg,
 					   const struct sample_handler_opts *opts);
 void sample_handler__free(struct sample_handler *sh);
 
