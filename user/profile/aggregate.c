@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* aggregate.c: string table, locations and sample keys (uthash). */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uthash.h>
@@ -110,6 +112,17 @@ int64_t aggregate__string(struct aggregate *agg, const char *s)
 	agg->str_by_id[agg->str_cnt++] = e;
 	HASH_ADD(hh, agg->strings, s[0], len, e);
 	return e->id;
+}
+
+int64_t aggregate__string_fmt(struct aggregate *agg, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return aggregate__string(agg, buf);
 }
 
 const char *aggregate__str(const struct aggregate *agg, uint32_t id)

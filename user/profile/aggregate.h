@@ -66,6 +66,9 @@ void aggregate__free(struct aggregate *agg);
 /* The id of string s, added on first use. Id 0 is "". Ids are dense and stable for the
  * aggregate's life. Returns a negative errno (-ENOMEM) on failure. */
 int64_t aggregate__string(struct aggregate *agg, const char *s);
+/* aggregate__string() of a printf-formatted text, cut at 511 bytes. */
+int64_t aggregate__string_fmt(struct aggregate *agg, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* String id's text: "[unknown]" for AGG_NO_NAME, "?" for an id never given. */
 const char *aggregate__str(const struct aggregate *agg, uint32_t id);
 size_t aggregate__strings(const struct aggregate *agg);

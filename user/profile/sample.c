@@ -2,7 +2,6 @@
 /* sample.c: the per-sample path: unwind, then locations into the aggregate (named later, once
  * each, by the symbolizer). */
 #include <errno.h>
-#include <stdarg.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,20 +59,6 @@ void sample_handler__free(struct sample_handler *sh)
 	free(sh);
 }
 
-static int64_t intern_fmt(struct aggregate *agg, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int64_t intern_fmt(struct aggregate *agg, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	return aggregate__string(agg, buf);
-}
-
 /* The module a frame is in, for --stats: its file, or the kind of memory. */
 static const char *mapping_name(const struct mapping *m)
 {
@@ -116,11 +101,11 @@ static int64_t user_location(struct sample_handler *sh, struct proc *p,
 				return name;
 			return aggregate__location(sh->agg, FRAME_JIT, NULL, 0, name);
 		}
-		name = intern_fmt(sh->agg, "[anon]+0x%" PRIx64, pc - m->start);
+		name = aggregate__string_fmt(sh->agg, "[anon]+0x%" PRIx64, pc - m->start);
 	} else {
 		base = strrchr(m->path, '/');
-		name = intern_fmt(sh->agg, "%s+0x%" PRIx64, base ? base + 1 : m->path,
-				  pc - m->start + m->pgoff);
+		name = aggregate__string_fmt(sh->agg, "%s+0x%" PRIx64, base ? base + 1 : m->path,
+					     pc - m->start + m->pgoff);
 	}
 	if (name < 0)
 		return name;

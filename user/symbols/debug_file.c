@@ -61,23 +61,18 @@ static bool elf_has_symtab(Elf *elf)
 	return elf_read__symbols(elf, SHT_SYMTAB, &syms, &strs);
 }
 
+/* Whether elf's first section named name holds bytes (not SHT_NOBITS, not empty). */
+static bool section_has_data(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = elf_read__section(elf, name);
+	GElf_Shdr shdr;
+
+	return scn && gelf_getshdr(scn, &shdr) && shdr.sh_type != SHT_NOBITS && shdr.sh_size;
+}
+
 bool debug_file__has_dwarf(Elf *elf)
 {
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-	GElf_Shdr shdr;
-	const char *name;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return false;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS || !shdr.sh_size)
-			continue;
-		name = elf_strptr(elf, shstrndx, shdr.sh_name);
-		if (name && (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")))
-			return true;
-	}
-	return false;
+	return section_has_data(elf, ".debug_info") || section_has_data(elf, ".zdebug_info");
 }
 
 /*

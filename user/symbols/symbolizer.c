@@ -2,7 +2,6 @@
 /* symbolizer.c: the symbolize step: names for the locations of an aggregate, once each. */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,20 +36,6 @@ void symbolizer__free(struct symbolizer *sym)
 	free(sym);
 }
 
-static int64_t intern_fmt(struct aggregate *agg, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int64_t intern_fmt(struct aggregate *agg, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	return aggregate__string(agg, buf);
-}
-
 /*
  * The name of a function no symbol names: "module+0xSTART", START the function's start, i.e.
  * the initial location of the FDE covering addr (the address addr2line and objdump take), so
@@ -64,7 +49,7 @@ static int64_t unnamed_function(struct aggregate *agg, struct module *e, uint64_
 
 	if (!t || cfi_table__fde_find(t, addr, &start, &end))
 		start = addr;
-	return intern_fmt(agg, "%s+0x%" PRIx64, e->name, start);
+	return aggregate__string_fmt(agg, "%s+0x%" PRIx64, e->name, start);
 }
 
 /* Fills line's names: function (NULL: unnamed) and system_name (mangled, or NULL). */
@@ -140,7 +125,8 @@ static int location_lines(struct symbolizer *sym, struct aggregate *agg,
 
 	if (l->kind == FRAME_KERNEL) {
 		name = sym->ks ? ksyms__find(sym->ks, l->addr, &off) : NULL;
-		id = name ? aggregate__string(agg, name) : intern_fmt(agg, "0x%" PRIx64, l->addr);
+		id = name ? aggregate__string(agg, name) :
+			    aggregate__string_fmt(agg, "0x%" PRIx64, l->addr);
 		if (id < 0)
 			return id;
 		lines[0] = (struct agg_line){ .function = id };
