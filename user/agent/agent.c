@@ -502,7 +502,8 @@ static int export_group(struct cut_ctx *c, struct group *g, int64_t start_ns, in
 	return 0;
 }
 
-int agent__cut(struct agent *a, struct aggregate *agg, int64_t start_ns, int64_t end_ns)
+int agent__cut(struct agent *a, struct aggregate *agg, int64_t start_ns, int64_t end_ns,
+	       int named_err)
 {
 	struct cut_ctx c = { .a = a, .agg = agg };
 	struct pid_info *pi, *ptmp;
@@ -510,7 +511,9 @@ int agent__cut(struct agent *a, struct aggregate *agg, int64_t start_ns, int64_t
 	int err, cnt = 0;
 
 	a->cut_no++;
-	err = aggregate__for_each(agg, assign_group, &c);
+	err = named_err;
+	if (!err)
+		err = aggregate__for_each(agg, assign_group, &c);
 	name_groups(a, c.groups);
 	HASH_ITER(hh, c.groups, g, gtmp) {
 		if (!err) {

@@ -66,11 +66,14 @@ struct agent *agent__new(const struct agent_opts *ao);
 /*
  * Cuts agg (named by the symbolizer first) into one profile per group covering [start_ns, end_ns)
  * (CLOCK_REALTIME ns) and exports them. agg is left as it was: the caller replaces it.
+ * named_err is the symbolizer's result: when negative, nothing is exported, the cut is still
+ * counted and its processes' bookkeeping done, and the error is logged and returned.
  * Never blocks on the network (Pyroscope delivery runs in its own thread); writing to
  * --output-dir does block on the file system. Returns the number of profiles, or a negative
  * errno.
  */
-int agent__cut(struct agent *a, struct aggregate *agg, int64_t start_ns, int64_t end_ns);
+int agent__cut(struct agent *a, struct aggregate *agg, int64_t start_ns, int64_t end_ns,
+	       int named_err);
 
 /*
  * Updates the counters /metrics shows. The sampling loop calls it after draining the ringbuf,

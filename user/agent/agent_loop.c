@@ -104,8 +104,8 @@ static int agent_cut(struct agent_loop *l)
 
 	if (!fresh)
 		return -ENOMEM;
-	err = symbolizer__run(l->s->symbolizer, l->s->agg) ?:
-		      agent__cut(l->agent, l->s->agg, l->cut_start_realtime_ns, end);
+	err = agent__cut(l->agent, l->s->agg, l->cut_start_realtime_ns, end,
+			 symbolizer__run(l->s->symbolizer, l->s->agg));
 	agg = session__swap_aggregate(l->s, fresh);
 	aggregate__free(agg);
 	l->cut_start_realtime_ns = end;

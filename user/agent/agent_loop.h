@@ -16,7 +16,7 @@ struct session;
 /*
  * Starts the agent (agent__new()) with s->opts->ag, -F and whether the whole machine is
  * profiled; argc and argv (borrowed for the loop's life) are parsed again on SIGHUP. Before
- * session__setup(). Returns NULL and sets errno (the reason is logged).
+ * session__setup(). Returns NULL and sets errno (the reason is logged, but for ENOMEM).
  */
 struct agent_loop *agent_loop__new(struct session *s, int argc, char **argv);
 

@@ -538,13 +538,17 @@ static size_t default_ringbuf_sz(const struct bpfprof_opts *o)
 __attribute__((format(printf, 2, 3))) static error_t usage_error(struct argp_state *state,
 								 const char *fmt, ...)
 {
-	char msg[512];
+	char *msg = NULL;
 	va_list ap;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = vasprintf(&msg, fmt, ap);
 	va_end(ap);
+	if (n < 0)
+		return ENOMEM;
 	argp_error(state, "%s", msg);
+	free(msg);
 	return EINVAL;
 }
 

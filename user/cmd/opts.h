@@ -17,8 +17,6 @@
 /* -o given this many times at most: one file per format. */
 #define BPFPROF_MAX_OUTPUTS 3
 
-/* Output formats (--format, or from -o's file name). */
-
 struct bpfprof_opts {
 	uint64_t freq_hz;			  /* -F: samples per second per CPU (default 99) */
 	const char *event;			  /* -e: "cpu-clock" (default) or "cycles" */

@@ -430,6 +430,9 @@ void session__print_summary(struct session *s)
 
 	if (s->loader)
 		loader__read_stats(s->loader, &bpf);
+	/* The top functions need names: a no-op when an output's run named them already. */
+	if (!s->opts->quiet && s->opts->top && symbolizer__run(s->symbolizer, s->agg))
+		in.top = 0;
 	if (!s->opts->quiet)
 		summary__print(stderr, &in);
 	if (s->ustats) {

@@ -27,7 +27,8 @@ struct unwind_stats;
 
 /*
  * One run of bpfprof. Zeroed and started by session__init(), torn down by session__teardown().
- * The modes (cmd/modes.h, agent/agent_loop.h) read its fields; only session.c frees them.
+ * The modes (cmd/modes.h, agent/agent_loop.h) read its fields; session.c frees them, except
+ * the aggregate session__swap_aggregate() hands back (its caller frees that one).
  */
 struct session {
 	struct bpfprof_opts *opts; /* borrowed */
