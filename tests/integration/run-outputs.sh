@@ -148,6 +148,31 @@ test_empty_names() {
 	assert_eq empty_capture_name_exit "$BP_RC" "$EX_USAGE"
 }
 
+# A read-only directory (a read-only mount: root ignores mode bits): -o and --raw-capture fail
+# before CMD runs, with the real errno, exit 1.
+test_readonly_dir() {
+	local m=$TEST_TMP/ro p=$TEST_TMP/ro-run
+
+	mkdir "$m"
+	if ! mount -t tmpfs -o ro,size=64k bpfprof-test "$m" 2>"$p.mount"; then
+		if [ "${CI:-}" = true ]; then
+			fail readonly_dir_mount "mount tmpfs: $(cat "$p.mount"); CI=true makes this a failure"
+		else
+			skip "read-only directory: cannot mount a tmpfs: $(cat "$p.mount")"
+		fi
+		return
+	fi
+	run_bpfprof 30 "$p" -F "$HZ" -o "$m/prof.folded" -- touch "$p.ran"
+	assert_eq readonly_dir_output_exit "$BP_RC" 1
+	assert_not_ran readonly_dir_output_cmd_not_run "$p.ran"
+	assert_grep readonly_dir_output_erofs "$p.err" "$m/prof.folded.*Read-only file system"
+	run_bpfprof 30 "$p.c" -F "$HZ" --raw-capture "$m/run.raw" -o "$p.folded" -- touch "$p.ran"
+	assert_eq readonly_dir_capture_exit "$BP_RC" 1
+	assert_not_ran readonly_dir_capture_cmd_not_run "$p.ran"
+	assert_grep readonly_dir_capture_erofs "$p.c.err" "$m/run.raw.*Read-only file system"
+	umount "$m"
+}
+
 # A full disk: the real errno (ENOSPC, not EIO), a non-zero exit, no temp file left.
 test_full_disk() {
 	local m=$TEST_TMP/full p=$TEST_TMP/full-run
@@ -238,6 +263,7 @@ test_planted_link_sticky
 test_planted_link_capture
 test_mode_kept
 test_missing_dir
+test_readonly_dir
 test_empty_names
 test_full_disk
 test_default_output
