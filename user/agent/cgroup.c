@@ -2,13 +2,13 @@
 /* cgroup.c: container, pod and unit labels from the cgroup path of a process. */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "agent/cgroup.h"
+#include "util/file.h"
 
 /* Line ranks, best first: where a container id is looked for first. */
 enum cgroup_rank {
@@ -261,54 +261,19 @@ int cgroup__parse(const char *text, struct cgroup_info *out)
 
 int cgroup__read(pid_t pid, struct cgroup_info *out)
 {
-	char file[64], *buf = NULL, *tmp;
-	size_t len = 0, cap = 4096;
-	ssize_t n;
-	int fd, err;
+	char file[64], *buf;
+	size_t len;
+	int err;
 
 	if (pid)
 		snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)pid);
 	else
 		snprintf(file, sizeof(file), "/proc/self/cgroup");
-	fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	buf = malloc(cap);
-	if (!buf) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	for (;;) {
-		if (cap - len < 2) {
-			/* 16 lines of PATH_MAX at most: a bigger file is not /proc/PID/cgroup. */
-			if (cap >= 1 << 20) {
-				err = -EINVAL;
-				goto cleanup;
-			}
-			tmp = realloc(buf, cap * 2);
-			if (!tmp) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			buf = tmp;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			/* A process that exits while being read: ESRCH. */
-			err = errno == ESRCH ? -ENOENT : -errno;
-			goto cleanup;
-		}
-		if (!n)
-			break;
-		len += n;
-	}
-	buf[len] = '\0';
+	/* -ENOENT also for a process that exits while being read (ESRCH). */
+	err = file__read_all(file, &buf, &len);
+	if (err)
+		return err;
 	err = cgroup__parse(buf, out);
-cleanup:
 	free(buf);
-	close(fd);
 	return err;
 }

@@ -7,6 +7,7 @@
 #define HASH_NONFATAL_OOM 1 /* a failed add leaves hh.tbl NULL instead of exiting */
 #include <uthash.h>
 #include "output/flamegraph.h"
+#include "util/strtab.h"
 #include "util/util.h"
 
 /* Layout, px (flamegraph.pl's proportions). */
@@ -25,12 +26,6 @@
 #define NO_PARENT	UINT32_MAX
 
 /* An interned name. */
-struct fg_string {
-	UT_hash_handle hh;
-	uint32_t id;
-	char s[];
-};
-
 /* The hash key of a frame: no padding, hashed as bytes. */
 struct fg_key {
 	uint32_t parent; /* frame id of the caller */
@@ -47,9 +42,7 @@ struct fg_node {
 };
 
 struct flamegraph {
-	struct fg_string *strings; /* by s */
-	struct fg_string **str_by_id;
-	size_t str_cnt, str_cap;
+	struct strtab *strings;	 /* frame names */
 	struct fg_node *nodes;	 /* by key: every frame but the root */
 	struct fg_node **chunks; /* id -> chunks[id / NODES_PER_CHUNK]: stable storage */
 	size_t chunk_cnt, chunk_cap;
@@ -61,32 +54,6 @@ struct flamegraph {
 static struct fg_node *node(const struct flamegraph *fg, uint32_t id)
 {
 	return &fg->chunks[id / NODES_PER_CHUNK][id % NODES_PER_CHUNK];
-}
-
-/* The id of string s, added on first use; -ENOMEM. */
-static int64_t intern(struct flamegraph *fg, const char *s)
-{
-	size_t len = strlen(s);
-	struct fg_string *e;
-
-	HASH_FIND(hh, fg->strings, s, len, e);
-	if (e)
-		return e->id;
-	if (fg->str_cnt >= UINT32_MAX || array_grow((void **)&fg->str_by_id, &fg->str_cap,
-						    fg->str_cnt + 1, sizeof(*fg->str_by_id), 256))
-		return -ENOMEM;
-	e = malloc(sizeof(*e) + len + 1);
-	if (!e)
-		return -ENOMEM;
-	memcpy(e->s, s, len + 1);
-	e->id = fg->str_cnt;
-	HASH_ADD(hh, fg->strings, s[0], len, e);
-	if (!e->hh.tbl) {
-		free(e);
-		return -ENOMEM;
-	}
-	fg->str_by_id[fg->str_cnt++] = e;
-	return e->id;
 }
 
 /* A new frame with count 0; its id, or -ENOMEM. */
@@ -127,7 +94,8 @@ struct flamegraph *flamegraph__new(void)
 
 	if (!fg)
 		return NULL;
-	name = intern(fg, "all");
+	fg->strings = strtab__new();
+	name = fg->strings ? strtab__intern(fg->strings, "all") : -ENOMEM;
 	if (name >= 0) {
 		root.name = name;
 		name = new_node(fg, &root);
@@ -150,10 +118,7 @@ void flamegraph__free(struct flamegraph *fg)
 	for (i = 0; i < fg->chunk_cnt; i++)
 		free(fg->chunks[i]);
 	free(fg->chunks);
-	HASH_CLEAR(hh, fg->strings);
-	for (i = 0; i < fg->str_cnt; i++)
-		free(fg->str_by_id[i]);
-	free(fg->str_by_id);
+	strtab__free(fg->strings);
 	free(fg->path);
 	free(fg);
 }
@@ -175,7 +140,7 @@ int flamegraph__add(struct flamegraph *fg, const char *const *names, const enum 
 		return -ENOMEM;
 	/* Frames first, counts after: a failure leaves at most frames of count 0 (not drawn). */
 	for (i = 0; i < n; i++) {
-		id = intern(fg, names[i]);
+		id = strtab__intern(fg->strings, names[i]);
 		if (id < 0)
 			return id;
 		key.name = id;
@@ -578,7 +543,7 @@ static int cmp_kids(const void *a, const void *b, void *arg)
 	const struct flamegraph *fg = arg;
 	const struct fg_key *ka = &node(fg, *(const uint32_t *)a)->key;
 	const struct fg_key *kb = &node(fg, *(const uint32_t *)b)->key;
-	int c = strcmp(fg->str_by_id[ka->name]->s, fg->str_by_id[kb->name]->s);
+	int c = strcmp(strtab__str(fg->strings, ka->name), strtab__str(fg->strings, kb->name));
 
 	if (c)
 		return c;
@@ -634,7 +599,7 @@ static unsigned int max_depth(const struct fg_writer *w, uint32_t id, unsigned i
 static void put_frame(const struct fg_writer *w, uint32_t id, unsigned int depth, uint64_t x)
 {
 	const struct fg_node *n = node(w->fg, id);
-	const char *name = w->fg->str_by_id[n->key.name]->s;
+	const char *name = strtab__str(w->fg->strings, n->key.name);
 	unsigned int y = w->height - FG_BOTTOM - (depth + 1) * FG_ROW, rgb[3];
 	double px = FG_XPAD + x * w->scale, width = n->count * w->scale;
 	uint32_t i;

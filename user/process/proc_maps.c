@@ -8,38 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "util/file.h"
+#include "util/util.h"
 #include "process/proc_maps.h"
 
 #define DELETED_SUFFIX " (deleted)"
-
-/* Hex digits up to a non-hex character; at least one, at most 16 (no overflow). */
-static int parse_hex(const char **p, uint64_t *val)
-{
-	const char *s = *p;
-	uint64_t v = 0;
-	int n = 0;
-
-	for (;; s++, n++) {
-		unsigned int d;
-
-		if (*s >= '0' && *s <= '9')
-			d = *s - '0';
-		else if (*s >= 'a' && *s <= 'f')
-			d = *s - 'a' + 10;
-		else if (*s >= 'A' && *s <= 'F')
-			d = *s - 'A' + 10;
-		else
-			break;
-		if (n == 16)
-			return -EINVAL;
-		v = (v << 4) | d;
-	}
-	if (!n)
-		return -EINVAL;
-	*val = v;
-	*p = s;
-	return 0;
-}
 
 static int parse_dec(const char **p, uint64_t *val)
 {
@@ -103,11 +75,11 @@ int proc_mapping__parse(const char *line, struct proc_mapping *m)
 
 	if (!line || !m)
 		return -EINVAL;
-	if (parse_hex(&p, &tmp.start) || expect_char(&p, '-') || parse_hex(&p, &tmp.end) ||
-	    expect_char(&p, ' ') || parse_perms(&p, &tmp.prot) || expect_char(&p, ' ') ||
-	    parse_hex(&p, &tmp.pgoff) || expect_char(&p, ' ') || parse_hex(&p, &major) ||
-	    expect_char(&p, ':') || parse_hex(&p, &minor) || expect_char(&p, ' ') ||
-	    parse_dec(&p, &tmp.inode))
+	if (hex_parse(&p, NULL, &tmp.start) || expect_char(&p, '-') ||
+	    hex_parse(&p, NULL, &tmp.end) || expect_char(&p, ' ') || parse_perms(&p, &tmp.prot) ||
+	    expect_char(&p, ' ') || hex_parse(&p, NULL, &tmp.pgoff) || expect_char(&p, ' ') ||
+	    hex_parse(&p, NULL, &major) || expect_char(&p, ':') || hex_parse(&p, NULL, &minor) ||
+	    expect_char(&p, ' ') || parse_dec(&p, &tmp.inode))
 		return -EINVAL;
 	if (tmp.start >= tmp.end || major > UINT32_MAX || minor > UINT32_MAX)
 		return -EINVAL;

@@ -8,13 +8,8 @@
 #include <uthash.h>
 #include "profile/aggregate.h"
 #include "process/module_cache.h"
+#include "util/strtab.h"
 #include "util/util.h"
-
-struct string_entry {
-	uint32_t id;
-	UT_hash_handle hh;
-	char s[];
-};
 
 /* The hash key of a location: no padding, so it can be hashed as bytes. */
 struct loc_key {
@@ -42,9 +37,7 @@ struct stack_entry {
 #define STACK_KEY_OFF offsetof(struct agg_stack, pid)
 
 struct aggregate {
-	struct string_entry *strings; /* by s */
-	struct string_entry **str_by_id;
-	size_t str_cnt, str_cap;
+	struct strtab *strings;
 	struct loc_entry *loc_hash; /* by key */
 	struct loc_entry *loc_keys; /* by id: stable storage of the hash nodes... */
 	struct agg_location *locs;  /* ... and of the locations, both loc_cap long */
@@ -58,7 +51,10 @@ struct aggregate *aggregate__new(void)
 {
 	struct aggregate *agg = calloc(1, sizeof(*agg));
 
-	if (agg && aggregate__string(agg, "") != 0) {
+	if (!agg)
+		return NULL;
+	agg->strings = strtab__new();
+	if (!agg->strings || aggregate__string(agg, "") != 0) {
 		aggregate__free(agg);
 		return NULL;
 	}
@@ -67,16 +63,12 @@ struct aggregate *aggregate__new(void)
 
 void aggregate__free(struct aggregate *agg)
 {
-	struct string_entry *se, *stmp;
 	struct stack_entry *ke, *ktmp;
 	size_t i;
 
 	if (!agg)
 		return;
-	HASH_ITER(hh, agg->strings, se, stmp) {
-		HASH_DEL(agg->strings, se);
-		free(se);
-	}
+	strtab__free(agg->strings);
 	HASH_ITER(hh, agg->stacks, ke, ktmp) {
 		HASH_DEL(agg->stacks, ke);
 		free(ke);
@@ -89,29 +81,12 @@ void aggregate__free(struct aggregate *agg)
 	}
 	free(agg->loc_keys);
 	free(agg->locs);
-	free(agg->str_by_id);
 	free(agg);
 }
 
 int64_t aggregate__string(struct aggregate *agg, const char *s)
 {
-	size_t len = strlen(s);
-	struct string_entry *e;
-
-	HASH_FIND(hh, agg->strings, s, len, e);
-	if (e)
-		return e->id;
-	if (array_grow((void **)&agg->str_by_id, &agg->str_cap, agg->str_cnt + 1,
-		       sizeof(*agg->str_by_id), 1024))
-		return -ENOMEM;
-	e = malloc(sizeof(*e) + len + 1);
-	if (!e)
-		return -ENOMEM;
-	memcpy(e->s, s, len + 1);
-	e->id = agg->str_cnt;
-	agg->str_by_id[agg->str_cnt++] = e;
-	HASH_ADD(hh, agg->strings, s[0], len, e);
-	return e->id;
+	return strtab__intern(agg->strings, s);
 }
 
 int64_t aggregate__string_fmt(struct aggregate *agg, const char *fmt, ...)
@@ -127,14 +102,17 @@ int64_t aggregate__string_fmt(struct aggregate *agg, const char *fmt, ...)
 
 const char *aggregate__str(const struct aggregate *agg, uint32_t id)
 {
+	const char *s;
+
 	if (id == AGG_NO_NAME)
 		return "[unknown]";
-	return id < agg->str_cnt ? agg->str_by_id[id]->s : "?";
+	s = strtab__str(agg->strings, id);
+	return s ? s : "?";
 }
 
 size_t aggregate__strings(const struct aggregate *agg)
 {
-	return agg->str_cnt;
+	return strtab__cnt(agg->strings);
 }
 
 /* Grows locs and loc_keys together. The hash points into loc_keys: rebuild it after a move. */

@@ -91,24 +91,10 @@ static int ksyms__parse_line(struct ksyms *ks, const char *line, bool *nonzero)
 {
 	const char *p = line, *name;
 	uint64_t addr = 0;
-	int digits = 0;
 	size_t len;
 	char type;
 
-	for (;; p++, digits++) {
-		unsigned int d;
-
-		if (*p >= '0' && *p <= '9')
-			d = *p - '0';
-		else if (*p >= 'a' && *p <= 'f')
-			d = *p - 'a' + 10;
-		else if (*p >= 'A' && *p <= 'F')
-			d = *p - 'A' + 10;
-		else
-			break;
-		addr = (addr << 4) | d;
-	}
-	if (!digits || digits > 16 || *p != ' ' || !p[1] || p[2] != ' ')
+	if (hex_parse(&p, NULL, &addr) || *p != ' ' || !p[1] || p[2] != ' ')
 		return 0;
 	type = p[1];
 	name = p + 3;

@@ -90,33 +90,15 @@ const char *perf_map__find(const struct perf_map *m, uint64_t addr, uint64_t *of
 	return m->ranges[lo - 1].name;
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* A hex number at *p, "0x" optional; advances *p. False when there is none or it overflows. */
 static bool parse_hex(const char **p, const char *end, uint64_t *v)
 {
 	const char *s = *p;
-	int d;
 
 	if (end - s > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && hex_digit(s[2]) >= 0)
 		s += 2;
-	if (s == end || hex_digit(*s) < 0)
+	if (hex_parse(&s, end, v))
 		return false;
-	*v = 0;
-	for (; s < end && (d = hex_digit(*s)) >= 0; s++) {
-		if (*v >> 60)
-			return false;
-		*v = *v << 4 | d;
-	}
 	*p = s;
 	return true;
 }

@@ -82,6 +82,8 @@ int file__read_all(const char *path, char **text, size_t *len)
 			buf = tmp;
 		}
 		r = read(fd, buf + n, cap - n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
 		if (r < 0) {
 			err = errno == ESRCH ? -ENOENT : -errno;
 			break;

@@ -65,6 +65,41 @@ static inline int array_grow(void **arr, size_t *cap, size_t need, size_t elem, 
 	return 0;
 }
 
+/* The value of hex digit c, or -1. */
+static inline int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * Reads the hex digits at *p (no "0x"), up to a non-hex character or end (NULL: up to the
+ * NUL), into *val and advances *p past them: /proc/PID/maps, kallsyms, perf maps. Returns 0, or
+ * -EINVAL when there is no digit or the value overflows 64 bits (*p and *val unchanged).
+ */
+static inline int hex_parse(const char **p, const char *end, uint64_t *val)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+	int d;
+
+	for (; (!end || s < end) && (d = hex_digit(*s)) >= 0; s++) {
+		if (v >> 60)
+			return -EINVAL;
+		v = v << 4 | d;
+	}
+	if (s == *p)
+		return -EINVAL;
+	*val = v;
+	*p = s;
+	return 0;
+}
+
 /* Writes n bytes as 2n lowercase hex digits and a NUL to out (2n + 1 bytes): build-ids. */
 static inline void hex_encode(char *out, const uint8_t *b, size_t n)
 {
