@@ -884,7 +884,7 @@ static error_t parse_agent_opt(int key, char *arg, struct argp_state *state)
 		ctx->agent_opt = true;
 		break;
 	case OPT_CONFIG:
-		/* Read before parsing (agent_argv()), where the option must be spelled out: an
+		/* Read before parsing (agent_args()), where the option must be spelled out: an
 		 * abbreviation (--conf) or --config outside the agent would be ignored. */
 		if (!ctx->config_read || strcmp(arg, ctx->config_read))
 			return usage_error(

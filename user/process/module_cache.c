@@ -41,7 +41,7 @@ struct module_cache *module_cache__new(void)
 	return calloc(1, sizeof(struct module_cache));
 }
 
-static void entry__free(struct module *e)
+static void module_free(struct module *e)
 {
 	if (!e)
 		return;
@@ -92,9 +92,9 @@ void module_cache__free(struct module_cache *mc)
 	HASH_CLEAR(hh_build_id, mc->by_build_id);
 	HASH_ITER(hh, mc->entries, e, tmp) {
 		HASH_DEL(mc->entries, e);
-		entry__free(e);
+		module_free(e);
 	}
-	entry__free(mc->vdso);
+	module_free(mc->vdso);
 	free(mc->vdso_image);
 	free(mc);
 }
@@ -110,7 +110,7 @@ unsigned int module_cache__cnt(const struct module_cache *mc)
 }
 
 /* Reads the ELF header and PT_LOAD segments; -ENOEXEC for anything that is not a usable ELF. */
-static int entry__parse(struct module *e)
+static int module_parse(struct module *e)
 {
 	const void *build_id;
 	GElf_Ehdr ehdr;
@@ -150,7 +150,7 @@ static int entry__parse(struct module *e)
 	return 0;
 }
 
-static struct module *entry__new(const char *map_path)
+static struct module *module_new(const char *map_path)
 {
 	struct module *e = calloc(1, sizeof(*e));
 	const char *slash;
@@ -208,7 +208,7 @@ static struct module *cache__get(struct module_cache *mc, const char *open_path,
 		close(fd);
 		return module__get(e);
 	}
-	e = entry__new(map_path);
+	e = module_new(map_path);
 	if (!e) {
 		err = -ENOMEM;
 		goto fail;
@@ -223,7 +223,7 @@ static struct module *cache__get(struct module_cache *mc, const char *open_path,
 		err = -ENOEXEC;
 		goto fail;
 	}
-	err = entry__parse(e);
+	err = module_parse(e);
 	if (err)
 		goto fail;
 	mc->opened++;
@@ -235,7 +235,7 @@ static struct module *cache__get(struct module_cache *mc, const char *open_path,
 			alias->id = id;
 			alias->e = same;
 			HASH_ADD(hh, mc->aliases, id, sizeof(alias->id), alias);
-			entry__free(e);
+			module_free(e);
 			return module__get(same);
 		}
 		if (!same)
@@ -244,7 +244,7 @@ static struct module *cache__get(struct module_cache *mc, const char *open_path,
 	HASH_ADD(hh, mc->entries, id, sizeof(e->id), e);
 	return module__get(e);
 fail:
-	entry__free(e);
+	module_free(e);
 	if (fd >= 0)
 		close(fd);
 	errno = -err;
@@ -305,7 +305,7 @@ struct module *module_cache__vdso(struct module_cache *mc)
 		return NULL;
 	}
 	mc->vdso_image = malloc(sz);
-	e = entry__new("[vdso]");
+	e = module_new("[vdso]");
 	if (!mc->vdso_image || !e) {
 		err = -ENOMEM;
 		goto fail;
@@ -316,13 +316,13 @@ struct module *module_cache__vdso(struct module_cache *mc)
 		err = -ENOEXEC;
 		goto fail;
 	}
-	err = entry__parse(e);
+	err = module_parse(e);
 	if (err)
 		goto fail;
 	mc->vdso = e;
 	return module__get(e);
 fail:
-	entry__free(e);
+	module_free(e);
 	free(mc->vdso_image);
 	mc->vdso_image = NULL;
 	errno = -err;
@@ -368,7 +368,7 @@ unsigned int module_cache__trim(struct module_cache *mc, unsigned int max_unused
 		if (now - unused[i]->last_use_ns < min_age_ns)
 			break;
 		cache__remove(mc, unused[i]);
-		entry__free(unused[i]);
+		module_free(unused[i]);
 		evicted++;
 	}
 	free(unused);
