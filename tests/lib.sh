@@ -325,6 +325,24 @@ report_run() {
 	sed -n '1,25s/^/  | /p' "$prefix.err"
 }
 
+# wait_profiling ERRFILE [PID]: waits (up to 60 s: a busy machine, or qemu's TCG, loads BPF
+# slowly) until bpfprof's stderr says it is profiling; fails when PID (the background
+# bpfprof's, BP_TIMEOUT_PID of start_bpfprof_bg) ended before.
+wait_profiling() {
+	local i
+
+	for ((i = 0; i < 1200; i++)); do
+		grep -q '^bpfprof: profiling' "$1" 2>/dev/null && return 0
+		if [ -n "${2:-}" ]; then
+			case "$(awk '{ print $3 }' "/proc/$2/stat" 2>/dev/null)" in
+			'' | Z) return 1 ;;
+			esac
+		fi
+		sleep 0.05
+	done
+	return 1
+}
+
 # start_bpfprof_bg LIMIT_S PREFIX ARGS...: like run_bpfprof, in the background. Sets BP_TIMEOUT_PID
 # (the timeout process) and BP_PID (bpfprof itself); finish with wait_bpfprof_bg PREFIX.
 start_bpfprof_bg() {
@@ -593,10 +611,17 @@ complete_share() {
 		END { print total + 0, ok + 0, pct(ok, total) }' "$1"
 }
 
-# leaf_share FILE COMM LEAF: % of COMM's samples whose user leaf is LEAF.
+# leaf_share FILE COMM LEAF [BELOW]: % of COMM's samples whose user leaf is LEAF; with BELOW,
+# of those samples only whose stack holds the frame BELOW (the program's own work, not its
+# exec and dynamic loading).
 leaf_share() {
-	Q_COMM=$2 Q_LEAF=$3 awk "$FOLDED_AWK"'
-		parse($0) && selected() { total += cnt; if (nuser > 0 && fr[nuser] == leaf) n += cnt }
+	Q_COMM=$2 Q_LEAF=$3 awk -v below="${4:-}" "$FOLDED_AWK"'
+		function has(f,    i) { for (i = 1; i <= nfr; i++) if (fr[i] == f) return 1; return 0 }
+		parse($0) && selected() && (below == "" || has(below)) {
+			total += cnt
+			if (nuser > 0 && fr[nuser] == leaf)
+				n += cnt
+		}
 		END { print pct(n, total) }' "$1"
 }
 

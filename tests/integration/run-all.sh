@@ -95,7 +95,13 @@ test_all() {
 
 	assert_eq all_exit "$BP_RC" 0
 	assert_ge all_duration "$BP_SECONDS" "$DURATION" s
-	assert_le all_duration_max "$BP_SECONDS" $((DURATION + 10)) s
+	# -d and the outputs, not the timeout: under qemu's TCG start-up and symbolizing ~2,000
+	# stacks take 10-20 times as long (14.7 s in all on 5.10).
+	if emulated; then
+		assert_le all_duration_max "$BP_SECONDS" $((DURATION + 30)) s
+	else
+		assert_le all_duration_max "$BP_SECONDS" $((DURATION + 10)) s
+	fi
 	read -r -a stats <<<"$(chain_stats "$p.folded" chain '^_start;' "$CHAIN")"
 	# sysread's leaf is mostly read() and kernel frames below sys_leaf: all its samples count.
 	read -r -a sys <<<"$(complete_share "$p.folded" sysread '^_start;' "$SYS_CHAIN")"

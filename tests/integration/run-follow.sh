@@ -31,19 +31,6 @@ check_summary() {
 	assert_le "${1}_summary_not_over" "${pct:-none}" "$MAX_SUMMARY_PCT" %
 }
 
-# wait_profiling ERRFILE: waits (up to 60 s, a busy machine loads BPF slowly) until the
-# bpfprof of start_bpfprof_bg says it is profiling; fails when it ended before.
-wait_profiling() {
-	local i
-
-	for ((i = 0; i < 1200; i++)); do
-		grep -q '^bpfprof: profiling' "$1" 2>/dev/null && return 0
-		[ "$(awk '{ print $3 }' "/proc/$BP_TIMEOUT_PID/stat" 2>/dev/null)" = Z ] && return 1
-		sleep 0.05
-	done
-	return 1
-}
-
 # -p of a shell that, once bpfprof is attached, runs a chain (fork + exec), then starts another
 # and exits without waiting for it: both are sampled for their CPU time, and bpfprof ends by
 # itself after the second, not with the shell. One at a time: under qemu's TCG the timer
@@ -56,7 +43,7 @@ test_forked_after_attach() {
 		"$0" -t "$2" 2 &
 		exit 0' "$TARGETS/chain" "$p.go" "$p.cpu-orphan" "$p.cpu-child"
 	start_bpfprof_bg 90 "$p" -p "$parent" -F "$HZ" -o "$p.folded"
-	if ! wait_profiling "$p.err"; then
+	if ! wait_profiling "$p.err" "$BP_TIMEOUT_PID"; then
 		fail after_attach_started "bpfprof did not start profiling: $(head -c 400 "$p.err")"
 		return
 	fi

@@ -89,17 +89,6 @@ wait_open() {
 	return 1
 }
 
-# wait_profiling ERR: waits (up to 20 s) until bpfprof's stderr says it profiles.
-wait_profiling() {
-	local i
-
-	for ((i = 0; i < 400; i++)); do
-		grep -q '^bpfprof: profiling ' "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 # exited_within PID SECONDS: PID is gone (or a zombie) within SECONDS.
 exited_within() {
 	local i state

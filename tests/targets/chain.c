@@ -30,8 +30,8 @@ static const char usage[] =
 	"    below sp crosses into it); exits 3 if that could not be arranged.\n"
 	"-g: re-exec until a page that was never touched lies between argv and the top of the\n"
 	"    stack mapping (the random gap the kernel leaves there spans one in some runs).\n"
-	"-l: sleep DELAY seconds, then dlopen libchain_dl.so (a copy of libchain.so) and go\n"
-	"    through it instead: its mapping appears only then.\n"
+	"-l: sleep DELAY seconds (or until SIGUSR2), then dlopen libchain_dl.so (a copy of\n"
+	"    libchain.so) and go through it instead: its mapping appears only then.\n"
 	"-S: the leaf is sig_leaf, which raises SIGUSR1 over and over; the CPU is burnt in the\n"
 	"    handler, sig_spin, on top of the signal frame.\n"
 	"--print-chain prints the frames from main to the leaf, ';'-separated.\n";
@@ -151,6 +151,14 @@ static void print_chain(const char *leaf)
 	       CB_STEPS(CHAIN_NAME), leaf);
 }
 
+/* Set by SIGUSR2: -l's sleep ends (a test starts it once its profiler is attached). */
+static volatile sig_atomic_t dlopen_now;
+
+static void on_usr2(int sig)
+{
+	dlopen_now = 1;
+}
+
 /* -l: after delay seconds, routes the chain through libchain_dl.so, loaded only now. */
 static int load_lib_copy(struct chain_ctx *ctx, double delay)
 {
@@ -160,7 +168,7 @@ static int load_lib_copy(struct chain_ctx *ctx, double delay)
 	};
 	void *lib;
 
-	while (nanosleep(&ts, &ts) && errno == EINTR)
+	while (!dlopen_now && nanosleep(&ts, &ts) && errno == EINTR)
 		;
 	/* Found through the executable's RUNPATH ($ORIGIN), like libchain.so. */
 	lib = dlopen("libchain_dl.so", RTLD_NOW | RTLD_LOCAL);
@@ -298,6 +306,8 @@ int main(int argc, char **argv)
 	char text[64];
 	long r;
 
+	/* No SA_RESTART: SIGUSR2 ends -l's nanosleep. */
+	sigaction(SIGUSR2, &(struct sigaction){ .sa_handler = on_usr2 }, NULL);
 	while ((opt = getopt_long(argc, argv, "fgESb:w:l:t:x:s:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'S':
