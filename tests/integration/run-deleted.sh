@@ -34,12 +34,13 @@ mapped_deleted() {
 		grep -q '/libchain\.so (deleted)$' "/proc/$1/maps" 2>/dev/null
 }
 
-# wait_mapped PID FILE: waits (up to 5 s) until PID maps FILE, i.e. until its dynamic loader
-# mapped the library: deleting it before would make chain fail to start.
+# wait_mapped PID FILE: waits (up to 30 s of wall time: under qemu's TCG each pass forks
+# slowly) until PID maps FILE, i.e. until its dynamic loader mapped the library: deleting it
+# before would make chain fail to start.
 wait_mapped() {
-	local i
+	local deadline=$((SECONDS + 30))
 
-	for ((i = 0; i < 1000; i++)); do
+	while [ "$SECONDS" -lt "$deadline" ]; do
 		grep -q " $2\$" "/proc/$1/maps" 2>/dev/null && return 0
 		sleep 0.005
 	done
@@ -82,13 +83,15 @@ test_pid() {
 # has mapped both files (its library must be mapped before it goes). bpfprof reads its ringbuf
 # every 200 ms only: it learns of the mappings, and opens their files, after they are deleted.
 test_cmd() {
-	local how=$1 dir=$TEST_TMP/cmd-$1-bin p=$TEST_TMP/cmd-$1 child='' i ok=0
+	local how=$1 dir=$TEST_TMP/cmd-$1-bin p=$TEST_TMP/cmd-$1 child='' deadline ok=0
 
 	copy_chain "$dir"
 	start_bpfprof_bg $((RUN_S + 40)) "$p" --stats --drain-interval 200 -F "$HZ" \
 		-o "$p.folded" -- \
 		"$dir/chain" "$RUN_S"
-	for ((i = 0; i < 500; i++)); do
+	# bpfprof starts CMD once its programs are loaded: 5.10's under qemu's TCG took seconds.
+	deadline=$((SECONDS + 60))
+	while [ "$SECONDS" -lt "$deadline" ]; do
 		[ -n "$BP_PID" ] || break
 		child=$(cat "/proc/$BP_PID/task/$BP_PID/children" 2>/dev/null)
 		child=${child%% *}
