@@ -99,14 +99,20 @@ test_cmd() {
 }
 
 # -p: attached while libdla.so is mapped (its maps as read at attach time hold it), which
-# libdlb.so then replaces. 4 s in libdla.so: loading the BPF programs took 2.4 s of it on
-# 5.10 under qemu's TCG.
+# libdlb.so then replaces. The libdla.so phase lasts 1.5 s from SIGUSR2 (dlswap -w), sent once
+# bpfprof profiles: loading the BPF programs took seconds on 5.10 under qemu's TCG.
 test_pid() {
 	local p=$TEST_TMP/pid pid
 
-	start_target pid "$TARGETS/dlswap" -r "$p.result" 4 1.5
-	sleep 0.3
-	run_bpfprof 40 "$p" --stats -p "$pid" -d 30 -F "$HZ" -o "$p.folded"
+	start_target pid "$TARGETS/dlswap" -w -r "$p.result" 1.5 1.5
+	start_bpfprof_bg 60 "$p" --stats -p "$pid" -d 30 -F "$HZ" -o "$p.folded"
+	if ! wait_profiling "$p.err" "$BP_TIMEOUT_PID"; then
+		fail dlswap_pid_started "bpfprof did not start profiling: $(head -c 400 "$p.err")"
+		stop_target "$pid"
+		return
+	fi
+	kill -USR2 "$pid"
+	wait_bpfprof_bg "$p"
 	wait_target "$pid"
 	assert_eq dlswap_pid_exit "$BP_RC" 0
 	assert_eq dlswap_pid_target_exit "$TARGET_RC" 0

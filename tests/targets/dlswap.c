@@ -2,12 +2,14 @@
 /* dlswap.c: spins in libdla.so, dlcloses it, dlopens libdlb.so at the same address, spins there. */
 #include <dlfcn.h>
 #include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include "targets.h"
 
 static const char usage[] =
-	"usage: dlswap [-r RESULT_FILE] A_SECONDS B_SECONDS\n"
+	"usage: dlswap [-w] [-r RESULT_FILE] A_SECONDS B_SECONDS\n"
 	"       dlswap --print-chain a|b\n"
 	"dlopens libdla.so and spins A_SECONDS (wall time) in dla_leaf below main ->\n"
 	"swap_f01..swap_f04 -> dla_f01..dla_f10, dlcloses it (and checks that it is unmapped),\n"
@@ -17,6 +19,8 @@ static const char usage[] =
 	"RESULT_FILE gets \"NAME VALUE\" lines: per library (a_*, b_*) its executable mapping\n"
 	"(text_start, text_end), its entry point (entry) and the CPU time of its phase in ns\n"
 	"(cpu_ns); then same_address 1 or 0.\n"
+	"-w: the libdla.so phase spins until SIGUSR2 arrives, then A_SECONDS more (a test sends it\n"
+	"    once its profiler is attached).\n"
 	"--print-chain prints a library's chain from main to its leaf, ';'-separated.\n";
 
 /* Leaf iterations per pass down the chain: about a millisecond. */
@@ -94,15 +98,26 @@ static int mapping_of(const char *file, uintptr_t addr, uintptr_t *start, uintpt
 	return ret;
 }
 
-/* Runs the chain through the phase's library for seconds of wall time. Its own frame (not
- * inlined into main), so the chain the tests expect does not depend on the compiler. */
-CHAIN_KEEP static long run_phase(struct phase *ph, double seconds)
+/* Set by SIGUSR2: -w's wait is over. */
+static volatile sig_atomic_t go;
+
+static void on_usr2(int sig)
+{
+	go = 1;
+}
+
+/* Runs the chain through the phase's library for seconds of wall time (after SIGUSR2 when
+ * wait). Its own frame (not inlined into main), so the chain the tests expect does not depend
+ * on the compiler. */
+CHAIN_KEEP static long run_phase(struct phase *ph, double seconds, bool wait)
 {
 	struct chain_ctx ctx = { .lib_entry = ph->entry, .spin = SPIN_ITERATIONS };
-	long long end = clock_ns(CLOCK_MONOTONIC) + (long long)(seconds * 1e9);
-	long long cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	long long cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID), end;
 	long sum = 0;
 
+	while (wait && !go)
+		sum += swap_f01(&ctx, 1);
+	end = clock_ns(CLOCK_MONOTONIC) + (long long)(seconds * 1e9);
 	while (clock_ns(CLOCK_MONOTONIC) < end)
 		sum += swap_f01(&ctx, 1);
 	ph->cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu;
@@ -148,10 +163,15 @@ int main(int argc, char **argv)
 	double seconds[2];
 	char text[1024];
 	int opt, same, i;
+	bool wait = false;
 	long r = 0;
 
-	while ((opt = getopt_long(argc, argv, "r:h", longopts, NULL)) != -1) {
+	signal(SIGUSR2, on_usr2);
+	while ((opt = getopt_long(argc, argv, "wr:h", longopts, NULL)) != -1) {
 		switch (opt) {
+		case 'w':
+			wait = true;
+			break;
 		case 'r':
 			result_file = optarg;
 			break;
@@ -184,7 +204,7 @@ int main(int argc, char **argv)
 				ph->file);
 			return 2;
 		}
-		r += run_phase(ph, seconds[i]);
+		r += run_phase(ph, seconds[i], wait && i == 0);
 		close_lib(ph);
 	}
 
