@@ -25,12 +25,20 @@ only_file() {
 }
 
 # -p on a target that exits after a moment, with -d far longer: bpfprof ends with the target,
-# writes what it sampled and exits 0.
+# writes what it sampled and exits 0. The target spins its second once bpfprof profiles
+# (SIGUSR2 ends chain -l's sleep): loading the programs took seconds on 5.10 under qemu's TCG.
 test_target_exits() {
 	local p=$TEST_TMP/early pid
 
-	start_target pid "$TARGETS/chain" 3
-	run_bpfprof 40 "$p" -p "$pid" -d 20 -F "$HZ" -o "$p.folded"
+	start_target pid "$TARGETS/chain" -l 120 1
+	start_bpfprof_bg 40 "$p" -p "$pid" -d 20 -F "$HZ" -o "$p.folded"
+	if ! wait_profiling "$p.err" "$BP_TIMEOUT_PID"; then
+		fail pid_target_exits_started "bpfprof did not start profiling: $(head -c 400 "$p.err")"
+		stop_target "$pid"
+		return
+	fi
+	kill -USR2 "$pid"
+	wait_bpfprof_bg "$p"
 	wait_target "$pid"
 	assert_eq pid_target_exits_exit "$BP_RC" 0
 	assert_le pid_target_exits_ends_early "$BP_SECONDS" 10 s
@@ -50,7 +58,8 @@ test_stop_signal() {
 	echo "old;content 1" >"$out_dir/profile.folded"
 	start_target pid "$TARGETS/chain" 60
 	start_bpfprof_bg 60 "$p" -p "$pid" -d 50 -F "$HZ" -o "$out_dir/profile.folded"
-	sleep 3
+	wait_profiling "$p.err" "$BP_TIMEOUT_PID"
+	sleep 1
 	before=$(cat "$out_dir/profile.folded")
 	sent=$(date +%s.%N)
 	[ -n "$BP_PID" ] && kill -"$sig" "$BP_PID"
@@ -61,9 +70,11 @@ test_stop_signal() {
 		test "$before" = "old;content 1"
 	assert_eq "${name}_exit" "$BP_RC" 0
 	# -d 50 was far away: bpfprof stopped because of the signal.
+	# Unwinding, symbolizing and writing what it has: 2.3 s on 6.1 under qemu's TCG, 5.4 s on
+	# 5.10 (emulated() in lib.sh); well under a second on the host.
 	assert_le "${name}_ends_promptly" \
-		"$(awk -v s="$sent" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')" 5 \
-		" s after SIG$sig"
+		"$(awk -v s="$sent" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')" \
+		"$(emulated && echo 15 || echo 5)" " s after SIG$sig"
 	assert_ge "${name}_samples" "$(folded_samples "$out_dir/profile.folded" chain)" 1
 	assert_true "${name}_no_stray_files" \
 		"$(basename "$out_dir") holds only profile.folded: $(ls -A "$out_dir" | tr '\n' ' ')" \
