@@ -12,6 +12,10 @@ require_bpf
 HZ=999
 RUN_S=2
 MIN_COMPLETE_PCT=95
+# Under qemu's TCG (lib.sh emulated) user space learns a copy size 10-20 times slower in wall
+# time, so more samples are taken while it grows, each cut at the copy's end ("stack copy
+# truncated" in --stats): edge 7.4% truncated and 92.4% complete on 5.10, 1.0% and 99.0% here.
+emulated && MIN_COMPLETE_PCT=90
 
 # deep_complete FILE: "LEAF_SAMPLES COMPLETE" for deep's samples in deep_leaf.
 deep_complete() {
