@@ -2,17 +2,19 @@
 /* threads.c: threads "alpha" (always busy) and "beta" (busy half the time), each in its own chain. */
 #include <getopt.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 #include "targets.h"
 
 static const char usage[] =
-	"usage: threads [-t CPUTIME_FILE] SECONDS\n"
+	"usage: threads [-w] [-t CPUTIME_FILE] SECONDS\n"
 	"       threads --print-chain alpha|beta\n"
 	"Runs two threads for SECONDS: \"alpha\" spins all the time in alpha_leaf, \"beta\"\n"
 	"alternates spinning in beta_leaf and sleeping as long. Each chain is 27 frames, crossing\n"
 	"libchain.so (alpha: lib_f*, beta: lib_g*). Then writes \"alpha NS\" and \"beta NS\" lines,\n"
 	"each thread's own CPU time, to CPUTIME_FILE.\n"
+	"-w: SECONDS count from SIGUSR2 (a test sends it once its profiler is attached).\n"
 	"--print-chain prints a thread's frames from its start routine to its leaf, ';'-separated.\n";
 
 /* Set by the main thread when SECONDS are over; the leaves poll it. */
@@ -155,6 +157,14 @@ static int print_chain(const char *worker)
 	return 0;
 }
 
+/* Set by SIGUSR2: -w's wait is over. */
+static volatile sig_atomic_t go;
+
+static void on_usr2(int sig)
+{
+	go = 1;
+}
+
 static void sleep_seconds(double seconds)
 {
 	struct timespec left = {
@@ -178,10 +188,14 @@ int main(int argc, char **argv)
 	pthread_t tids[NR_WORKERS];
 	char text[128];
 	double seconds;
-	int opt, i, err;
+	int opt, i, err, wait = 0;
 
-	while ((opt = getopt_long(argc, argv, "t:h", longopts, NULL)) != -1) {
+	signal(SIGUSR2, on_usr2);
+	while ((opt = getopt_long(argc, argv, "wt:h", longopts, NULL)) != -1) {
 		switch (opt) {
+		case 'w':
+			wait = 1;
+			break;
 		case 't':
 			cputime_file = optarg;
 			break;
@@ -211,6 +225,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	while (wait && !go)
+		sleep_seconds(0.01);
 	sleep_seconds(seconds);
 	atomic_store(&stop, 1);
 	for (i = 0; i < NR_WORKERS; i++)
