@@ -10,6 +10,9 @@ HZ=999
 RUN_S=2
 CHAIN=$("$TARGETS/chain" --print-chain)
 MIN_ROOT_PCT=95
+# Under qemu's TCG ld.so's start-up takes 6% of a 2 s run's samples (131 of 2076 on 5.10), and
+# a walk from there ends at RTLD_START, which has no CFI: a "no CFI" stop, not a root.
+emulated && MIN_ROOT_PCT=90
 # "no CFI" stops in libnocfi.so against nocfi's samples in it: one stop per such sample.
 NO_CFI_TOLERANCE_PCT=10
 # A process line's samples against the folded output's for that comm.
