@@ -18,14 +18,20 @@ copy_chain() {
 	cp "$TARGETS/chain" "$TARGETS/libchain.so" "$1/"
 }
 
-# delete_chain DIR HOW: removes the copies; HOW=replaced puts other ELF files at their paths
-# (sysread as chain, libnocfi.so as libchain.so), which a profiler opening the paths would read.
+# delete_chain DIR HOW PID: removes the copies, and says whether PID's maps show both deleted
+# (checked at once: under qemu's TCG a 2 s chain could end while cp ran); HOW=replaced then
+# puts other ELF files at their paths (sysread as chain, libnocfi.so as libchain.so), which a
+# profiler opening the paths would read.
 delete_chain() {
+	local ok=1
+
 	rm -f "$1/chain" "$1/libchain.so"
+	mapped_deleted "$3" || ok=0
 	if [ "$2" = replaced ]; then
 		cp "$TARGETS/sysread" "$1/chain"
 		cp "$TARGETS/libnocfi.so" "$1/libchain.so"
 	fi
+	[ "$ok" = 1 ]
 }
 
 # mapped_deleted PID: /proc/PID/maps shows both the executable and the library as deleted.
@@ -69,8 +75,7 @@ test_pid() {
 	copy_chain "$dir"
 	start_target pid "$dir/chain" $((RUN_S + 30))
 	wait_mapped "$pid" "$dir/libchain.so"
-	delete_chain "$dir" "$how"
-	mapped_deleted "$pid" && ok=1
+	delete_chain "$dir" "$how" "$pid" && ok=1
 	run_bpfprof $((RUN_S + 40)) "$p" --stats -p "$pid" -d "$RUN_S" -F "$HZ" -o "$p.folded"
 	stop_target "$pid"
 
@@ -99,8 +104,7 @@ test_cmd() {
 		sleep 0.005
 	done
 	[ -n "$child" ] && wait_mapped "$child" "$dir/libchain.so"
-	delete_chain "$dir" "$how"
-	[ -n "$child" ] && mapped_deleted "$child" && ok=1
+	delete_chain "$dir" "$how" "${child:-0}" && ok=1
 	wait_bpfprof_bg "$p"
 
 	assert_eq "deleted_cmd_${how}_files_deleted" "$ok" 1
