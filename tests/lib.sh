@@ -343,6 +343,21 @@ wait_profiling() {
 	return 1
 }
 
+# start_bpfprof_profiling LIMIT_S PREFIX LABEL PID ARGS...: start_bpfprof_bg LIMIT_S PREFIX
+# ARGS, then waits until it profiles (wait_profiling). If it never does: fails LABEL_started,
+# stops the target PID and returns 1. The caller then makes the target act (kill -USR2 PID)
+# and ends with wait_bpfprof_bg PREFIX.
+start_bpfprof_profiling() {
+	local limit=$1 prefix=$2 label=$3 pid=$4
+
+	shift 4
+	start_bpfprof_bg "$limit" "$prefix" "$@"
+	wait_profiling "$prefix.err" "$BP_TIMEOUT_PID" && return 0
+	fail "${label}_started" "bpfprof did not start profiling: $(head -c 400 "$prefix.err")"
+	stop_target "$pid"
+	return 1
+}
+
 # start_bpfprof_bg LIMIT_S PREFIX ARGS...: like run_bpfprof, in the background. Sets BP_TIMEOUT_PID
 # (the timeout process) and BP_PID (bpfprof itself); finish with wait_bpfprof_bg PREFIX.
 start_bpfprof_bg() {

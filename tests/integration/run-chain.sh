@@ -137,12 +137,8 @@ test_dlopen() {
 	# mapping is learnt from the mmap, not from /proc/PID/maps. Under qemu's TCG, 5.10's start
 	# took longer than a fixed delay and the run.
 	start_target pid "$TARGETS/chain" -l 120 "$run_s"
-	start_bpfprof_bg $((run_s + 60)) "$p-pid" -p "$pid" -d 60 -F 999 -o "$p-pid.folded"
-	if ! wait_profiling "$p-pid.err" "$BP_TIMEOUT_PID"; then
-		fail chain_dlopen_pid_started "bpfprof did not start profiling: $(head -c 400 "$p-pid.err")"
-		stop_target "$pid"
-		return
-	fi
+	start_bpfprof_profiling $((run_s + 60)) "$p-pid" chain_dlopen_pid "$pid" \
+		-p "$pid" -d 60 -F 999 -o "$p-pid.folded" || return
 	kill -USR2 "$pid"
 	wait_bpfprof_bg "$p-pid"
 	wait_target "$pid"

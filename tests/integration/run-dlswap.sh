@@ -105,12 +105,8 @@ test_pid() {
 	local p=$TEST_TMP/pid pid
 
 	start_target pid "$TARGETS/dlswap" -w -r "$p.result" 1.5 1.5
-	start_bpfprof_bg 60 "$p" --stats -p "$pid" -d 30 -F "$HZ" -o "$p.folded"
-	if ! wait_profiling "$p.err" "$BP_TIMEOUT_PID"; then
-		fail dlswap_pid_started "bpfprof did not start profiling: $(head -c 400 "$p.err")"
-		stop_target "$pid"
-		return
-	fi
+	start_bpfprof_profiling 60 "$p" dlswap_pid "$pid" \
+		--stats -p "$pid" -d 30 -F "$HZ" -o "$p.folded" || return
 	kill -USR2 "$pid"
 	wait_bpfprof_bg "$p"
 	wait_target "$pid"

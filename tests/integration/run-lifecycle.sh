@@ -31,12 +31,8 @@ test_target_exits() {
 	local p=$TEST_TMP/early pid
 
 	start_target pid "$TARGETS/chain" -l 120 1
-	start_bpfprof_bg 40 "$p" -p "$pid" -d 20 -F "$HZ" -o "$p.folded"
-	if ! wait_profiling "$p.err" "$BP_TIMEOUT_PID"; then
-		fail pid_target_exits_started "bpfprof did not start profiling: $(head -c 400 "$p.err")"
-		stop_target "$pid"
-		return
-	fi
+	start_bpfprof_profiling 40 "$p" pid_target_exits "$pid" \
+		-p "$pid" -d 20 -F "$HZ" -o "$p.folded" || return
 	kill -USR2 "$pid"
 	wait_bpfprof_bg "$p"
 	wait_target "$pid"

@@ -74,12 +74,8 @@ test_pid() {
 		return
 	fi
 	# -d is longer than the target's life: bpfprof must end when the target does.
-	start_bpfprof_bg $((run_s + 60)) "$p" -p "$pid" -d 60 -F "$HZ" -o "$p.folded"
-	if ! wait_profiling "$p.err" "$BP_TIMEOUT_PID"; then
-		fail threads_pid_started "bpfprof did not start profiling: $(head -c 400 "$p.err")"
-		stop_target "$pid"
-		return
-	fi
+	start_bpfprof_profiling $((run_s + 60)) "$p" threads_pid "$pid" \
+		-p "$pid" -d 60 -F "$HZ" -o "$p.folded" || return
 	start_alpha=$(thread_cpu_ns "$pid" alpha)
 	start_beta=$(thread_cpu_ns "$pid" beta)
 	kill -USR2 "$pid"
