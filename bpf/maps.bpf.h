@@ -71,6 +71,24 @@ struct {
 	__type(value, struct stack_vma);
 } stack_vmas_compat SEC(".maps") __weak;
 
+/* tgid -> struct py_proc: the CPython processes among the targets, whose samples get their
+ * Python frames (python.bpf.h). Set by user space, and by task_events.bpf.c when a process maps
+ * a file of py_binaries; deleted at exec and exit. LRU: a missed exit costs nothing. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct py_proc);
+} py_procs SEC(".maps") __weak;
+
+/* The CPython files user space found, by (dev, ino): where _PyRuntime lies in them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, struct py_binary_key);
+	__type(value, struct py_binary);
+} py_binaries SEC(".maps") __weak;
+
 /* Set by the loader before load. bpfprof -a: every process but bpfprof itself is a target. */
 const volatile bool target_all __weak = false;
 /* bpfprof's own tgid: never sampled, never followed. */

@@ -33,6 +33,8 @@
 #define RECORD_EXIT   4 /* struct task_record: the last thread of tgid exited */
 #define RECORD_MMAP   5 /* struct mmap_record: a new executable mapping */
 #define RECORD_MUNMAP 6 /* struct munmap_record: a range is no longer executable code */
+#define RECORD_PY_STACK 7 /* struct py_stack_record: the Python frames of the next sample */
+#define RECORD_PY_CODE  8 /* struct py_code_record: a code object, the first time BPF sees it */
 
 /* sample_record.regs_arch */
 #define BPFPROF_ARCH_X86_64 1
@@ -144,6 +146,135 @@ struct mmap_record {
 	char path[2 * BPFPROF_PATH_SZ]; /* components, leaf first, NUL-terminated each */
 };
 
+/*
+ * CPython. User space finds a CPython process's layout and _PyRuntime (python/) and hands them
+ * to BPF: by binary in py_binaries (BPF arms each process mapping it, task_events.bpf.c), by
+ * process in py_procs. Offsets are bytes into CPython's own structures (Include/internal/
+ * pycore_runtime.h, pycore_interp.h, cpython/pystate.h, pycore_frame.h, cpython/code.h of
+ * the version); PY_OFF_NONE where the version has no such field.
+ */
+#define PY_OFF_NONE	     0xffff
+#define BPFPROF_PY_FRAMES_MAX 128 /* Python frames kept per sample */
+#define BPFPROF_PY_THREADS_MAX 64 /* PyThreadStates walked to find the sampled thread's */
+
+/* py_offsets.frames: how a version chains its frames */
+#define PY_FRAMES_OBJECTS 1 /* 3.10: PyFrameObject, f_back; one C eval call per frame */
+#define PY_FRAMES_IS_ENTRY 2 /* 3.11: _PyInterpreterFrame; is_entry marks a C call's first */
+#define PY_FRAMES_SHIM	      3 /* 3.12+: owner FRAME_OWNED_BY_CSTACK frames separate C calls */
+
+struct py_offsets {
+	__u16 runtime_interp_head; /* _PyRuntimeState.interpreters.head */
+	__u16 interp_next;	   /* PyInterpreterState.next */
+	__u16 interp_tstate_head;  /* PyInterpreterState.threads.head (3.10: tstate_head) */
+	__u16 tstate_next;	   /* PyThreadState.next */
+	__u16 tstate_native_tid;   /* PyThreadState.native_thread_id (the kernel's tid) */
+	__u16 tstate_frame;	   /* 3.10 frame, 3.11-3.12 cframe, 3.13 current_frame */
+	__u16 cframe_frame;	   /* _PyCFrame.current_frame (3.11-3.12), else PY_OFF_NONE */
+	__u16 frame_back;	   /* PyFrameObject.f_back (3.10), _PyInterpreterFrame.previous */
+	__u16 frame_code;	   /* f_code (3.10-3.12), f_executable (3.13) */
+	__u16 frame_instr;	   /* f_lasti (3.10: int, code units), prev_instr (3.11-3.12),
+				    * instr_ptr (3.13): pointers into the code's bytecode */
+	__u16 frame_owner;	   /* is_entry (3.11), owner (3.12+): one byte; else PY_OFF_NONE */
+	__u16 code_bytecode;	   /* offsetof(PyCodeObject, co_code_adaptive) (3.11+) */
+	__u16 code_firstlineno;	   /* PyCodeObject.co_firstlineno (int) */
+	__u16 code_filename;	   /* PyCodeObject.co_filename (PyObject *) */
+	__u16 code_name;	   /* co_qualname (3.11+), co_name (3.10) */
+	__u16 code_linetable;	   /* PyCodeObject.co_linetable (PyBytesObject *) */
+	__u16 unicode_state;	   /* PyASCIIObject.state (kind: bits 2-4, compact 5, ascii 6) */
+	__u16 unicode_ascii_sz;	   /* sizeof(PyASCIIObject): a compact ASCII string's data */
+	__u16 unicode_compact_sz;  /* sizeof(PyCompactUnicodeObject): other compact data */
+	__u16 bytes_sval;	   /* PyBytesObject.ob_sval (ob_size at 16, PyVarObject) */
+	__u8 frames;		   /* PY_FRAMES_* */
+	__u8 version_minor;	   /* 3.X's X */
+	/* PyThreadState.thread_id: pthread_self(), on x86-64 glibc the thread's fs base; matched
+	 * where there is no native_thread_id (3.10) */
+	__u16 tstate_thread_id;
+	__u8 pad[4];
+};
+
+/* py_procs value (key: tgid): a CPython process. */
+struct py_proc {
+	__u64 runtime; /* address of _PyRuntime in the process */
+	struct py_offsets off;
+};
+
+/* py_binaries key: a file holding _PyRuntime (python3.X or libpython3.X.so). */
+struct py_binary_key {
+	__u64 dev; /* st_dev as the kernel keeps it (mmap_record.dev) */
+	__u64 ino;
+};
+
+/* py_binaries value: _PyRuntime is at runtime_off past (mapping start - mapping pgoff) of the
+ * file's executable mapping (its ELF vaddr minus the text segment's p_vaddr - p_offset). */
+struct py_binary {
+	__u64 runtime_off;
+	struct py_offsets off;
+};
+
+/* py_frame.instr: the byte offset of the instruction in the code's bytecode; the top bit marks
+ * the first frame a C call to the evaluator ran (the root of a group of Python frames). */
+#define PY_INSTR_ENTRY (1u << 31)
+
+/* One Python frame, as the BPF walk found it. */
+struct py_frame {
+	__u64 code;  /* PyCodeObject address */
+	__u32 instr; /* byte offset into the bytecode | PY_INSTR_ENTRY */
+	__u32 key;   /* co_firstlineno and the int after it, folded: with code, names the code
+		      * object (a freed code object's address may be reused) */
+};
+
+/* py_stack_record.stop: why the walk ended */
+#define PY_STOP_ROOT	   0 /* the thread's first frame: complete */
+#define PY_STOP_NO_THREAD  1 /* no PyThreadState with the sampled tid (not a Python thread) */
+#define PY_STOP_READ	   2 /* a read of the process's memory failed */
+#define PY_STOP_DEPTH	   3 /* BPFPROF_PY_FRAMES_MAX frames: more not kept */
+#define PY_STOP_NO_FRAME   4 /* the thread runs no Python code now */
+
+/*
+ * RECORD_PY_STACK: the Python frames of a sampled thread, reserved by the same program run just
+ * before its RECORD_SAMPLE (same cpu, tid and time_ns): the verifier wants a constant size per
+ * reservation, and a record of its own keeps samples of other processes small.
+ */
+struct py_stack_record {
+	struct record_header hdr;
+	__u32 tgid;
+	__u32 tid;
+	__u64 time_ns; /* the sample's */
+	__u32 cpu;     /* the sample's */
+	__u16 cnt;     /* valid frames[] */
+	__u16 stop;    /* PY_STOP_* */
+	struct py_frame frames[BPFPROF_PY_FRAMES_MAX]; /* leaf first */
+};
+
+#define BPFPROF_PY_NAME_SZ	 256  /* bytes of co_qualname kept */
+#define BPFPROF_PY_FILE_SZ	 512  /* bytes of co_filename kept */
+#define BPFPROF_PY_LINETABLE_SZ 4096 /* bytes of co_linetable kept */
+
+/* py_code_record.*_kind: PyUnicode kind (bytes per character: 1, 2, 4), | PY_STR_ASCII */
+#define PY_STR_ASCII 0x80
+
+/*
+ * RECORD_PY_CODE: what names a code object, copied the first time a sample of the process
+ * has it on its stack (py_codes_seen): a short-lived process is gone before user space could
+ * read it. Strings are CPython's compact representation: len characters of kind bytes each.
+ */
+struct py_code_record {
+	struct record_header hdr;
+	__u32 tgid;
+	__u32 key;  /* py_frame.key */
+	__u64 code; /* py_frame.code */
+	__s32 firstlineno;
+	__u32 name_len;	     /* characters of co_qualname (3.10: co_name) */
+	__u32 file_len;	     /* characters of co_filename */
+	__u32 linetable_len; /* bytes of co_linetable */
+	__u8 name_kind, file_kind;
+	__u8 version_minor;
+	__u8 pad[5];
+	__u8 name[BPFPROF_PY_NAME_SZ];
+	__u8 file[BPFPROF_PY_FILE_SZ];
+	__u8 linetable[BPFPROF_PY_LINETABLE_SZ];
+};
+
 /* Per-CPU counters (BPF percpu array "stats", one element). */
 struct bpf_stats {
 	__u64 samples;		 /* sample records submitted */
@@ -161,6 +292,10 @@ struct bpf_stats {
 	__u64 stack_vma_lookups; /* bpf_find_vma() calls: the per-thread cache missed */
 	__u64 stack_bytes;	 /* user stack bytes copied, all samples */
 	__u64 stack_capped;	 /* copies cut at the process's copy size (SAMPLE_F_STACK_CAPPED) */
+	__u64 py_stacks;	 /* RECORD_PY_STACKs submitted */
+	__u64 py_frames;	 /* Python frames in them */
+	__u64 py_codes;		 /* RECORD_PY_CODEs submitted */
+	__u64 py_lost;		 /* Python records lost: ringbuf full */
 };
 
 _Static_assert(sizeof(struct record_header) == 8, "record_header size");
@@ -169,6 +304,10 @@ _Static_assert(sizeof(struct sample_record) % 8 == 0, "sample_record alignment")
 _Static_assert(sizeof(struct task_record) == 56, "task_record size");
 _Static_assert(sizeof(struct munmap_record) == 40, "munmap_record size");
 _Static_assert(sizeof(struct mmap_record) == 72 + 2 * BPFPROF_PATH_SZ, "mmap_record size");
-_Static_assert(sizeof(struct bpf_stats) == 120, "bpf_stats size");
+_Static_assert(sizeof(struct bpf_stats) == 152, "bpf_stats size");
+_Static_assert(sizeof(struct py_offsets) == 48, "py_offsets size");
+_Static_assert(sizeof(struct py_frame) == 16, "py_frame size");
+_Static_assert(sizeof(struct py_stack_record) == 32 + 16 * BPFPROF_PY_FRAMES_MAX, "py_stack size");
+_Static_assert(sizeof(struct py_code_record) % 8 == 0, "py_code_record alignment");
 
 #endif /* BPFPROF_RECORD_H */

@@ -7,6 +7,7 @@
 #include "record.h"
 #include "maps.bpf.h"
 #include "compat.bpf.h"
+#include "python.bpf.h"
 
 #define PF_KTHREAD 0x00200000 /* include/linux/sched.h: a kernel thread */
 #define PAGE_SZ	   4096
@@ -203,14 +204,15 @@ static __always_inline void stack_window_find(struct task_struct *task, __u64 pi
 
 /* The record's header and identity; no registers, stacks or errors yet. cap: the stack room
  * reserved after it. */
-static __always_inline void record_init(struct sample_record *rec, __u64 pid_tgid, __u32 cap)
+static __always_inline void record_init(struct sample_record *rec, __u64 pid_tgid, __u32 cap,
+					__u64 time_ns, __u32 cpu)
 {
 	rec->hdr.type = RECORD_SAMPLE;
 	rec->hdr.sz = sizeof(*rec) + cap;
 	rec->tgid = pid_tgid >> 32;
 	rec->tid = (__u32)pid_tgid;
-	rec->time_ns = bpf_ktime_get_ns();
-	rec->cpu = bpf_get_smp_processor_id();
+	rec->time_ns = time_ns;
+	rec->cpu = cpu;
 	rec->flags = 0;
 	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
 	rec->regs_arch = 0;
@@ -332,7 +334,8 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool co
 	struct task_struct *task;
 	struct bpf_stats *st;
 	bool kernel_mode, user_regs;
-	__u32 cap;
+	__u64 time_ns;
+	__u32 cap, cpu;
 
 	if (!target_active(pid_tgid >> 32))
 		return 0;
@@ -353,12 +356,17 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool co
 		stack_window_find(task, pid_tgid, &w, st, compat);
 	}
 
+	time_ns = bpf_ktime_get_ns();
+	cpu = bpf_get_smp_processor_id();
+	/* Python frames first: their record precedes the sample's in the ringbuf. */
+	if (user_regs)
+		py_stack(pid_tgid, time_ns, cpu);
 	rec = reserve_sample(w.len, &cap);
 	if (!rec) {
 		__sync_fetch_and_add(&st->lost, 1);
 		return 0;
 	}
-	record_init(rec, pid_tgid, cap);
+	record_init(rec, pid_tgid, cap, time_ns, cpu);
 	if (kernel_mode)
 		kernel_stack_copy(ctx, rec, st);
 	if (user_regs) {

@@ -175,6 +175,35 @@ static __always_inline void emit_munmap(__u32 tgid, __u64 start, __u64 len, stru
 	bpf_ringbuf_submit(rec, ringbuf_flags());
 }
 
+/* A process maps the code of a CPython file user space knows (py_binaries): its samples get
+ * Python frames from now on, without waiting for user space (a short-lived process). */
+static __always_inline void py_proc_arm(__u32 tgid, __u64 dev, __u64 ino, __u64 start,
+					__u64 pgoff)
+{
+	struct py_binary_key key = { .dev = dev, .ino = ino };
+	struct py_binary *bin;
+	struct py_proc proc;
+
+	bin = bpf_map_lookup_elem(&py_binaries, &key);
+	if (!bin)
+		return;
+	proc.runtime = start - pgoff + bin->runtime_off;
+	proc.off = bin->off;
+	bpf_map_update_elem(&py_procs, &tgid, &proc, BPF_ANY);
+}
+
+/* A forked CPython process (multiprocessing) has its parent's memory layout. */
+static __always_inline void py_proc_fork(__u32 ptgid, __u32 ctgid)
+{
+	struct py_proc *pp = bpf_map_lookup_elem(&py_procs, &ptgid);
+	struct py_proc proc;
+
+	if (!pp)
+		return;
+	proc = *pp;
+	bpf_map_update_elem(&py_procs, &ctgid, &proc, BPF_ANY);
+}
+
 /* RECORD_MMAP for the VMA holding addr, when it is executable; returns the VMA's end, or 0. */
 static __always_inline __u64 emit_vma(struct task_struct *task, __u32 tgid, __u64 addr,
 				      __u32 extra_flags, struct bpf_stats *st, const bool compat)
@@ -206,6 +235,7 @@ static __always_inline __u64 emit_vma(struct task_struct *task, __u32 tgid, __u6
 		rec->ino = BPF_CORE_READ(inode, i_ino);
 		rec->dev = BPF_CORE_READ(inode, i_sb, s_dev);
 		file_path(rec, file);
+		py_proc_arm(tgid, rec->dev, rec->ino, vi.start, vi.pgoff);
 	}
 	submit(rec, st);
 	return vi.end;
@@ -308,6 +338,7 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	state = target_state(ptgid);
 	if ((state & TARGET_STATE_MASK) != TARGET_ACTIVE)
 		return 0;
+	py_proc_fork(ptgid, ctgid);
 	if (target_all) {
 		emit_task(RECORD_FORK, ctgid, ptgid, 0);
 		return 0;
@@ -353,6 +384,7 @@ static __always_inline int exec_event(struct task_struct *p, pid_t old_pid, cons
 	if (compat)
 		stack_vma_forget(p, old_pid, compat);
 	emit_task(RECORD_EXEC, tgid, 0, 0);
+	bpf_map_delete_elem(&py_procs, &tgid); /* the old image's */
 	st = stats__get();
 	mm = p->mm;
 	if (!st || !mm)
@@ -439,6 +471,7 @@ static __always_inline int exit_event(struct task_struct *p, const bool compat)
 		return 0;
 	emit_task(RECORD_EXIT, tgid, 0, group_cpu_ns(p));
 	bpf_map_delete_elem(&target_tgids, &tgid);
+	bpf_map_delete_elem(&py_procs, &tgid);
 	return 0;
 }
 

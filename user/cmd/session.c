@@ -23,6 +23,7 @@
 #include "sampling/capture.h"
 #include "sampling/consumer.h"
 #include "sampling/loader.h"
+#include "python/python.h"
 #include "sampling/targets.h"
 #include "symbols/ksyms.h"
 #include "symbols/symbolizer.h"
@@ -505,6 +506,13 @@ int session__setup_pipeline(struct session *s, int ringbuf_fd, uint32_t stack_ca
 		}
 		sho.stats = s->ustats;
 	}
+	s->python = python__new(s->loader ? loader__py_procs_fd(s->loader) : -1,
+				s->loader ? loader__py_binaries_fd(s->loader) : -1);
+	if (!s->python) {
+		pr_warn("set up Python frames: %s", strerror(errno));
+		return BPFPROF_EXIT_ERROR;
+	}
+	sho.python = s->python;
 	s->sh = sample_handler__new(s->pt, s->agg, &sho);
 	s->symbolizer = s->sh ? symbolizer__new(s->ksyms, &syo) : NULL;
 	if (!s->symbolizer) {
@@ -516,6 +524,7 @@ int session__setup_pipeline(struct session *s, int ringbuf_fd, uint32_t stack_ca
 		pr_warn("open ringbuf: %s", strerror(errno));
 		return BPFPROF_EXIT_ERROR;
 	}
+	consumer__set_python(s->consumer, s->python);
 	return 0;
 }
 
@@ -605,6 +614,7 @@ void session__teardown(struct session *s)
 	sample_handler__free(s->sh);
 	symbolizer__free(s->symbolizer);
 	aggregate__free(s->agg);
+	python__free(s->python); /* its references on ELF files too */
 	proc_table__free(s->pt);
 	unwind_stats__free(s->ustats);
 	ksyms__free(s->ksyms);

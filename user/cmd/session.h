@@ -45,6 +45,7 @@ struct session {
 	struct sample_handler *sh;
 	struct symbolizer *symbolizer;
 	struct consumer *consumer;
+	struct python *python;		/* Python frames (python/python.h) */
 	struct unwind_stats *ustats;	/* --stats */
 	struct targets *targets;	/* -p, -- CMD, --exec: the target processes; NULL with -a */
 	struct capture_writer *capture; /* --raw-capture (it keeps its first write error) */

@@ -521,6 +521,11 @@ static void frame_rgb(const char *name, enum frame_kind kind, unsigned int rgb[3
 		rgb[1] = 190 + 50 * v1;
 		rgb[2] = 50 + 60 * v2;
 		break;
+	case FRAME_PYTHON:
+		rgb[0] = 60 + 40 * v3;
+		rgb[1] = 110 + 50 * v1;
+		rgb[2] = 190 + 50 * v2;
+		break;
 	case FRAME_COMM:
 		rgb[0] = rgb[1] = rgb[2] = 170 + 30 * v1;
 		break;

@@ -55,7 +55,7 @@ struct flamegraph_opts {
  * the same function has the same colour in every graph: FRAME_USER red to yellow
  * (R 205..255, G 0..230, B 0..55), FRAME_KERNEL brown (R 160..200, G 100..145, B 55..80),
  * FRAME_INLINE teal (R 0..40, G 165..220, B 165..220), FRAME_JIT green (R 50..110,
- * G 190..240, B 50..110), FRAME_COMM and "all" grey (R = G = B, 170..200).
+ * G 190..240, B 50..110), FRAME_PYTHON blue (R 60..100, G 110..160, B 190..240), FRAME_COMM and "all" grey (R = G = B, 170..200).
  *
  * Script (works off the DOM's attributes, no per-frame objects): click a frame to zoom in
  * (it and its callees widen to the full width, its callers stay full width and greyed with

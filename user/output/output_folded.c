@@ -26,6 +26,8 @@ static void put_name(FILE *mem, const char *name, enum frame_kind kind)
 		fputs("_[i]", mem);
 	else if (kind == FRAME_JIT)
 		fputs("_[j]", mem);
+	else if (kind == FRAME_PYTHON)
+		fputs("_[py]", mem);
 }
 
 struct line {

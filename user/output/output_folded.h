@@ -10,7 +10,7 @@
 /*
  * Writes agg (named by the symbolizer first) as one line per unique stack,
  * "comm;root;...;leaf COUNT", lines sorted and equal lines summed (the format of FlameGraph's
- * stackcollapse-perf.pl): suffixes "_[k]" kernel, "_[i]" inlined, "_[j]" JIT frames; ';' in
+ * stackcollapse-perf.pl): suffixes "_[k]" kernel, "_[i]" inlined, "_[j]" JIT frames, "_[py]" Python frames; ';' in
  * names becomes ':', spaces in comm become '_', control characters become '?'.
  * counts (NULL: not wanted): the lines written and the samples they hold.
  * Returns 0 or a negative errno (-EIO when fp failed).

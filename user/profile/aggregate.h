@@ -22,6 +22,7 @@ enum frame_kind {
 	FRAME_COMM,   /* the process name at the root of a folded stack */
 	FRAME_INLINE, /* a function inlined into its caller (folded suffix "_[i]") */
 	FRAME_JIT,    /* a symbol of a JIT's perf map (folded suffix "_[j]") */
+	FRAME_PYTHON, /* a Python function, named by its code object (folded suffix "_[py]") */
 };
 
 /* "No string": a location added without a name, to be symbolized. As a string id (a frame of
@@ -39,7 +40,7 @@ struct agg_line {
 
 /* Where one frame is (pprof Location). */
 struct agg_location {
-	enum frame_kind kind;	/* FRAME_USER, FRAME_KERNEL or FRAME_JIT */
+	enum frame_kind kind;	/* FRAME_USER, FRAME_KERNEL, FRAME_JIT or FRAME_PYTHON */
 	uint32_t name;		/* string id given when added, or AGG_NO_NAME */
 	struct module *entry;	/* the ELF file (a reference the aggregate holds), or NULL */
 	uint64_t addr;		/* ELF virtual address in entry (the call, not the return

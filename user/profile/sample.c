@@ -13,13 +13,16 @@
 #include "profile/stage_timer.h"
 #include "profile/unwind_stats.h"
 #include "util/util.h"
+#include "python/python.h"
 
 struct sample_handler {
 	struct proc_table *pt;
 	struct aggregate *agg;
 	struct sample_handler_opts opts;
 	struct unwind_frame *frames; /* opts.max_frames */
-	uint32_t *locs;		     /* location ids: max_frames + BPFPROF_KSTACK_MAX */
+	uint32_t *locs;		     /* location ids: locs_cap */
+	size_t locs_cap;	     /* max_frames + BPFPROF_PY_FRAMES_MAX + BPFPROF_KSTACK_MAX */
+	int *eval;		     /* per user frame: which Python group replaces it, or -1 */
 	const char **modules;	     /* module of each user frame, for --stats */
 };
 
@@ -34,9 +37,11 @@ struct sample_handler *sample_handler__new(struct proc_table *pt, struct aggrega
 	sh->agg = agg;
 	sh->opts = *opts;
 	sh->frames = calloc(opts->max_frames, sizeof(*sh->frames));
-	sh->locs = calloc(opts->max_frames + BPFPROF_KSTACK_MAX, sizeof(*sh->locs));
+	sh->locs_cap = opts->max_frames + BPFPROF_PY_FRAMES_MAX + BPFPROF_KSTACK_MAX;
+	sh->locs = calloc(sh->locs_cap, sizeof(*sh->locs));
 	sh->modules = calloc(opts->max_frames, sizeof(*sh->modules));
-	if (!sh->frames || !sh->locs || !sh->modules) {
+	sh->eval = calloc(opts->max_frames, sizeof(*sh->eval));
+	if (!sh->frames || !sh->locs || !sh->modules || !sh->eval) {
 		sample_handler__free(sh);
 		errno = ENOMEM;
 		return NULL;
@@ -56,6 +61,7 @@ void sample_handler__free(struct sample_handler *sh)
 	free(sh->frames);
 	free(sh->locs);
 	free(sh->modules);
+	free(sh->eval);
 	free(sh);
 }
 
@@ -110,6 +116,49 @@ static int64_t user_location(struct sample_handler *sh, struct proc *p,
 	if (name < 0)
 		return name;
 	return aggregate__location(sh->agg, FRAME_USER, NULL, 0, name);
+}
+
+/*
+ * The user frames' locations, root first, into sh->locs from *n: group g of the Python frames
+ * (g = 0 the leaf-most) in place of the g-th _PyEval_EvalFrameDefault activation counted from
+ * the leaf; groups without one (the native unwind stopped early) at the root. Each native
+ * frame's module goes to sh->modules for --stats. 0 or a negative errno.
+ */
+static int user_locations(struct sample_handler *sh, struct proc *p, const struct sample_record *s,
+			  int cnt, size_t *n)
+{
+	struct python *py = sh->opts.python;
+	size_t groups = 0, evals = 0, g;
+	int64_t id;
+	int i, k;
+
+	if (py)
+		groups = python__sample(py, proc__addr_space(p), s);
+	for (i = 0; i < cnt; i++)
+		sh->eval[i] = groups && python__is_eval(py, &sh->frames[i]) ? (int)evals++ : -1;
+	for (g = groups; g-- > evals;) {
+		k = python__group(py, sh->agg, g, sh->locs + *n, BPFPROF_PY_FRAMES_MAX);
+		if (k < 0)
+			return k;
+		*n += k;
+	}
+	for (i = cnt; i-- > 0;) {
+		sh->modules[i] = NULL;
+		if (sh->eval[i] >= 0 && (size_t)sh->eval[i] < groups) {
+			k = python__group(py, sh->agg, sh->eval[i], sh->locs + *n,
+					  BPFPROF_PY_FRAMES_MAX);
+			if (k < 0)
+				return k;
+			*n += k;
+			if (k)
+				continue;
+		}
+		id = user_location(sh, p, &sh->frames[i], &sh->modules[i]);
+		if (id < 0)
+			return id;
+		sh->locs[(*n)++] = id;
+	}
+	return 0;
 }
 
 /* Stack bytes the unwind needed: up to the last frame's sp, plus what its CFA rule reads. */
@@ -174,12 +223,9 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 	comm_id = aggregate__string(sh->agg, comm);
 	if (comm_id < 0)
 		return comm_id;
-	for (i = cnt; i-- > 0;) {
-		id = user_location(sh, p, &sh->frames[i], &sh->modules[i]);
-		if (id < 0)
-			return id;
-		sh->locs[n++] = id;
-	}
+	err = user_locations(sh, p, s, cnt, &n);
+	if (err)
+		return err;
 	if (sh->opts.stats &&
 	    unwind_stats__add(sh->opts.stats, s->tgid, proc__comm(p)[0] ? proc__comm(p) : comm,
 			      sh->modules, cnt, stop, unwinder__stop_frame(uw)))

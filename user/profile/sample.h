@@ -11,6 +11,7 @@
 #include "sampling/stack_size.h"
 
 struct unwind_stats;
+struct python;
 
 struct sample_handler_opts {
 	uint32_t stack_cap;	     /* copy size of samples without SAMPLE_F_STACK_CAPPED (older
@@ -18,6 +19,7 @@ struct sample_handler_opts {
 	struct stack_size_opts copy; /* per-process copy sizes; zeroed: not learnt */
 	uint32_t max_frames;	     /* user frames kept per sample */
 	struct unwind_stats *stats;  /* --stats counters (borrowed), or NULL */
+	struct python *python;	     /* Python frames (borrowed), or NULL */
 };
 
 struct sample_handler;
@@ -33,7 +35,8 @@ void sample_handler__set_aggregate(struct sample_handler *sh, struct aggregate *
 
 /*
  * Unwinds s and adds its stack to the aggregate: "comm;user root..user leaf;
- * kernel root..kernel leaf". A sample that cannot be unwound still counts, with what could be
+ * kernel root..kernel leaf", with the Python frames of a CPython thread in place of the
+ * _PyEval_EvalFrameDefault activations that run them (python/python.h). A sample that cannot be unwound still counts, with what could be
  * named. Returns 0 or -ENOMEM.
  */
 int sample_handler__handle(struct sample_handler *sh, const struct sample_record *s);

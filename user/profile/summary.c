@@ -92,6 +92,7 @@ static void print_top(FILE *fp, const struct summary_input *in)
 			kind = f->kind == FRAME_KERNEL ? "_[k]" :
 			       f->kind == FRAME_INLINE ? "_[i]" :
 			       f->kind == FRAME_JIT    ? "_[j]" :
+			       f->kind == FRAME_PYTHON ? "_[py]" :
 							 "";
 			fprintf(fp, "bpfprof:   %6.2f%%  %8llu  %s%s\n", 100.0 * v / samples,
 				(unsigned long long)v, aggregate__str(agg, order[i]), kind);

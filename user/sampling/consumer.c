@@ -11,6 +11,7 @@
 #include "sampling/record.h"
 #include "profile/stage_timer.h"
 #include "sampling/targets.h"
+#include "python/python.h"
 #include "util/util.h"
 
 struct consumer {
@@ -19,6 +20,7 @@ struct consumer {
 	struct proc_table *pt;
 	struct capture_writer *capture;
 	struct targets *targets;
+	struct python *python;
 	struct consumer_stats stats;
 };
 
@@ -58,6 +60,14 @@ int consumer__handle(struct consumer *c, const void *data, size_t sz)
 				 (unsigned long long)v.sample->regs[7] - 128);
 		err = sample_handler__handle(c->sh, v.sample);
 		break;
+	case RECORD_PY_STACK:
+		if (c->python)
+			python__stack(c->python, v.py_stack);
+		break;
+	case RECORD_PY_CODE:
+		if (c->python)
+			err = python__code(c->python, v.py_code);
+		break;
 	case RECORD_FORK:
 		c->stats.forks++;
 		pr_debug("fork: %u -> %u (%s)", v.task->parent_tgid, v.task->tgid,
@@ -68,6 +78,8 @@ int consumer__handle(struct consumer *c, const void *data, size_t sz)
 		c->stats.execs++;
 		pr_debug("exec: %u (%s)", v.task->tgid, record__comm(v.task->comm, comm));
 		proc_table__exec(c->pt, v.task->tgid, record__comm(v.task->comm, comm));
+		if (c->python)
+			python__forget(c->python, v.task->tgid);
 		break;
 	case RECORD_MMAP:
 		c->stats.mmaps++;
@@ -82,6 +94,8 @@ int consumer__handle(struct consumer *c, const void *data, size_t sz)
 		c->stats.exits++;
 		pr_debug("exit: %u (%s)", v.task->tgid, record__comm(v.task->comm, comm));
 		proc_table__exit(c->pt, v.task->tgid);
+		if (c->python)
+			python__forget(c->python, v.task->tgid);
 		if (c->targets && v.task_cpu_ns >= 0)
 			targets__exit(c->targets, v.task->tgid, v.task_cpu_ns);
 		break;
@@ -147,6 +161,11 @@ void consumer__set_capture(struct consumer *c, struct capture_writer *w)
 void consumer__set_targets(struct consumer *c, struct targets *t)
 {
 	c->targets = t;
+}
+
+void consumer__set_python(struct consumer *c, struct python *py)
+{
+	c->python = py;
 }
 
 const struct consumer_stats *consumer__stats(const struct consumer *c)

@@ -351,6 +351,16 @@ int loader__ringbuf_fd(struct loader *l)
 	return bpf_map__fd(l->skel->maps.ringbuf);
 }
 
+int loader__py_procs_fd(struct loader *l)
+{
+	return bpf_map__fd(l->skel->maps.py_procs);
+}
+
+int loader__py_binaries_fd(struct loader *l)
+{
+	return bpf_map__fd(l->skel->maps.py_binaries);
+}
+
 void loader__prog_stats(struct loader *l,
 			void (*cb)(const char *name, uint64_t run_cnt, uint64_t run_time_ns,
 				   void *arg),

@@ -51,6 +51,19 @@ int record__decode(const void *data, size_t sz, struct record_view *view)
 		    view->mmap->start + view->mmap->len < view->mmap->start)
 			return -EINVAL;
 		return 0;
+	case RECORD_PY_STACK:
+		if (sz < offsetof(struct py_stack_record, frames))
+			return -EINVAL;
+		view->py_stack = data;
+		if (view->py_stack->cnt > (sz - offsetof(struct py_stack_record, frames)) /
+						  sizeof(struct py_frame))
+			return -EINVAL;
+		return 0;
+	case RECORD_PY_CODE:
+		if (sz < sizeof(struct py_code_record))
+			return -EINVAL;
+		view->py_code = data;
+		return 0;
 	case RECORD_FORK:
 	case RECORD_EXEC:
 	case RECORD_EXIT:

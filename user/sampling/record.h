@@ -15,6 +15,8 @@ struct record_view {
 		const struct task_record *task;	    /* RECORD_FORK, _EXEC, _EXIT */
 		const struct mmap_record *mmap;	    /* RECORD_MMAP */
 		const struct munmap_record *munmap; /* RECORD_MUNMAP */
+		const struct py_stack_record *py_stack; /* RECORD_PY_STACK: cnt checked */
+		const struct py_code_record *py_code;	/* RECORD_PY_CODE */
 	};
 	/* Task records: task->cpu_ns, or -1 for a record without it (an older capture's): read
 	 * this, not task->cpu_ns, which such a record does not hold. */

@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * python.bpf.h: the Python frames of a sampled CPython thread, read at sample time (they change
+ * a microsecond later), and the code objects they run, copied the first time they are seen.
+ *
+ * The thread's PyThreadState is found without stopping the process: from _PyRuntime's
+ * interpreters, each interpreter's thread list, the one whose native_thread_id is the sampled
+ * tid. Its frames are then followed from the current one to the first: PyFrameObject.f_back
+ * (3.10), _PyInterpreterFrame.previous (3.11+). All offsets come from user space (struct
+ * py_offsets in record.h, per CPython minor version).
+ */
+#ifndef BPFPROF_PYTHON_BPF_H
+#define BPFPROF_PYTHON_BPF_H
+
+/* _PyInterpreterFrame.owner of the entry frame _PyEval_EvalFrameDefault pushes (3.12+:
+ * Include/internal/pycore_frame.h, enum _frameowner). */
+#define PY_FRAME_OWNED_BY_CSTACK 3
+/* Bytes of a frame read at once: every field bpfprof uses lies in them (3.10's PyFrameObject
+ * has f_lasti at 96). */
+#define PY_FRAME_READ_SZ	 128
+/* Code objects copied per sample at most; the others on a later sample. */
+#define PY_CODES_PER_SAMPLE	 8
+/* py_codes_seen slots (a power of two). */
+#define PY_CODES_SEEN_SZ	 65536
+
+/* A code object of a process already copied (RECORD_PY_CODE). */
+struct py_code_seen {
+	__u64 code;
+	__u32 tgid;
+	__u32 key;
+};
+
+/* Direct-mapped by hash: an array, whose lookups the verifier inlines (no helper call, no lock:
+ * cheap enough for every frame of every sample). A slot taken by another code object copies
+ * the code object again; two CPUs racing on a slot copy it twice. Both are harmless. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PY_CODES_SEEN_SZ);
+	__type(key, __u32);
+	__type(value, struct py_code_seen);
+} py_codes_seen SEC(".maps");
+
+/* Per-CPU scratch: the record being built, and a frame's first bytes. */
+struct py_scratch {
+	struct py_stack_record rec;
+	__u8 frame[PY_FRAME_READ_SZ + 8];
+	/* The walk's state, kept here, not in registers: read back each step, they are unknown
+	 * bounded values to the verifier, and the steps' states prune (as path_buf's off). */
+	__u64 next; /* the next frame's address */
+	__u32 n;    /* frames recorded */
+	__u32 rd;   /* bytes of a frame read */
+	__u32 emitted; /* code objects copied this sample */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_scratch);
+} py_scratches SEC(".maps");
+
+static __always_inline __u64 py_read_ptr(__u64 addr)
+{
+	__u64 v = 0;
+
+	if (bpf_probe_read_user(&v, sizeof(v), (void *)addr))
+		return 0;
+	return v;
+}
+
+/* A field of the frame read into buf: off is bounded so the verifier sees the access inside. */
+#define PY_FRAME_FIELD(buf, off, type) (*(type *)((buf) + ((off) & (PY_FRAME_READ_SZ - 1))))
+
+/*
+ * The PyThreadState of thread tid: the first with native_thread_id == tid, walking each
+ * interpreter's thread list (subinterpreters included), at most BPFPROF_PY_THREADS_MAX thread
+ * states in all. 0 if none.
+ */
+__noinline __u64 py_thread_state(__u32 tgid, __u32 tid)
+{
+	const struct py_offsets *o;
+	__u64 interp, tstate, ntid, fsbase = 0;
+	struct task_struct *task;
+	struct py_proc *pp;
+	int i;
+
+	/* A global function, checked once (5.10's take only scalars: pp is looked up again). */
+	pp = bpf_map_lookup_elem(&py_procs, &tgid);
+	if (!pp)
+		return 0;
+	o = &pp->off;
+	if (o->tstate_native_tid == PY_OFF_NONE) {
+		/* 3.10: pthread_self(), x86-64 glibc's thread pointer, the fs base. */
+		task = (struct task_struct *)bpf_get_current_task();
+		fsbase = BPF_CORE_READ(task, thread.fsbase);
+		if (!fsbase)
+			return 0;
+	}
+	interp = py_read_ptr(pp->runtime + o->runtime_interp_head);
+	if (!interp)
+		return 0;
+	tstate = py_read_ptr(interp + o->interp_tstate_head);
+	for (i = 0; i < BPFPROF_PY_THREADS_MAX; i++) {
+		if (!tstate) {
+			interp = py_read_ptr(interp + o->interp_next);
+			if (!interp)
+				return 0;
+			tstate = py_read_ptr(interp + o->interp_tstate_head);
+			continue;
+		}
+		if (o->tstate_native_tid != PY_OFF_NONE) {
+			ntid = py_read_ptr(tstate + o->tstate_native_tid);
+			if ((__u32)ntid == tid && ntid >> 32 == 0)
+				return tstate;
+		} else if (py_read_ptr(tstate + o->tstate_thread_id) == fsbase) {
+			return tstate;
+		}
+		tstate = py_read_ptr(tstate + o->tstate_next);
+	}
+	return 0;
+}
+
+/*
+ * Fills rec's frames, leaf first, from the thread's current frame; sets cnt and stop.
+ * A frame is recorded with its code object, the byte offset of its instruction, and
+ * PY_INSTR_ENTRY on the first frame of each C call of the evaluator (the root of the group of
+ * frames one native _PyEval_EvalFrameDefault activation runs): user space splices each group
+ * where that activation is on the native stack.
+ */
+static __always_inline void py_walk(const struct py_proc *pp, __u32 tid,
+				    struct py_stack_record *rec, struct py_scratch *sc)
+{
+	const struct py_offsets *o = &pp->off;
+	__u64 tstate, frame, code, instr, key;
+	__u32 n, stop = PY_STOP_DEPTH, rd;
+	__u8 owner;
+	int i;
+
+	rec->cnt = 0;
+	tstate = py_thread_state(rec->tgid, tid);
+	if (!tstate) {
+		rec->stop = PY_STOP_NO_THREAD;
+		return;
+	}
+	frame = py_read_ptr(tstate + o->tstate_frame);
+	if (o->cframe_frame != PY_OFF_NONE && frame)
+		frame = py_read_ptr(frame + o->cframe_frame);
+	if (!frame) {
+		rec->stop = PY_STOP_NO_FRAME;
+		return;
+	}
+	/* Read only as far as the last field used: a frame may end a mapped page. */
+	rd = o->frame_back;
+	if (o->frame_code > rd)
+		rd = o->frame_code;
+	if (o->frame_instr > rd)
+		rd = o->frame_instr;
+	if (o->frame_owner != PY_OFF_NONE && o->frame_owner > rd)
+		rd = o->frame_owner;
+	sc->rd = rd + 8;
+	sc->next = frame;
+	sc->n = 0;
+
+	for (i = 0; i < BPFPROF_PY_FRAMES_MAX + 8; i++) {
+		frame = sc->next;
+		n = sc->n;
+		if (!frame) {
+			stop = PY_STOP_ROOT;
+			break;
+		}
+		if (n >= BPFPROF_PY_FRAMES_MAX)
+			break;
+		rd = sc->rd;
+		if (rd > PY_FRAME_READ_SZ)
+			rd = PY_FRAME_READ_SZ;
+		if (bpf_probe_read_user(sc->frame, rd, (void *)frame)) {
+			stop = PY_STOP_READ;
+			break;
+		}
+		code = PY_FRAME_FIELD(sc->frame, o->frame_code, __u64);
+		owner = 0;
+		if (o->frame_owner != PY_OFF_NONE)
+			owner = PY_FRAME_FIELD(sc->frame, o->frame_owner, __u8);
+		sc->next = PY_FRAME_FIELD(sc->frame, o->frame_back, __u64);
+		if (o->frames == PY_FRAMES_SHIM && owner == PY_FRAME_OWNED_BY_CSTACK) {
+			/* The entry frame below a C call's frames: its caller is their root. */
+			if (n > 0)
+				rec->frames[(n - 1) & (BPFPROF_PY_FRAMES_MAX - 1)].instr |=
+					PY_INSTR_ENTRY;
+			continue;
+		}
+		if (o->frames == PY_FRAMES_OBJECTS) {
+			/* f_lasti: an int, in code units; -1 before the first instruction. */
+			instr = PY_FRAME_FIELD(sc->frame, o->frame_instr, __s32);
+			instr = (__s64)instr < 0 ? 0 : instr * 2;
+		} else {
+			instr = PY_FRAME_FIELD(sc->frame, o->frame_instr, __u64);
+			instr = instr > code + o->code_bytecode ? instr - code - o->code_bytecode : 0;
+		}
+		instr &= ~(__u64)PY_INSTR_ENTRY;
+		if (o->frames == PY_FRAMES_OBJECTS || (o->frames == PY_FRAMES_IS_ENTRY && owner))
+			instr |= PY_INSTR_ENTRY;
+		key = py_read_ptr(code + o->code_firstlineno);
+		barrier_var(n);
+		n &= BPFPROF_PY_FRAMES_MAX - 1;
+		rec->frames[n].code = code;
+		rec->frames[n].instr = instr;
+		rec->frames[n].key = (__u32)key ^ (__u32)(key >> 32) * 0x9e3779b1u;
+		sc->n = n + 1;
+	}
+	n = sc->n;
+	rec->cnt = n > BPFPROF_PY_FRAMES_MAX ? BPFPROF_PY_FRAMES_MAX : n;
+	rec->stop = stop;
+}
+
+/* Copies len characters of kind bytes each of the compact string at str into dst (sz bytes):
+ * sets *len_out, *kind_out. */
+static __always_inline void py_string_copy(const struct py_offsets *o, __u64 str, __u8 *dst,
+					   __u32 sz, __u32 *len_out, __u8 *kind_out)
+{
+	__u64 len = 0, bytes;
+	__u32 state = 0;
+	__u8 kind;
+
+	*len_out = 0;
+	*kind_out = 0;
+	if (!str || bpf_probe_read_user(&len, sizeof(len), (void *)(str + 16)) ||
+	    bpf_probe_read_user(&state, sizeof(state), (void *)(str + o->unicode_state)))
+		return;
+	kind = (state >> 2) & 7;
+	if (!(state & (1u << 5)) || (kind != 1 && kind != 2 && kind != 4))
+		return; /* not compact: never for code objects' names */
+	bytes = len * kind;
+	if (bytes > sz)
+		bytes = sz;
+	bytes &= 0xfff;
+	if (bytes > sz)
+		bytes = sz;
+	str += (state & (1u << 6)) ? o->unicode_ascii_sz : o->unicode_compact_sz;
+	if (bytes && bpf_probe_read_user(dst, bytes, (void *)str))
+		return;
+	*len_out = bytes / kind;
+	*kind_out = kind | ((state & (1u << 6)) ? PY_STR_ASCII : 0);
+}
+
+/*
+ * RECORD_PY_CODE for the code object at code of process tgid. A global function: the verifier
+ * checks it once, not once per call site and loop iteration (5.10's take only scalars).
+ * Returns 0, or -1 when nothing was submitted.
+ */
+__noinline int py_code_emit(__u32 tgid, __u64 code, __u32 key)
+{
+	struct py_code_record *rec;
+	struct py_proc *pp;
+	struct bpf_stats *st;
+	__u64 tab, len = 0;
+	__s32 first = 0;
+
+	pp = bpf_map_lookup_elem(&py_procs, &tgid);
+	st = stats__get();
+	if (!pp || !st)
+		return -1;
+	rec = bpf_ringbuf_reserve(&ringbuf, sizeof(*rec), 0);
+	if (!rec) {
+		__sync_fetch_and_add(&st->py_lost, 1);
+		return -1;
+	}
+	rec->hdr.type = RECORD_PY_CODE;
+	rec->hdr.sz = sizeof(*rec);
+	rec->tgid = tgid;
+	rec->key = key;
+	rec->code = code;
+	rec->version_minor = pp->off.version_minor;
+	bpf_probe_read_user(&first, sizeof(first), (void *)(code + pp->off.code_firstlineno));
+	rec->firstlineno = first;
+	py_string_copy(&pp->off, py_read_ptr(code + pp->off.code_name), rec->name,
+		       sizeof(rec->name), &rec->name_len, &rec->name_kind);
+	py_string_copy(&pp->off, py_read_ptr(code + pp->off.code_filename), rec->file,
+		       sizeof(rec->file), &rec->file_len, &rec->file_kind);
+	rec->linetable_len = 0;
+	tab = py_read_ptr(code + pp->off.code_linetable);
+	if (tab && !bpf_probe_read_user(&len, sizeof(len), (void *)(tab + 16))) {
+		if (len > sizeof(rec->linetable))
+			len = sizeof(rec->linetable);
+		len &= sizeof(rec->linetable) * 2 - 1;
+		if (len > sizeof(rec->linetable))
+			len = sizeof(rec->linetable);
+		if (len && !bpf_probe_read_user(rec->linetable, len,
+						(void *)(tab + pp->off.bytes_sval)))
+			rec->linetable_len = len;
+	}
+	__sync_fetch_and_add(&st->py_codes, 1);
+	bpf_ringbuf_submit(rec, ringbuf_flags());
+	return 0;
+}
+
+/* Copies the code objects of this CPU's walk (py_scratches) not copied before, at most
+ * PY_CODES_PER_SAMPLE. A global function, checked once. */
+__noinline int py_codes_emit(__u32 tgid)
+{
+	struct py_stack_record *rec;
+	struct py_code_seen *seen;
+	struct py_scratch *sc;
+	__u32 slot, zero = 0, cnt, key;
+	__u64 code;
+	int i;
+
+	sc = bpf_map_lookup_elem(&py_scratches, &zero);
+	if (!sc)
+		return 0;
+	rec = &sc->rec;
+	cnt = rec->cnt;
+	sc->emitted = 0;
+	for (i = 0; i < BPFPROF_PY_FRAMES_MAX; i++) {
+		if (i >= cnt || sc->emitted >= PY_CODES_PER_SAMPLE)
+			break;
+		code = rec->frames[i].code;
+		key = rec->frames[i].key;
+		slot = (__u32)((code >> 4) * 0x9e3779b97f4a7c15ull >> 40) ^ tgid ^ key;
+		slot &= PY_CODES_SEEN_SZ - 1;
+		seen = bpf_map_lookup_elem(&py_codes_seen, &slot);
+		if (!seen)
+			break;
+		if (seen->code == code && seen->tgid == tgid && seen->key == key)
+			continue;
+		if (py_code_emit(tgid, code, key))
+			break;
+		seen->code = code;
+		seen->tgid = tgid;
+		seen->key = key;
+		sc->emitted++;
+	}
+	return 0;
+}
+
+/*
+ * RECORD_PY_STACK of the current thread, if its process is a CPython one, submitted before its
+ * sample is reserved (a RECORD_PY_STACK without a sample after it is dropped by user space).
+ * A global function, checked once. Returns 1 when a record was submitted, else 0.
+ */
+__noinline int py_stack(__u64 pid_tgid, __u64 time_ns, __u32 cpu)
+{
+	__u32 tgid = pid_tgid >> 32, zero = 0, cnt;
+	struct py_stack_record *rec;
+	struct py_scratch *sc;
+	struct bpf_stats *st;
+	struct py_proc *pp;
+	__u64 sz;
+
+	pp = bpf_map_lookup_elem(&py_procs, &tgid);
+	if (!pp)
+		return 0;
+	sc = bpf_map_lookup_elem(&py_scratches, &zero);
+	st = stats__get();
+	if (!sc || !st)
+		return 0;
+	rec = &sc->rec;
+	rec->hdr.type = RECORD_PY_STACK;
+	rec->tgid = tgid;
+	rec->tid = (__u32)pid_tgid;
+	rec->time_ns = time_ns;
+	rec->cpu = cpu;
+	py_walk(pp, (__u32)pid_tgid, rec, sc);
+	py_codes_emit(tgid);
+	cnt = rec->cnt;
+	if (cnt > BPFPROF_PY_FRAMES_MAX)
+		cnt = BPFPROF_PY_FRAMES_MAX;
+	/* Only the frames found: the size need not be constant for an output. */
+	sz = offsetof(struct py_stack_record, frames) + cnt * sizeof(struct py_frame);
+	rec->hdr.sz = sz;
+	if (bpf_ringbuf_output(&ringbuf, rec, sz, BPF_RB_NO_WAKEUP)) {
+		__sync_fetch_and_add(&st->py_lost, 1);
+		return 0;
+	}
+	__sync_fetch_and_add(&st->py_stacks, 1);
+	__sync_fetch_and_add(&st->py_frames, cnt);
+	return 1;
+}
+
+#endif /* BPFPROF_PYTHON_BPF_H */

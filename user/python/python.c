@@ -1,0 +1,529 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* python.c: CPython processes found and armed, code objects kept, Python frames spliced. */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <gelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <uthash.h>
+#include "process/addr_space.h"
+#include "process/module_cache.h"
+#include "profile/aggregate.h"
+#include "python/python.h"
+#include "python/python_lines.h"
+#include "python/python_versions.h"
+#include "unwind/unwind.h"
+#include "util/elf_read.h"
+#include "util/log.h"
+#include "util/util.h"
+
+/* CPUs whose pending RECORD_PY_STACK is kept (record cpu numbers above are dropped). */
+#define PY_CPUS_MAX 4096
+
+/* A file named like a CPython (python3.X, libpython3.X.so...), checked once. */
+struct py_bin {
+	uint64_t dev, ino;	/* the file (mapping dev, user space's makedev form) */
+	struct module *mod;	/* a reference; NULL when not a usable CPython */
+	const struct py_offsets *off;
+	uint64_t runtime;	/* ELF vaddr of _PyRuntime */
+	uint64_t runtime_off;	/* py_binary.runtime_off */
+	uint64_t eval_start;	/* ELF vaddrs of _PyEval_EvalFrameDefault: [start, end) */
+	uint64_t eval_end;
+	UT_hash_handle hh;
+};
+
+/* A target process, as far as Python goes. */
+struct py_target {
+	uint32_t tgid;
+	uint64_t gen;	     /* address space generation last looked at */
+	struct py_bin *bin;  /* its CPython, once found */
+	UT_hash_handle hh;
+};
+
+struct py_code_key {
+	uint64_t code;
+	uint32_t tgid;
+	uint32_t key;
+};
+
+/* A code object, from its RECORD_PY_CODE. */
+struct py_code {
+	struct py_code_key k;
+	char *name; /* co_qualname (3.10: co_name), UTF-8 */
+	char *file; /* co_filename, UTF-8 */
+	int firstlineno;
+	uint8_t minor;
+	uint32_t linetable_len;
+	uint8_t *linetable;
+	UT_hash_handle hh;
+};
+
+struct python {
+	int procs_fd, binaries_fd;
+	struct py_bin *bins;
+	struct py_target *procs;
+	struct py_code *codes;
+	struct py_stack_record **pending; /* per CPU, PY_CPUS_MAX */
+	/* The sample being placed. */
+	struct py_target *cur;
+	const struct py_stack_record *stack;
+	uint16_t group_start[BPFPROF_PY_FRAMES_MAX + 1]; /* group g: [start[g], start[g+1]) */
+	size_t groups;
+	struct python_stats stats;
+};
+
+struct python *python__new(int procs_fd, int binaries_fd)
+{
+	struct python *py = calloc(1, sizeof(*py));
+
+	if (!py)
+		return NULL;
+	py->procs_fd = procs_fd;
+	py->binaries_fd = binaries_fd;
+	py->pending = calloc(PY_CPUS_MAX, sizeof(*py->pending));
+	if (!py->pending) {
+		free(py);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return py;
+}
+
+static void code_free(struct py_code *c)
+{
+	free(c->name);
+	free(c->file);
+	free(c->linetable);
+	free(c);
+}
+
+void python__free(struct python *py)
+{
+	struct py_bin *b, *tb;
+	struct py_target *p, *tp;
+	struct py_code *c, *tc;
+	size_t i;
+
+	if (!py)
+		return;
+	HASH_ITER(hh, py->bins, b, tb) {
+		HASH_DEL(py->bins, b);
+		module__put(b->mod);
+		free(b);
+	}
+	HASH_ITER(hh, py->procs, p, tp) {
+		HASH_DEL(py->procs, p);
+		free(p);
+	}
+	HASH_ITER(hh, py->codes, c, tc) {
+		HASH_DEL(py->codes, c);
+		code_free(c);
+	}
+	for (i = 0; i < PY_CPUS_MAX; i++)
+		free(py->pending[i]);
+	free(py->pending);
+	free(py);
+}
+
+const struct python_stats *python__stats(const struct python *py)
+{
+	return &py->stats;
+}
+
+void python__forget(struct python *py, uint32_t tgid)
+{
+	struct py_code *c, *tc;
+	struct py_target *p;
+
+	HASH_FIND(hh, py->procs, &tgid, sizeof(tgid), p);
+	if (p) {
+		HASH_DEL(py->procs, p);
+		free(p);
+	}
+	/* A walk of the whole cache per exit: code objects are few next to samples. */
+	HASH_ITER(hh, py->codes, c, tc) {
+		if (c->k.tgid == tgid) {
+			HASH_DEL(py->codes, c);
+			code_free(c);
+		}
+	}
+	/* Not py_procs: BPF deletes the entry at exec and exit itself, and re-arms it for the new
+	 * image before this record is read. */
+}
+
+/* UTF-8 of a CPython compact string: n characters of kind bytes each (PyUnicode_1BYTE_KIND is
+ * Latin-1, 2 is UCS-2, 4 UCS-4; Include/cpython/unicodeobject.h). */
+static char *string_utf8(const uint8_t *data, uint32_t n, uint8_t kind_flags, size_t sz)
+{
+	uint8_t kind = kind_flags & 7;
+	char *out, *o;
+	uint32_t i, cp;
+
+	if (kind != 1 && kind != 2 && kind != 4)
+		kind = 1, n = 0;
+	if ((size_t)n * kind > sz)
+		n = sz / kind;
+	out = malloc((size_t)n * 4 + 1);
+	if (!out)
+		return NULL;
+	o = out;
+	for (i = 0; i < n; i++) {
+		if (kind == 1)
+			cp = data[i];
+		else if (kind == 2)
+			cp = data[2 * i] | data[2 * i + 1] << 8;
+		else
+			cp = data[4 * i] | data[4 * i + 1] << 8 | data[4 * i + 2] << 16 |
+			     (uint32_t)data[4 * i + 3] << 24;
+		if (cp < 0x80) {
+			*o++ = cp ? cp : '?';
+		} else if (cp < 0x800) {
+			*o++ = 0xc0 | cp >> 6;
+			*o++ = 0x80 | (cp & 0x3f);
+		} else if (cp < 0x10000) {
+			if (cp >= 0xd800 && cp < 0xe000)
+				cp = 0xfffd; /* a lone surrogate: not UTF-8 */
+			*o++ = 0xe0 | cp >> 12;
+			*o++ = 0x80 | (cp >> 6 & 0x3f);
+			*o++ = 0x80 | (cp & 0x3f);
+		} else if (cp < 0x110000) {
+			*o++ = 0xf0 | cp >> 18;
+			*o++ = 0x80 | (cp >> 12 & 0x3f);
+			*o++ = 0x80 | (cp >> 6 & 0x3f);
+			*o++ = 0x80 | (cp & 0x3f);
+		} else {
+			*o++ = '?';
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+int python__code(struct python *py, const struct py_code_record *r)
+{
+	uint64_t t0 = now_ns();
+	struct py_code *c, *old;
+
+	py->stats.codes++;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->k.code = r->code;
+	c->k.tgid = r->tgid;
+	c->k.key = r->key;
+	c->firstlineno = r->firstlineno;
+	c->minor = r->version_minor;
+	c->linetable_len = min_t(uint32_t, r->linetable_len, sizeof(r->linetable));
+	c->name = string_utf8(r->name, r->name_len, r->name_kind, sizeof(r->name));
+	c->file = string_utf8(r->file, r->file_len, r->file_kind, sizeof(r->file));
+	c->linetable = malloc(c->linetable_len ? c->linetable_len : 1);
+	if (!c->name || !c->file || !c->linetable) {
+		code_free(c);
+		return -ENOMEM;
+	}
+	memcpy(c->linetable, r->linetable, c->linetable_len);
+	/* Copied again (its py_codes_seen slot was taken): the newer copy wins. */
+	HASH_FIND(hh, py->codes, &c->k, sizeof(c->k), old);
+	if (old) {
+		HASH_DEL(py->codes, old);
+		code_free(old);
+	}
+	HASH_ADD(hh, py->codes, k, sizeof(c->k), c);
+	py->stats.code_ns += now_ns() - t0;
+	return 0;
+}
+
+void python__stack(struct python *py, const struct py_stack_record *r)
+{
+	struct py_stack_record *p;
+
+	if (r->cpu >= PY_CPUS_MAX)
+		return;
+	if (r->stop < ARRAY_SIZE(py->stats.stops))
+		py->stats.stops[r->stop]++;
+	p = py->pending[r->cpu];
+	if (p && p->hdr.type)
+		py->stats.unmatched++; /* its sample was lost */
+	if (!p) {
+		p = malloc(sizeof(*p));
+		if (!p)
+			return;
+		py->pending[r->cpu] = p;
+	}
+	memset(p, 0, offsetof(struct py_stack_record, frames));
+	memcpy(p, r, min_t(size_t, r->hdr.sz, sizeof(*p)));
+	if (p->cnt > (r->hdr.sz - offsetof(struct py_stack_record, frames)) / sizeof(p->frames[0]))
+		p->cnt = (r->hdr.sz - offsetof(struct py_stack_record, frames)) /
+			 sizeof(p->frames[0]);
+}
+
+/* The CPython minor version a file's name gives: python3.X, libpython3.X.so[.N...]; -1 else. */
+static int name_minor(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	unsigned minor;
+	int end = 0;
+
+	base = base ? base + 1 : path;
+	if (sscanf(base, "python3.%u%n", &minor, &end) == 1 && !base[end])
+		return minor;
+	if (sscanf(base, "libpython3.%u.so%n", &minor, &end) == 1 &&
+	    (!base[end] || base[end] == '.'))
+		return minor;
+	return -1;
+}
+
+/* value of symbol name (and its size) from .dynsym, else .symtab; false when absent. */
+static bool elf_symbol(Elf *elf, const char *name, uint64_t *value, uint64_t *size)
+{
+	static const uint32_t types[] = { SHT_DYNSYM, SHT_SYMTAB };
+	Elf_Data *syms, *strs;
+	const char *s;
+	GElf_Sym sym;
+	size_t i, t, n;
+
+	for (t = 0; t < ARRAY_SIZE(types); t++) {
+		if (!elf_read__symbols(elf, types[t], &syms, &strs))
+			continue;
+		n = syms->d_size / sizeof(Elf64_Sym);
+		for (i = 1; i < n; i++) {
+			if (!gelf_getsym(syms, i, &sym) || !sym.st_value ||
+			    sym.st_name >= strs->d_size)
+				continue;
+			s = (const char *)strs->d_buf + sym.st_name;
+			if (!strncmp(s, name, strs->d_size - sym.st_name) && !strcmp(s, name)) {
+				*value = sym.st_value;
+				*size = sym.st_size;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* The CPython of mapping m (open, minor from its name): its symbols and layout; false when the
+ * file is not one bpfprof can walk (said once per file when it is a CPython of another
+ * version). */
+static bool bin_check(struct py_bin *b, const struct mapping *m, int minor)
+{
+	uint64_t runtime, rt_sz, eval, eval_sz, text = UINT64_MAX;
+	GElf_Phdr ph;
+	size_t i, n;
+
+	if (!elf_symbol(m->entry->elf, "_PyRuntime", &runtime, &rt_sz))
+		return false; /* python3.X linked to libpython3.X.so: the library has it */
+	for (i = 0; i < python_versions_cnt; i++)
+		if (python_versions[i].version_minor == minor)
+			b->off = &python_versions[i];
+	if (!b->off) {
+		pr_warn("%s: CPython 3.%d is not one bpfprof can read the frames of (3.10 to 3.13): "
+			"its processes get native frames only", m->path, minor);
+		return false;
+	}
+	if (!elf_symbol(m->entry->elf, "_PyEval_EvalFrameDefault", &eval, &eval_sz) || !eval_sz) {
+		pr_warn("%s: no _PyEval_EvalFrameDefault symbol: native frames only", m->path);
+		return false;
+	}
+	if (elf_getphdrnum(m->entry->elf, &n))
+		return false;
+	for (i = 0; i < n; i++)
+		if (gelf_getphdr(m->entry->elf, i, &ph) && ph.p_type == PT_LOAD &&
+		    (ph.p_flags & PF_X)) {
+			text = ph.p_vaddr - ph.p_offset;
+			break;
+		}
+	if (text == UINT64_MAX)
+		return false;
+	b->mod = module__get(m->entry);
+	b->runtime = runtime;
+	b->runtime_off = runtime - text;
+	b->eval_start = eval;
+	b->eval_end = eval + eval_sz;
+	return true;
+}
+
+/* The struct py_bin of m's file, checked at the first call. */
+static struct py_bin *bin_get(struct python *py, struct addr_space *as, const struct mapping *m,
+			      int minor)
+{
+	struct py_binary val = {};
+	struct py_binary_key key;
+	uint64_t id[2] = { m->dev, m->inode };
+	struct py_bin *b;
+
+	HASH_FIND(hh, py->bins, id, sizeof(id), b);
+	if (b)
+		return b->mod ? b : NULL;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	b->dev = m->dev;
+	b->ino = m->inode;
+	HASH_ADD(hh, py->bins, dev, sizeof(id), b);
+	m = addr_space__mapping(as, m->start); /* opens the file */
+	if (!m || !m->entry || !bin_check(b, m, minor))
+		return NULL;
+	pr_debug("%s: CPython 3.%d, _PyRuntime at 0x%llx", m->path, minor,
+		 (unsigned long long)b->runtime);
+	if (py->binaries_fd >= 0) {
+		key.dev = (uint64_t)major(b->dev) << 20 | minor(b->dev); /* the kernel's s_dev */
+		key.ino = b->ino;
+		val.runtime_off = b->runtime_off;
+		val.off = *b->off;
+		if (bpf_map_update_elem(py->binaries_fd, &key, &val, BPF_ANY))
+			pr_debug("py_binaries: %s", strerror(errno));
+	}
+	return b;
+}
+
+/* Looks for the CPython among the mappings of p; arms the BPF walk when found. */
+static void proc_check(struct python *py, struct py_target *p, struct addr_space *as)
+{
+	const struct mapping *m;
+	struct py_proc val = {};
+	struct py_bin *b;
+	size_t i, n = addr_space__mapping_cnt(as);
+	int minor;
+
+	for (i = 0; i < n && !p->bin; i++) {
+		m = addr_space__mapping_at(as, i);
+		if (!m->path || (minor = name_minor(m->path)) < 0)
+			continue;
+		b = bin_get(py, as, m, minor);
+		if (!b)
+			continue;
+		/* Opened: the mapping now has its bias. */
+		m = addr_space__mapping(as, m->start);
+		if (!m || m->entry != b->mod)
+			continue;
+		p->bin = b;
+		py->stats.processes++;
+		if (py->procs_fd >= 0) {
+			val.runtime = b->runtime + m->bias;
+			val.off = *b->off;
+			if (bpf_map_update_elem(py->procs_fd, &p->tgid, &val, BPF_ANY))
+				pr_debug("py_procs: %s", strerror(errno));
+		}
+	}
+}
+
+/* Splits the pending stack into groups: each ends with a PY_INSTR_ENTRY frame (or the last). */
+static void groups_find(struct python *py)
+{
+	const struct py_stack_record *r = py->stack;
+	size_t i;
+
+	py->groups = 0;
+	py->group_start[0] = 0;
+	for (i = 0; i < r->cnt; i++) {
+		if ((r->frames[i].instr & PY_INSTR_ENTRY) || i + 1 == r->cnt)
+			py->group_start[++py->groups] = i + 1;
+	}
+}
+
+size_t python__sample(struct python *py, struct addr_space *as, const struct sample_record *s)
+{
+	struct py_stack_record *pend = s->cpu < PY_CPUS_MAX ? py->pending[s->cpu] : NULL;
+	struct py_target *p;
+	uint64_t gen;
+
+	py->cur = NULL;
+	py->stack = NULL;
+	py->groups = 0;
+	HASH_FIND(hh, py->procs, &s->tgid, sizeof(s->tgid), p);
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p)
+			return 0;
+		p->tgid = s->tgid;
+		p->gen = UINT64_MAX;
+		HASH_ADD(hh, py->procs, tgid, sizeof(p->tgid), p);
+	}
+	gen = addr_space__generation(as);
+	if (!p->bin && p->gen != gen) {
+		p->gen = gen;
+		proc_check(py, p, as);
+	}
+	if (!pend || !pend->hdr.type)
+		return 0;
+	pend->hdr.type = 0; /* taken, or left for no sample */
+	if (pend->tid != s->tid || pend->time_ns != s->time_ns) {
+		py->stats.unmatched++;
+		return 0;
+	}
+	if (!p->bin || !pend->cnt)
+		return 0;
+	py->cur = p;
+	py->stack = pend;
+	groups_find(py);
+	py->stats.stacks++;
+	return py->groups;
+}
+
+int python__is_eval(struct python *py, const struct unwind_frame *f)
+{
+	const struct py_bin *b = py->cur ? py->cur->bin : NULL;
+
+	return b && f->mapping && f->mapping->entry == b->mod && f->elf_addr >= b->eval_start &&
+	       f->elf_addr < b->eval_end;
+}
+
+/* The location of one Python frame: (code object's file, line) named by its qualified name. */
+static int64_t frame_location(struct python *py, struct aggregate *agg, const struct py_frame *f)
+{
+	struct py_code_key k = { .code = f->code, .tgid = py->cur->tgid, .key = f->key };
+	struct agg_line line = {};
+	const struct agg_location *loc;
+	int64_t name, file, id;
+	struct py_code *c;
+	int ln;
+
+	HASH_FIND(hh, py->codes, &k, sizeof(k), c);
+	if (!c) {
+		py->stats.codes_missing++;
+		name = aggregate__string(agg, "[unknown]");
+		if (name < 0)
+			return name;
+		return aggregate__location(agg, FRAME_PYTHON, NULL, 0, name);
+	}
+	ln = python_line(c->minor, c->linetable, c->linetable_len, c->firstlineno,
+			 f->instr & ~PY_INSTR_ENTRY);
+	if (ln < 0)
+		ln = c->firstlineno;
+	name = aggregate__string(agg, c->name);
+	file = name < 0 ? name : aggregate__string(agg, c->file);
+	if (file < 0)
+		return file;
+	id = aggregate__location(agg, FRAME_PYTHON, NULL, (uint64_t)file << 32 | (uint32_t)ln,
+				 name);
+	if (id < 0)
+		return id;
+	loc = aggregate__loc(agg, id);
+	if (loc->lines_cnt == 1 && !loc->lines[0].file) {
+		line.function = name;
+		line.file = file;
+		line.line = ln;
+		return aggregate__set_lines(agg, id, &line, 1) ?: id;
+	}
+	return id;
+}
+
+int python__group(struct python *py, struct aggregate *agg, size_t g, uint32_t *locs, size_t cap)
+{
+	size_t i, n = 0;
+	int64_t id;
+
+	if (!py->stack || g >= py->groups)
+		return 0;
+	for (i = py->group_start[g + 1]; i-- > py->group_start[g] && n < cap;) {
+		id = frame_location(py, agg, &py->stack->frames[i]);
+		if (id < 0)
+			return id;
+		locs[n++] = id;
+	}
+	py->stats.frames += n;
+	return n;
+}

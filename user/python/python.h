@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * python.h: Python frames of CPython processes. Finds each target's CPython (python3.X or
+ * libpython3.X.so by name, _PyRuntime and _PyEval_EvalFrameDefault by symbol, the layout of its
+ * minor version) and hands it to the BPF walk (py_procs, py_binaries in bpf/record.h); keeps
+ * the code objects BPF copies (RECORD_PY_CODE) and the Python stack of the next sample of each
+ * CPU (RECORD_PY_STACK); splices those frames into the sample's native stack, each group of
+ * Python frames in place of the _PyEval_EvalFrameDefault activation that runs it.
+ */
+#ifndef BPFPROF_PYTHON_H
+#define BPFPROF_PYTHON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "bpf/record.h"
+
+struct aggregate;
+struct addr_space;
+struct unwind_frame;
+
+struct python;
+
+/* Counters for the summary and --stats. */
+struct python_stats {
+	uint64_t processes;		    /* CPython processes found */
+	uint64_t stacks;		    /* samples with Python frames spliced in */
+	uint64_t frames;		    /* Python frames spliced in */
+	uint64_t stops[PY_STOP_NO_FRAME + 1]; /* RECORD_PY_STACKs by py_stack_record.stop */
+	uint64_t codes;			    /* RECORD_PY_CODEs: code objects copied by BPF */
+	uint64_t codes_missing;		    /* frames whose code object was never copied */
+	uint64_t code_ns;		    /* time spent decoding code objects, ns */
+	uint64_t unmatched;		    /* RECORD_PY_STACKs without their sample */
+};
+
+/*
+ * procs_fd, binaries_fd: the BPF maps py_procs and py_binaries, or -1 (a replay: nothing to
+ * arm). Returns NULL and sets errno.
+ */
+struct python *python__new(int procs_fd, int binaries_fd);
+void python__free(struct python *py);
+
+/* A process's image is replaced (exec) or gone (exit): forget its state and code objects
+ * (user space only: BPF has already forgotten it). */
+void python__forget(struct python *py, uint32_t tgid);
+
+/* RECORD_PY_CODE: keeps what names the code object. 0 or -ENOMEM. */
+int python__code(struct python *py, const struct py_code_record *r);
+/* RECORD_PY_STACK: kept for the sample of the same cpu, tid and time that follows it. */
+void python__stack(struct python *py, const struct py_stack_record *r);
+
+/*
+ * Called for each sample of tgid before its frames are placed: looks for the process's
+ * CPython when its mappings changed since the last look (as: its address space) and arms the
+ * BPF walk for it. Returns the number of groups of Python frames s has (0: none), after which
+ * python__is_eval() and python__group() serve that sample.
+ */
+size_t python__sample(struct python *py, struct addr_space *as, const struct sample_record *s);
+/* Whether user frame f of the sample runs _PyEval_EvalFrameDefault of its process's CPython. */
+int python__is_eval(struct python *py, const struct unwind_frame *f);
+/*
+ * Appends to locs (room for cap) the locations of group g of the sample's Python frames
+ * (g = 0 the leaf-most group), root first, adding them to agg. Returns how many were appended,
+ * or a negative errno.
+ */
+int python__group(struct python *py, struct aggregate *agg, size_t g, uint32_t *locs, size_t cap);
+
+const struct python_stats *python__stats(const struct python *py);
+
+#endif /* BPFPROF_PYTHON_H */
