@@ -19,7 +19,7 @@
  * has f_lasti at 96). */
 #define PY_FRAME_READ_SZ	 128
 /* Code objects copied per sample at most; the others on a later sample. */
-#define PY_CODES_PER_SAMPLE	 8
+#define PY_CODES_PER_SAMPLE	 16
 /* py_codes_seen slots (a power of two). */
 #define PY_CODES_SEEN_SZ	 65536
 

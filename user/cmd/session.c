@@ -434,8 +434,10 @@ void session__print_summary(struct session *s)
 	/* The top functions need names: a no-op when an output's run named them already. */
 	if (!s->opts->quiet && s->opts->top && symbolizer__run(s->symbolizer, s->agg))
 		in.top = 0;
-	if (!s->opts->quiet)
+	if (!s->opts->quiet) {
 		summary__print(stderr, &in);
+		python__print(s->python, s->loader ? &bpf : NULL, stderr);
+	}
 	if (s->ustats) {
 		unwind_stats__print(s->ustats, stderr, 20);
 		print_stats_totals(s, &bpf);

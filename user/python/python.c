@@ -133,6 +133,38 @@ const struct python_stats *python__stats(const struct python *py)
 	return &py->stats;
 }
 
+void python__print(const struct python *py, const struct bpf_stats *bpf, FILE *fp)
+{
+	const struct python_stats *st = &py->stats;
+	uint64_t walks = 0;
+	size_t i;
+
+	if (!st->processes && !st->codes)
+		return;
+	for (i = 0; i < ARRAY_SIZE(st->stops); i++)
+		walks += st->stops[i];
+	fprintf(fp,
+		"bpfprof: Python: %llu CPython processes; %llu samples with %llu Python frames; "
+		"%llu code objects copied by BPF, decoded in %.1f ms; %llu frames of a code object "
+		"never copied\n",
+		(unsigned long long)st->processes, (unsigned long long)st->stacks,
+		(unsigned long long)st->frames, (unsigned long long)st->codes, st->code_ns / 1e6,
+		(unsigned long long)st->codes_missing);
+	fprintf(fp,
+		"bpfprof: Python walks: %llu; reached the first frame %llu, not a Python thread "
+		"%llu, no Python code running %llu, memory read failed %llu, deeper than %d frames "
+		"%llu; %llu without their sample",
+		(unsigned long long)walks, (unsigned long long)st->stops[PY_STOP_ROOT],
+		(unsigned long long)st->stops[PY_STOP_NO_THREAD],
+		(unsigned long long)st->stops[PY_STOP_NO_FRAME],
+		(unsigned long long)st->stops[PY_STOP_READ], BPFPROF_PY_FRAMES_MAX,
+		(unsigned long long)st->stops[PY_STOP_DEPTH], (unsigned long long)st->unmatched);
+	if (bpf)
+		fprintf(fp, "; %llu Python records lost (ringbuf full)",
+			(unsigned long long)bpf->py_lost);
+	fprintf(fp, "\n");
+}
+
 void python__forget(struct python *py, uint32_t tgid)
 {
 	struct py_code *c, *tc;

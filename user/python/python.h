@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "bpf/record.h"
 
 struct aggregate;
@@ -65,5 +66,10 @@ int python__is_eval(struct python *py, const struct unwind_frame *f);
 int python__group(struct python *py, struct aggregate *agg, size_t g, uint32_t *locs, size_t cap);
 
 const struct python_stats *python__stats(const struct python *py);
+
+/* "bpfprof: Python: ..." lines on fp when a CPython process was seen: samples with Python
+ * frames, frames, why walks stopped, code objects copied and the time spent on them; bpf
+ * (the BPF counters) may be NULL (a replay). */
+void python__print(const struct python *py, const struct bpf_stats *bpf, FILE *fp);
 
 #endif /* BPFPROF_PYTHON_H */

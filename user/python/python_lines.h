@@ -21,6 +21,7 @@
  * byte past len is read, and a cut table gives the lines its bytes still determine, then
  * -ENOENT (never a wrong line). Time linear in len.
  */
-int python_line(unsigned minor, const uint8_t *tab, size_t len, int firstlineno, uint32_t instr_off);
+int python_line(unsigned minor, const uint8_t *tab, size_t len, int firstlineno,
+		uint32_t instr_off);
 
 #endif /* BPFPROF_PYTHON_LINES_H */

@@ -1,0 +1,217 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# run-pyframes.sh: Python frames. A script with a known chain (tests/targets/pychain.py:
+# <module> -> main -> Worker.run -> middle -> leaf_spin) shows it, in order, under native frames
+# that reach _start (clone for threads), for -- CMD, -p and -a, threaded, asyncio and through a
+# C extension's callback; on Debian's python3.11 (stripped: .dynsym only) and on each pyenv
+# CPython 3.10, 3.12 and 3.13 present. Short-lived processes get their frames named; a process
+# changing under the walk neither crashes nor hangs bpfprof; pprof has the files and lines.
+. "$(dirname "$0")/../lib.sh"
+require_bpf
+
+PYTHON=/usr/bin/python3.11
+PYENV=${PYENV_ROOT:-/root/.pyenv}/versions
+SCRIPT=$(cd "$(dirname "$0")/../targets" && pwd)/pychain.py
+HZ=499
+RUN_S=3
+MIN_CHAIN_PCT=95
+MIN_SHORT_PCT=90
+ROOT_RE='^_start;'
+THREAD_ROOT_RE='^(clone|clone3);'
+CHAIN='<module>_[py];main_[py];Worker.run_[py];middle_[py];leaf_spin_[py]'
+
+# py_share FILE COMM ROOT_RE CHAIN [BETWEEN_A BETWEEN_B]: "TOTAL OK PCT" over COMM's samples
+# (only those whose user stack matches PY_SELECT_RE, when set): OK are those whose user stack
+# matches ROOT_RE and whose Python frames, in stack order, hold CHAIN (';'-separated) as a
+# contiguous run: native frames may lie between two of them (CPython 3.10 evaluates each
+# Python call in a C call of its own), other Python frames not. With BETWEEN_A and BETWEEN_B,
+# also Python frame A, then one or more native frames (a C function), then Python frame B:
+# Python -> C -> Python, in that order.
+py_share() {
+	Q_COMM=$2 Q_ROOT_RE=$3 Q_CHAIN=$4 Q_SELECT=${PY_SELECT_RE:-} awk -v a="${5:-}" -v b="${6:-}" \
+		"$FOLDED_AWK"'
+		function c_between(    i, j) {
+			for (i = 1; i < nuser; i++) {
+				if (fr[i] != a)
+					continue
+				for (j = i + 1; j <= nuser && fr[j] !~ /_\[py\]$/; j++)
+					;
+				if (j > i + 1 && j <= nuser && fr[j] == b)
+					return 1
+			}
+			return 0
+		}
+		function python(    i, s) {
+			s = ""
+			for (i = 1; i <= nuser; i++)
+				if (fr[i] ~ /_\[py\]$/)
+					s = s ";" fr[i]
+			return s ";"
+		}
+		parse($0) && selected() && (ENVIRON["Q_SELECT"] == "" || user ~ ENVIRON["Q_SELECT"]) {
+			total += cnt
+			if (user ~ root_re && index(python(), ";" chain ";") && (a == "" || c_between()))
+				ok += cnt
+		}
+		END { print total + 0, ok + 0, pct(ok, total) }' "$1"
+}
+
+# check_chain LABEL FILE COMM ROOT_RE CHAIN [A B]: asserts py_share >= MIN_CHAIN_PCT.
+check_chain() {
+	local label=$1 share
+
+	shift
+	read -r -a share <<<"$(py_share "$@")"
+	assert_ge "${label}_samples" "${share[0]}" 50
+	assert_ge "${label}_chain" "${share[2]}" "$MIN_CHAIN_PCT" % \
+		"${share[1]} of ${share[0]} samples; most common stacks: $(sort -t' ' -k2 -nr "$1" |
+			head -3 | cut -c1-600)"
+}
+
+# test_cmd LABEL PYTHON MODE ROOT_RE CHAIN [A B]: -- PYTHON pychain.py RUN_S MODE.
+test_cmd() {
+	local label=$1 py=$2 mode=$3 p=$TEST_TMP/$1
+
+	shift 3
+	run_bpfprof $((RUN_S + 60)) "$p" -F "$HZ" -o "$p.folded" -- "$py" "$SCRIPT" "$RUN_S" "$mode"
+	assert_eq "${label}_exit" "$BP_RC" 0
+	check_chain "$label" "$p.folded" "$(basename "$py")" "$@"
+}
+
+test_debian() {
+	if [ ! -x "$PYTHON" ]; then
+		fail python311_available "$PYTHON is missing (make deps installs python3)"
+		return
+	fi
+	test_cmd py311 "$PYTHON" plain "$ROOT_RE" "$CHAIN"
+	# Thread.run calls the bound method Worker.run through C (method_vectorcall).
+	test_cmd py311_threads "$PYTHON" threads "$THREAD_ROOT_RE" \
+		'Thread._bootstrap_[py];Thread._bootstrap_inner_[py];Thread.run_[py]' \
+		'Thread.run_[py]' 'Worker.run_[py]'
+	check_chain py311_threads_leaf "$TEST_TMP/py311_threads.folded" python3.11 \
+		"$THREAD_ROOT_RE" 'Worker.run_[py];middle_[py];leaf_spin_[py]'
+	# asyncio.run, its event loop, then the task's step in C, then the coroutine.
+	test_cmd py311_asyncio "$PYTHON" asyncio "$ROOT_RE" \
+		'<module>_[py];main_[py];run_[py];Runner.run_[py]' \
+		'Handle._run_[py]' 'Worker.run_async_[py]'
+	check_chain py311_asyncio_leaf "$TEST_TMP/py311_asyncio.folded" python3.11 \
+		"$ROOT_RE" 'Worker.run_async_[py];middle_[py];leaf_spin_[py]'
+	# Python -> C (the _json encoder) -> Python (its default= callback).
+	test_cmd py311_callback "$PYTHON" callback "$ROOT_RE" \
+		'<module>_[py];main_[py];Worker.run_[py];middle_[py];dumps_[py]' \
+		'JSONEncoder.iterencode_[py]' 'on_default_[py]'
+	check_chain py311_callback_leaf "$TEST_TMP/py311_callback.folded" python3.11 "$ROOT_RE" \
+		'on_default_[py];leaf_spin_[py]'
+}
+
+# The other CPythons on the machine (pyenv builds: PIE, libpython3.X.so, DWARF). 3.10's code
+# objects have no co_qualname: methods show as their bare name (run, not Worker.run).
+test_versions() {
+	local v py run iter
+
+	for v in 3.10 3.12 3.13; do
+		py=$(ls -d "$PYENV/$v".*/bin/python"$v" 2>/dev/null | grep -v -- '-dev/\|[0-9]t/' |
+			tail -1)
+		if [ -z "$py" ] || [ ! -x "$py" ]; then
+			echo "  CPython $v: not installed here ($PYENV/$v.*), not tested"
+			continue
+		fi
+		run=Worker.run iter=JSONEncoder.iterencode
+		[ "$v" = 3.10 ] && run=run iter=iterencode
+		test_cmd "py${v/./}" "$py" plain "$ROOT_RE" \
+			"<module>_[py];main_[py];${run}_[py];middle_[py];leaf_spin_[py]"
+		test_cmd "py${v/./}_threads" "$py" threads "$THREAD_ROOT_RE" \
+			"${run}_[py];middle_[py];leaf_spin_[py]"
+		test_cmd "py${v/./}_callback" "$py" callback "$ROOT_RE" \
+			"<module>_[py];main_[py];${run}_[py];middle_[py];dumps_[py]" \
+			"${iter}_[py]" 'on_default_[py]'
+	done
+}
+
+# -p: a running process, found through /proc/PID/maps.
+test_pid() {
+	local p=$TEST_TMP/pypid pid
+
+	start_target pid "$PYTHON" "$SCRIPT" 0 plain
+	run_bpfprof 60 "$p" -F "$HZ" -d "$RUN_S" -o "$p.folded" -p "$pid"
+	stop_target "$pid"
+	assert_eq py311_pid_exit "$BP_RC" 0
+	check_chain py311_pid "$p.folded" python3.11 "$ROOT_RE" "$CHAIN"
+}
+
+# -a: every process; the script's among them.
+test_all() {
+	local p=$TEST_TMP/pyall pid
+
+	start_target pid "$PYTHON" "$SCRIPT" 0 plain
+	run_bpfprof 60 "$p" -a -F "$HZ" -d "$RUN_S" -o "$p.folded"
+	stop_target "$pid"
+	assert_eq py311_all_exit "$BP_RC" 0
+	check_chain py311_all "$p.folded" python3.11 "$ROOT_RE" "$CHAIN"
+}
+
+# 200 processes of 50 ms: the samples running Python code (a Python frame, or the evaluator
+# left in place) have their Python frames, all named.
+test_shortlived() {
+	local p=$TEST_TMP/pyshort share
+
+	run_bpfprof 300 "$p" -F "$HZ" -o "$p.folded" -- sh -c "
+		for i in \$(seq 200); do
+			$PYTHON -c 'import time
+def spin_50ms():
+    end = time.monotonic() + 0.05
+    while time.monotonic() < end:
+        pass
+spin_50ms()' || exit 1
+		done"
+	assert_eq py311_short_exit "$BP_RC" 0
+	read -r -a share <<<"$(Q_COMM=python3.11 awk "$FOLDED_AWK"'
+		parse($0) && selected() && (index(user, "_[py]") || user ~ /_PyEval_EvalFrameDefault/) {
+			total += cnt
+			if (user !~ /_PyEval_EvalFrameDefault/ && user !~ /\[unknown\]_\[py\]/)
+				ok += cnt
+			if (index(user, ";spin_50ms_[py]"))
+				spin += cnt
+		}
+		END { print total + 0, ok + 0, pct(ok, total), spin + 0 }' "$p.folded")"
+	assert_ge py311_short_samples "${share[0]}" 200
+	assert_ge py311_short_named "${share[2]}" "$MIN_SHORT_PCT" % \
+		"${share[1]} of ${share[0]} samples running Python code"
+	assert_ge py311_short_spin "${share[3]}" 100
+}
+
+# The process changes under the walk: threads exit, code objects are freed, at 999 Hz. bpfprof
+# must end normally, with the main thread's chain intact.
+test_churn() {
+	local p=$TEST_TMP/pychurn
+
+	run_bpfprof 90 "$p" -F 999 --stats -o "$p.folded" -- "$PYTHON" "$SCRIPT" 5 churn
+	assert_eq py311_churn_exit "$BP_RC" 0
+	# The main thread's samples (the other thread's change all the time).
+	PY_SELECT_RE=$ROOT_RE check_chain py311_churn_main "$p.folded" python3.11 "$ROOT_RE" \
+		"$CHAIN"
+	assert_grep py311_churn_stats "$p.err" 'Python frames'
+}
+
+# pprof: each Python frame's function, file and line (go tool pprof -list reads the source).
+test_pprof() {
+	local p=$TEST_TMP/pyprof line
+
+	run_bpfprof 60 "$p" -F "$HZ" -o "$p.pb.gz" -- "$PYTHON" "$SCRIPT" 2 plain
+	assert_eq py311_pprof_exit "$BP_RC" 0
+	HOME=$TEST_TMP go tool pprof -list 'leaf_spin' "$p.pb.gz" >"$p.list" 2>"$p.list.err"
+	assert_grep py311_pprof_file "$p.list" "pychain.py"
+	# The loop's line, from the code object's line table, holds most of leaf_spin's samples.
+	line=$(grep -n 'x += i \* i' "$SCRIPT" | cut -d: -f1)
+	assert_true py311_pprof_line "go tool pprof -list shows samples on line $line" awk -v l="$line" '
+		$0 ~ "^ +[0-9.]+(ms|s) +[0-9.]+(ms|s) +" l ":" { found = 1 } END { exit !found }' \
+		"$p.list"
+}
+
+test_debian
+test_versions
+test_pid
+test_all
+test_shortlived
+test_churn
+test_pprof

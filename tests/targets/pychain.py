@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# pychain.py: a known Python call chain for the Python frame tests (run-pyframes.sh):
+#   <module> -> main -> Worker.run -> middle -> leaf_spin (pure Python, where the time goes)
+# usage: pychain.py [SECONDS] [plain|threads|asyncio|callback|churn]  (0 seconds: until killed)
+#   threads   two threading.Thread run Worker.run: Thread's frames above it, clone at the root
+#   asyncio   Worker.run is a coroutine run by asyncio's event loop
+#   callback  middle -> json.dumps -> C encoder (_json) -> on_default -> leaf_spin: Python ->
+#             C -> Python, whose order must hold
+#   churn     threads start and exit, and code objects are made and freed, all the time: the
+#             process changes under the walk (the BPF side must neither crash nor hang)
+import asyncio
+import json
+import sys
+import threading
+import time
+
+SECONDS = float(sys.argv[1]) if len(sys.argv) > 1 else 3.0
+MODE = sys.argv[2] if len(sys.argv) > 2 else "plain"
+END = time.monotonic() + SECONDS if SECONDS > 0 else float("inf")
+
+
+def leaf_spin(n):
+    x = 0
+    for i in range(n):
+        x += i * i
+    return x
+
+
+def on_default(obj):
+    return leaf_spin(obj.n)
+
+
+class Spin:
+    def __init__(self, n):
+        self.n = n
+
+
+def middle(n):
+    if MODE == "callback":
+        return json.dumps([Spin(n)], default=on_default)
+    return leaf_spin(n)
+
+
+class Worker:
+    def run(self):
+        while time.monotonic() < END:
+            middle(200000)
+
+    async def run_async(self):
+        while time.monotonic() < END:
+            middle(200000)
+            await asyncio.sleep(0)
+
+
+def churn():
+    # Short threads and fresh code objects (compiled, run, dropped) while the main one works.
+    def short():
+        leaf_spin(2000)
+
+    while time.monotonic() < END:
+        t = threading.Thread(target=short)
+        t.start()
+        t.join()
+        code = compile("def fresh(n):\n    return sum(range(n))\n", "<fresh>", "exec")
+        ns = {}
+        exec(code, ns)
+        ns["fresh"](1000)
+        del ns, code
+
+
+def main():
+    if MODE == "threads":
+        threads = [threading.Thread(target=Worker().run) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    elif MODE == "asyncio":
+        asyncio.run(Worker().run_async())
+    elif MODE == "churn":
+        t = threading.Thread(target=churn)
+        t.start()
+        Worker().run()
+        t.join()
+    else:
+        Worker().run()
+
+
+main()
