@@ -145,6 +145,7 @@ enum {
 	OPT_FULL_NAMES,
 	OPT_INLINE,
 	OPT_NO_INLINE,
+	OPT_NO_PYTHON,
 	OPT_UNWINDER,
 	OPT_INTERVAL,
 	OPT_GROUP_BY,
@@ -247,6 +248,10 @@ static const struct argp_option options[] = {
 	  "Name frames from symbol tables only: no inline "
 	  "frames or source lines from DWARF (the agent's default: a large library's DWARF costs "
 	  "tens of MB and a CPU-second to load)",
+	  3 },
+	{ "no-python", OPT_NO_PYTHON, NULL, 0,
+	  "CPython programs as native frames only: no Python frames (the interpreter's "
+	  "_PyEval_EvalFrameDefault in their place), nothing read of their interpreter state",
 	  3 },
 	{ "inline", OPT_INLINE, NULL, 0,
 	  "Inline frames and source lines from DWARF (default, "
@@ -752,6 +757,9 @@ static error_t parse_output_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_INLINE:
 		o->no_inline = false;
+		break;
+	case OPT_NO_PYTHON:
+		o->no_python = true;
 		break;
 	case OPT_UNWINDER:
 		if (!strcmp(arg, "dwfl"))

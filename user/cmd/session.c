@@ -436,7 +436,8 @@ void session__print_summary(struct session *s)
 		in.top = 0;
 	if (!s->opts->quiet) {
 		summary__print(stderr, &in);
-		python__print(s->python, s->loader ? &bpf : NULL, stderr);
+		if (s->python)
+			python__print(s->python, s->loader ? &bpf : NULL, stderr);
 	}
 	if (s->ustats) {
 		unwind_stats__print(s->ustats, stderr, 20);
@@ -508,9 +509,10 @@ int session__setup_pipeline(struct session *s, int ringbuf_fd, uint32_t stack_ca
 		}
 		sho.stats = s->ustats;
 	}
-	s->python = python__new(s->loader ? loader__py_procs_fd(s->loader) : -1,
-				s->loader ? loader__py_binaries_fd(s->loader) : -1);
-	if (!s->python) {
+	s->python = o->no_python ? NULL :
+				   python__new(s->loader ? loader__py_procs_fd(s->loader) : -1,
+					       s->loader ? loader__py_binaries_fd(s->loader) : -1);
+	if (!s->python && !o->no_python) {
 		pr_warn("set up Python frames: %s", strerror(errno));
 		return BPFPROF_EXIT_ERROR;
 	}

@@ -102,6 +102,7 @@ static void code_free(struct py_code *c)
 
 void python__free(struct python *py)
 {
+	/* NULL: --no-python. */
 	struct py_bin *b, *tb;
 	struct py_target *p, *tp;
 	struct py_code *c, *tc;
