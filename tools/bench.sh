@@ -22,6 +22,9 @@
 #     chain started together by crowd (--realtime 1, as tests/integration/run-crowd.sh).
 #  6. Start-up: "bpfprof -- true" against "perf record -- true" (with and without DWARF
 #     call graphs), and perf script on that file: wall and CPU time.
+#  7. Python frames' BPF cost: the sampler's run time per sample (kernel.bpf_stats_enabled) on
+#     python3 running tests/targets/pychain.py (a 5-frame Python chain), with Python frames
+#     and with --no-python, at 999 Hz; the Python frames and code objects per run.
 # The sections run in the order unwind, overhead, start-up, memory (BPF statistics off), then
 # CPU per sample and own CPU (kernel.bpf_stats_enabled=1, restored at exit).
 # Runs of different modes are interleaved (run i of every mode, then run i + 1), so slow drift
@@ -41,7 +44,7 @@ N=${BENCH_RUNS:-9}
 N_CHEAP=${BENCH_RUNS_CHEAP:-11}
 N_LONG=${BENCH_RUNS_LONG:-5}
 # Sections to run, in this order (start-up needs no BPF statistics; cps and own turn them on).
-SECTIONS=${BENCH_SECTIONS:-unwind overhead startup memory cps own}
+SECTIONS=${BENCH_SECTIONS:-unwind overhead startup memory cps own python}
 # Debian's interpreter, not one a user put first in PATH (pyenv): the workload is a real
 # Debian program and the summarizer needs nothing beyond the standard library.
 PY=/usr/bin/python3
@@ -446,6 +449,40 @@ bench_own_cpu() {
 	done
 }
 
+# --- 7. Python frames' BPF cost ----------------------------------------------------------
+
+# The sampler's run time per run (us) from --stats' "BPF program handle_perf_event...: N runs,
+# X us each" line.
+sampler_us() {
+	awk '/^bpfprof: BPF program handle_perf_event[a-z_]*: [0-9]+ runs,/ { print $7; exit }' "$1"
+}
+
+bench_python() {
+	local i mode us py
+
+	py=$(realpath "$HERE/../tests/targets/pychain.py")
+	echo "bench: Python frames: $N runs each of python3 pychain.py 3, 999 Hz, with Python" \
+		"frames and with --no-python"
+	for ((i = 0; i < N; i++)); do
+		for mode in py native; do
+			sysctl -q -w kernel.bpf_stats_enabled=1
+			"$BIN" --stats -F 999 $([ $mode = native ] && echo --no-python) -o /dev/null \
+				-- "$PY" "$py" 3 plain >/dev/null 2>"$TMP/py.err" ||
+				die "Python frames ($mode): bpfprof failed: $(tail -n 3 "$TMP/py.err")"
+			us=$(sampler_us "$TMP/py.err")
+			[ -n "$us" ] || us=nan
+			put "python/$mode/bpf_us_per_sample" "$us"
+			put "python/$mode/samples" "$(stat_value "$TMP/py.err" 'samples received' 8)"
+			if [ $mode = py ]; then
+				awk '/^bpfprof: Python: / {
+					printf "python/py/python_frames_per_sample %.2f\n", $9 / ($6 ? $6 : 1)
+					printf "python/py/code_objects %d\n", $12
+					printf "python/py/code_ms %s\n", $20 }' "$TMP/py.err" >>"$RAW"
+			fi
+		done
+	done
+}
+
 # section FUNCTION: runs one section, says how long it took.
 section() {
 	local s=$SECONDS
@@ -469,6 +506,10 @@ for s in $SECTIONS; do
 	own)
 		sysctl -q -w kernel.bpf_stats_enabled=1
 		section bench_own_cpu
+		;;
+	python)
+		sysctl -q -w kernel.bpf_stats_enabled=1
+		section bench_python
 		;;
 	*) die "unknown section '$s' in BENCH_SECTIONS" ;;
 	esac

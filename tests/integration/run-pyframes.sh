@@ -128,6 +128,24 @@ test_versions() {
 	done
 }
 
+# A CPython bpfprof does not know (3.9, when pyenv has it): native frames as without Python
+# support, and one line saying why.
+test_unknown_version() {
+	local p=$TEST_TMP/py39 py
+
+	py=$(ls -d "$PYENV"/3.9.*/bin/python3.9 2>/dev/null | tail -1)
+	if [ -z "$py" ]; then
+		echo "  CPython 3.9: not installed here, the unknown-version case not tested"
+		return
+	fi
+	run_bpfprof 60 "$p" -F "$HZ" -o "$p.folded" -- "$py" "$SCRIPT" 1 plain
+	assert_eq py39_exit "$BP_RC" 0
+	assert_eq py39_said_once "$(grep -c 'CPython 3.9: bpfprof reads the frames of 3.10 to 3.13' \
+		"$p.err")" 1
+	assert_eq py39_no_python_frames "$(grep -c '_\[py\]' "$p.folded")" 0
+	assert_ge py39_evaluator "$(frame_share "$p.folded" python3.9 _PyEval_EvalFrameDefault)" 50 %
+}
+
 # -p: a running process, found through /proc/PID/maps.
 test_pid() {
 	local p=$TEST_TMP/pypid pid
@@ -210,6 +228,7 @@ test_pprof() {
 
 test_debian
 test_versions
+test_unknown_version
 test_pid
 test_all
 test_shortlived

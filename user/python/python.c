@@ -352,8 +352,8 @@ static bool bin_check(struct py_bin *b, const struct mapping *m, int minor)
 		if (python_versions[i].version_minor == minor)
 			b->off = &python_versions[i];
 	if (!b->off) {
-		pr_warn("%s: CPython 3.%d is not one bpfprof can read the frames of (3.10 to 3.13): "
-			"its processes get native frames only", m->path, minor);
+		pr_warn("%s: CPython 3.%d: bpfprof reads the frames of 3.10 to 3.13 only; its "
+			"processes get native frames only", m->path, minor);
 		return false;
 	}
 	if (!elf_symbol(m->entry->elf, "_PyEval_EvalFrameDefault", &eval, &eval_sz) || !eval_sz) {
