@@ -20,6 +20,8 @@
 #define PY_FRAME_READ_SZ	 128
 /* Code objects copied per sample at most; the others on a later sample. */
 #define PY_CODES_PER_SAMPLE	 16
+/* Interpreters a thread's frames are looked for in (each: PyThreadState, current frame). */
+#define PY_INTERPS_MAX		 4
 /* py_codes_seen slots (a power of two). */
 #define PY_CODES_SEEN_SZ	 65536
 
@@ -50,7 +52,7 @@ struct py_scratch {
 	__u32 n;    /* frames recorded */
 	__u32 rd;   /* bytes of a frame read */
 	__u32 emitted; /* code objects copied this sample */
-	__u32 pad;
+	__u32 interps; /* interpreters whose thread state was looked for */
 };
 
 struct {
@@ -73,15 +75,18 @@ static __always_inline __u64 py_read_ptr(__u64 addr)
 #define PY_FRAME_FIELD(buf, off, type) (*(type *)((buf) + ((off) & (PY_FRAME_READ_SZ - 1))))
 
 /*
- * The PyThreadState of thread tid: the first with native_thread_id == tid, walking each
- * interpreter's thread list (subinterpreters included), at most BPFPROF_PY_THREADS_MAX thread
- * states in all. 0 if none.
+ * The PyThreadState of thread tid in the skip-th interpreter that has one: the first with
+ * native_thread_id == tid, walking each interpreter's thread list from _PyRuntime's newest
+ * interpreter, at most BPFPROF_PY_THREADS_MAX thread states in all. A thread that runs code
+ * of a subinterpreter (3.12+: _xxsubinterpreters.run_string) has a thread state in both: the
+ * newer interpreter's frames are the leaf-most. 0 if none.
  */
-__noinline __u64 py_thread_state(__u32 tgid, __u32 tid)
+__noinline __u64 py_thread_state(__u32 tgid, __u32 tid, __u32 skip)
 {
 	const struct py_offsets *o;
 	__u64 interp, tstate, ntid, fsbase = 0;
 	struct task_struct *task;
+	bool match;
 	struct py_proc *pp;
 	int i;
 
@@ -111,10 +116,17 @@ __noinline __u64 py_thread_state(__u32 tgid, __u32 tid)
 		}
 		if (o->tstate_native_tid != PY_OFF_NONE) {
 			ntid = py_read_ptr(tstate + o->tstate_native_tid);
-			if ((__u32)ntid == tid && ntid >> 32 == 0)
+			match = (__u32)ntid == tid && ntid >> 32 == 0;
+		} else {
+			match = py_read_ptr(tstate + o->tstate_thread_id) == fsbase;
+		}
+		if (match) {
+			if (!skip)
 				return tstate;
-		} else if (py_read_ptr(tstate + o->tstate_thread_id) == fsbase) {
-			return tstate;
+			/* This interpreter's is not the one wanted: the next interpreter. */
+			skip--;
+			tstate = 0;
+			continue;
 		}
 		tstate = py_read_ptr(tstate + o->tstate_next);
 	}
@@ -138,18 +150,6 @@ static __always_inline void py_walk(const struct py_proc *pp, __u32 tid,
 	int i;
 
 	rec->cnt = 0;
-	tstate = py_thread_state(rec->tgid, tid);
-	if (!tstate) {
-		rec->stop = PY_STOP_NO_THREAD;
-		return;
-	}
-	frame = py_read_ptr(tstate + o->tstate_frame);
-	if (o->cframe_frame != PY_OFF_NONE && frame)
-		frame = py_read_ptr(frame + o->cframe_frame);
-	if (!frame) {
-		rec->stop = PY_STOP_NO_FRAME;
-		return;
-	}
 	/* Read only as far as the last field used: a frame may end a mapped page. */
 	rd = o->frame_back;
 	if (o->frame_code > rd)
@@ -159,15 +159,31 @@ static __always_inline void py_walk(const struct py_proc *pp, __u32 tid,
 	if (o->frame_owner != PY_OFF_NONE && o->frame_owner > rd)
 		rd = o->frame_owner;
 	sc->rd = rd + 8;
-	sc->next = frame;
+	sc->next = 0;
 	sc->n = 0;
+	sc->interps = 0;
 
-	for (i = 0; i < BPFPROF_PY_FRAMES_MAX + 8; i++) {
+	for (i = 0; i < BPFPROF_PY_FRAMES_MAX + 8 + 2 * PY_INTERPS_MAX; i++) {
 		frame = sc->next;
 		n = sc->n;
 		if (!frame) {
-			stop = PY_STOP_ROOT;
-			break;
+			/* The thread's frames in the next interpreter it has a state in. */
+			if (sc->interps >= PY_INTERPS_MAX) {
+				stop = PY_STOP_ROOT;
+				break;
+			}
+			tstate = py_thread_state(rec->tgid, tid, sc->interps);
+			sc->interps++;
+			if (!tstate) {
+				stop = n ? PY_STOP_ROOT :
+					   sc->interps == 1 ? PY_STOP_NO_THREAD : PY_STOP_NO_FRAME;
+				break;
+			}
+			frame = py_read_ptr(tstate + o->tstate_frame);
+			if (o->cframe_frame != PY_OFF_NONE && frame)
+				frame = py_read_ptr(frame + o->cframe_frame);
+			sc->next = frame;
+			continue;
 		}
 		if (n >= BPFPROF_PY_FRAMES_MAX)
 			break;

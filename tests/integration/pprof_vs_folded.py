@@ -81,7 +81,7 @@ def folded_stacks(path, demangled):
     for line in open(path, encoding='utf-8', errors='replace'):
         stack, _, n = line.rstrip('\n').rpartition(' ')
         frames = [stack.split(';')[0]] + \
-            [shorten(re.sub(r'_\[[kij]\]$', '', f), demangled) for f in stack.split(';')[1:]]
+            [shorten(re.sub(r'_\[([kij]|py)\]$', '', f), demangled) for f in stack.split(';')[1:]]
         stacks[';'.join(frames)] += int(n)
     return stacks
 

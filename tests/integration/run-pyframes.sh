@@ -104,7 +104,8 @@ test_debian() {
 		'on_default_[py];leaf_spin_[py]'
 }
 
-# The other CPythons on the machine (pyenv builds: PIE, libpython3.X.so, DWARF). 3.10's code
+# The other CPythons on the machine (pyenv builds: PIE, libpython3.X.so, DWARF); 3.12 and 3.13
+# with a subinterpreter too. 3.10's code
 # objects have no co_qualname: methods show as their bare name (run, not Worker.run).
 test_versions() {
 	local v py run iter
@@ -125,6 +126,11 @@ test_versions() {
 		test_cmd "py${v/./}_callback" "$py" callback "$ROOT_RE" \
 			"<module>_[py];main_[py];${run}_[py];middle_[py];dumps_[py]" \
 			"${iter}_[py]" 'on_default_[py]'
+		[ "$v" = 3.10 ] && continue
+		# A subinterpreter's frames below the main interpreter's, C between.
+		test_cmd "py${v/./}_subinterp" "$py" subinterp "$ROOT_RE" \
+			'<module>_[py];main_[py];SubWorker.run_sub_[py];<module>_[py];sub_leaf_[py]' \
+			'SubWorker.run_sub_[py]' '<module>_[py]'
 	done
 }
 

@@ -6,6 +6,8 @@
 #   asyncio   Worker.run is a coroutine run by asyncio's event loop
 #   callback  middle -> json.dumps -> C encoder (_json) -> on_default -> leaf_spin: Python ->
 #             C -> Python, whose order must hold
+#   subinterp Worker.run_sub runs the chain's end in a subinterpreter (3.12: _xxsubinterpreters,
+#             3.13: _interpreters): Python -> C -> another interpreter's Python, in order
 #   churn     threads start and exit, and code objects are made and freed, all the time: the
 #             process changes under the walk (the BPF side must neither crash nor hang)
 import asyncio
@@ -52,6 +54,30 @@ class Worker:
             await asyncio.sleep(0)
 
 
+SUB_CODE = """
+import time
+def sub_leaf(n):
+    x = 0
+    for i in range(n):
+        x += i * i
+    return x
+while time.monotonic() < %r:
+    sub_leaf(200000)
+"""
+
+
+class SubWorker:
+    def run_sub(self):
+        try:
+            import _interpreters as interpreters  # 3.13
+            run = interpreters.exec
+        except ImportError:
+            import _xxsubinterpreters as interpreters  # 3.12
+            run = interpreters.run_string
+        iid = interpreters.create()
+        run(iid, SUB_CODE % END)
+
+
 def churn():
     # Short threads and fresh code objects (compiled, run, dropped) while the main one works.
     def short():
@@ -77,6 +103,8 @@ def main():
             t.join()
     elif MODE == "asyncio":
         asyncio.run(Worker().run_async())
+    elif MODE == "subinterp":
+        SubWorker().run_sub()
     elif MODE == "churn":
         t = threading.Thread(target=churn)
         t.start()

@@ -510,7 +510,7 @@ static int64_t frame_location(struct python *py, struct aggregate *agg, const st
 	struct py_code_key k = { .code = f->code, .tgid = py->cur->tgid, .key = f->key };
 	struct agg_line line = {};
 	const struct agg_location *loc;
-	int64_t name, file, id;
+	int64_t name, file, id, sys;
 	struct py_code *c;
 	int ln;
 
@@ -536,9 +536,16 @@ static int64_t frame_location(struct python *py, struct aggregate *agg, const st
 		return id;
 	loc = aggregate__loc(agg, id);
 	if (loc->lines_cnt == 1 && !loc->lines[0].file) {
+		/* pprof's Function.system_name "FILE:QUALNAME", not the name: go tool pprof takes a
+		 * system name with <> for C++ and strips them from the name it shows ("<module>",
+		 * "<lambda>"), unless the two differ. */
+		sys = aggregate__string_fmt(agg, "%s:%s", c->file, c->name);
+		if (sys < 0)
+			return sys;
 		line.function = name;
 		line.file = file;
 		line.line = ln;
+		line.system_name = sys;
 		return aggregate__set_lines(agg, id, &line, 1) ?: id;
 	}
 	return id;

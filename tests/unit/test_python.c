@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_python.c: Python frames in user space (python/python.c) on Debian's /usr/bin/python3.11
+ * as a process would map it: the CPython is found by its file, the groups of Python frames of
+ * a RECORD_PY_STACK replace the _PyEval_EvalFrameDefault activations root first, code objects
+ * are named from their RECORD_PY_CODE (UTF-8 from CPython's 1, 2 and 4-byte strings; lines
+ * from the line table), a reused code object address is told apart by its key; and random
+ * records (what a process changing under the walk could give) never crash it.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <gelf.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include "process/addr_space.h"
+#include "process/module_cache.h"
+#include "profile/aggregate.h"
+#include "python/python.h"
+#include "unwind/unwind.h"
+
+#define PYTHON "/usr/bin/python3.11"
+#define TGID   0x3ffffff0u /* above pid_max: no /proc entry, the path is opened */
+#define TID    (TGID + 1)
+#define CPU    1
+
+struct fixture {
+	struct module_cache *mc;
+	struct addr_space_shared shared;
+	struct addr_space *as;
+	struct python *py;
+	struct aggregate *agg;
+	char maps[512];
+	uint64_t text_start, text_end; /* the r-x mapping */
+	uint64_t eval;		       /* ELF vaddr of _PyEval_EvalFrameDefault */
+};
+
+static int maps_text(void *ctx, uint32_t tgid, char **text, size_t *len)
+{
+	(void)tgid;
+	*text = strdup(ctx);
+	*len = strlen(ctx);
+	return *text ? 0 : -ENOMEM;
+}
+
+/* The executable segment of PYTHON and the address of sym, from its ELF headers. */
+static void elf_facts(struct fixture *f, uint64_t *offset)
+{
+	int fd = open(PYTHON, O_RDONLY | O_CLOEXEC);
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Phdr ph;
+	GElf_Sym sym;
+	Elf_Data *d;
+	size_t i, n;
+	Elf *elf;
+
+	assert_true(fd >= 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	assert_int_equal(elf_getphdrnum(elf, &n), 0);
+	for (i = 0; i < n; i++) {
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
+			f->text_start = ph.p_vaddr & ~0xfffull;
+			f->text_end = (ph.p_vaddr + ph.p_memsz + 0xfff) & ~0xfffull;
+			*offset = ph.p_offset & ~0xfffull;
+			break;
+		}
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (i = 0; d && i < d->d_size / sizeof(Elf64_Sym); i++)
+			if (gelf_getsym(d, i, &sym) &&
+			    !strcmp(elf_strptr(elf, sh.sh_link, sym.st_name),
+				    "_PyEval_EvalFrameDefault"))
+				f->eval = sym.st_value;
+	}
+	elf_end(elf);
+	close(fd);
+	assert_true(f->text_end > f->text_start);
+	assert_true(f->eval >= f->text_start && f->eval < f->text_end);
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	uint64_t offset = 0;
+	struct stat st;
+
+	if (stat(PYTHON, &st)) {
+		fprintf(stderr, "test_python: %s is missing (make deps installs python3.11)\n",
+			PYTHON);
+		return -1;
+	}
+	elf_facts(f, &offset);
+	/* Non-PIE: the segment at its ELF address. */
+	snprintf(f->maps, sizeof(f->maps), "%08llx-%08llx r-xp %08llx %02x:%02x %llu %s\n",
+		 (unsigned long long)f->text_start, (unsigned long long)f->text_end,
+		 (unsigned long long)offset, major(st.st_dev), minor(st.st_dev),
+		 (unsigned long long)st.st_ino, PYTHON);
+	f->mc = module_cache__new();
+	f->shared.modules = f->mc;
+	f->shared.maps_text = maps_text;
+	f->shared.maps_ctx = f->maps;
+	f->as = addr_space__new(TGID, &f->shared);
+	f->py = python__new(-1, -1);
+	f->agg = aggregate__new();
+	assert_non_null(f->as);
+	assert_non_null(f->py);
+	assert_non_null(f->agg);
+	/* As the unwinder does before the Python frames are placed: reads the maps. */
+	assert_non_null(addr_space__mapping(f->as, f->eval));
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	aggregate__free(f->agg);
+	python__free(f->py);
+	addr_space__free(f->as);
+	module_cache__free(f->mc);
+	free(f);
+	return 0;
+}
+
+/* A RECORD_PY_CODE for code with key, named name (1-byte ASCII) in file. */
+static void code_rec(struct fixture *f, uint64_t code, uint32_t key, const char *name,
+		     int firstlineno, const uint8_t *tab, uint32_t tab_len)
+{
+	struct py_code_record *r = calloc(1, sizeof(*r));
+
+	r->hdr.type = RECORD_PY_CODE;
+	r->hdr.sz = sizeof(*r);
+	r->tgid = TGID;
+	r->code = code;
+	r->key = key;
+	r->firstlineno = firstlineno;
+	r->version_minor = 11;
+	r->name_len = strlen(name);
+	r->name_kind = 1 | PY_STR_ASCII;
+	memcpy(r->name, name, r->name_len);
+	r->file_len = strlen("/srv/app.py");
+	r->file_kind = 1 | PY_STR_ASCII;
+	memcpy(r->file, "/srv/app.py", r->file_len);
+	r->linetable_len = tab_len;
+	if (tab_len)
+		memcpy(r->linetable, tab, tab_len);
+	assert_int_equal(python__code(f->py, r), 0);
+	free(r);
+}
+
+static void stack_rec(struct fixture *f, const struct py_frame *frames, uint16_t cnt,
+		      uint64_t time_ns)
+{
+	struct py_stack_record r = {};
+
+	r.hdr.type = RECORD_PY_STACK;
+	r.hdr.sz = offsetof(struct py_stack_record, frames) + cnt * sizeof(frames[0]);
+	r.tgid = TGID;
+	r.tid = TID;
+	r.time_ns = time_ns;
+	r.cpu = CPU;
+	r.cnt = cnt;
+	memcpy(r.frames, frames, cnt * sizeof(frames[0]));
+	python__stack(f->py, &r);
+}
+
+static struct sample_record *sample_rec(uint64_t time_ns)
+{
+	struct sample_record *s = calloc(1, sizeof(*s));
+
+	s->hdr.type = RECORD_SAMPLE;
+	s->hdr.sz = sizeof(*s);
+	s->tgid = TGID;
+	s->tid = TID;
+	s->cpu = CPU;
+	s->time_ns = time_ns;
+	return s;
+}
+
+/* Function name and line of location id. */
+static const char *loc_name(struct fixture *f, uint32_t id, uint32_t *line)
+{
+	const struct agg_location *l = aggregate__loc(f->agg, id);
+
+	assert_int_equal(l->kind, FRAME_PYTHON);
+	assert_int_equal(l->lines_cnt, 1);
+	*line = l->lines[0].line;
+	return aggregate__str(f->agg, l->lines[0].function);
+}
+
+static void test_splice(void **state)
+{
+	struct fixture *f = *state;
+	/* 3.11 location table: one entry, code 11 (line + 1), 8 code units, two column bytes. */
+	static const uint8_t tab[] = { 0x80 | 11 << 3 | 7, 0, 5 };
+	const struct py_frame frames[] = {
+		{ .code = 0x7f0000001000, .instr = 4, .key = 1 },		 /* leaf */
+		{ .code = 0x7f0000002000, .instr = 0 | PY_INSTR_ENTRY, .key = 2 }, /* middle */
+		{ .code = 0x7f0000003000, .instr = 0 | PY_INSTR_ENTRY, .key = 3 }, /* <module> */
+	};
+	struct sample_record *s = sample_rec(1000);
+	struct unwind_frame uf = {};
+	uint32_t locs[8], line;
+	int n;
+
+	code_rec(f, 0x7f0000001000, 1, "Worker.leaf", 40, tab, sizeof(tab));
+	code_rec(f, 0x7f0000002000, 2, "middle", 30, NULL, 0);
+	code_rec(f, 0x7f0000003000, 3, "<module>", 1, NULL, 0);
+	stack_rec(f, frames, 3, 1000);
+	/* Two groups: [leaf, middle] (one C call of the evaluator), [<module>]. */
+	assert_int_equal(python__sample(f->py, f->as, s), 2);
+	uf.mapping = addr_space__mapping(f->as, f->eval + 16);
+	uf.elf_addr = f->eval + 16;
+	assert_true(python__is_eval(f->py, &uf));
+	uf.elf_addr = f->text_start;
+	assert_false(python__is_eval(f->py, &uf));
+
+	n = python__group(f->py, f->agg, 0, locs, 8);
+	assert_int_equal(n, 2);
+	assert_string_equal(loc_name(f, locs[0], &line), "middle"); /* root first */
+	assert_int_equal(line, 30);				    /* no table: the first line */
+	assert_string_equal(loc_name(f, locs[1], &line), "Worker.leaf");
+	assert_int_equal(line, 41); /* from the table */
+	assert_string_equal(aggregate__str(f->agg, aggregate__loc(f->agg, locs[1])->lines[0].file),
+			    "/srv/app.py");
+	n = python__group(f->py, f->agg, 1, locs, 8);
+	assert_int_equal(n, 1);
+	assert_string_equal(loc_name(f, locs[0], &line), "<module>");
+	assert_int_equal(python__group(f->py, f->agg, 2, locs, 8), 0);
+
+	/* The same address with another key (a freed code object's memory reused): not the old
+	 * name. */
+	s->time_ns = 2000;
+	stack_rec(f, &(struct py_frame){ .code = 0x7f0000002000, .key = 9, .instr = PY_INSTR_ENTRY },
+		  1, 2000);
+	assert_int_equal(python__sample(f->py, f->as, s), 1);
+	assert_int_equal(python__group(f->py, f->agg, 0, locs, 8), 1);
+	assert_string_equal(loc_name(f, locs[0], &line), "[unknown]");
+	assert_int_equal(python__stats(f->py)->codes_missing, 1);
+
+	/* A stack record of another thread, or another time, is not this sample's. */
+	stack_rec(f, frames, 3, 3000);
+	s->time_ns = 3001;
+	assert_int_equal(python__sample(f->py, f->as, s), 0);
+	assert_int_equal(python__stats(f->py)->unmatched, 1);
+
+	/* Exit: the process's code objects go. */
+	python__forget(f->py, TGID);
+	stack_rec(f, frames, 3, 4000);
+	s->time_ns = 4000;
+	assert_int_equal(python__sample(f->py, f->as, s), 2);
+	assert_int_equal(python__group(f->py, f->agg, 1, locs, 8), 1);
+	assert_string_equal(loc_name(f, locs[0], &line), "[unknown]");
+	free(s);
+}
+
+/* CPython's string kinds to UTF-8 (Include/cpython/unicodeobject.h). */
+static void test_strings(void **state)
+{
+	struct fixture *f = *state;
+	struct py_code_record *r = calloc(1, sizeof(*r));
+	struct sample_record *s = sample_rec(10);
+	const struct py_frame fr = { .code = 0x5000, .key = 7, .instr = PY_INSTR_ENTRY };
+	uint32_t locs[2], line;
+
+	r->hdr.type = RECORD_PY_CODE;
+	r->hdr.sz = sizeof(*r);
+	r->tgid = TGID;
+	r->code = 0x5000;
+	r->key = 7;
+	r->version_minor = 12;
+	/* "café": Latin-1, 1 byte a character, not ASCII. */
+	memcpy(r->name, "caf\xe9", 4);
+	r->name_len = 4;
+	r->name_kind = 1;
+	/* "\u0436\U0001F600" as UCS-4 (kind 4), little-endian. */
+	memcpy(r->file, "\x36\x04\x00\x00\x00\xf6\x01\x00", 8);
+	r->file_len = 2;
+	r->file_kind = 4;
+	assert_int_equal(python__code(f->py, r), 0);
+	stack_rec(f, &fr, 1, 10);
+	assert_int_equal(python__sample(f->py, f->as, s), 1);
+	assert_int_equal(python__group(f->py, f->agg, 0, locs, 2), 1);
+	assert_string_equal(loc_name(f, locs[0], &line), "caf\xc3\xa9");
+	assert_string_equal(aggregate__str(f->agg, aggregate__loc(f->agg, locs[0])->lines[0].file),
+			    "\xd0\xb6\xf0\x9f\x98\x80");
+	free(r);
+	free(s);
+}
+
+/* Valid UTF-8 without NUL, as every output needs. */
+static bool utf8_ok(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	int n;
+
+	while (*p) {
+		n = *p < 0x80 ? 0 : (*p & 0xe0) == 0xc0 ? 1 : (*p & 0xf0) == 0xe0 ? 2 :
+		    (*p & 0xf8) == 0xf0 ? 3 : -1;
+		if (n < 0)
+			return false;
+		for (p++; n > 0; n--, p++)
+			if ((*p & 0xc0) != 0x80)
+				return false;
+	}
+	return true;
+}
+
+/* Random records: any lengths, kinds, frame counts and codes; nothing crashes, every name is
+ * UTF-8, no group holds more frames than its record. */
+static void test_random(void **state)
+{
+	struct fixture *f = *state;
+	struct py_code_record *r = malloc(sizeof(*r));
+	struct py_stack_record *st = malloc(sizeof(*st));
+	struct sample_record *s = sample_rec(0);
+	uint32_t locs[BPFPROF_PY_FRAMES_MAX], line;
+	unsigned int seed = 16, i, j;
+	size_t g, groups, total;
+	int n, k;
+
+	for (i = 0; i < 3000; i++) {
+		for (j = 0; j < sizeof(*r); j++)
+			((uint8_t *)r)[j] = rand_r(&seed);
+		r->hdr.type = RECORD_PY_CODE;
+		r->hdr.sz = sizeof(*r);
+		r->tgid = TGID;
+		r->code = 0x1000 + (rand_r(&seed) % 16) * 0x100;
+		r->key = rand_r(&seed) % 4;
+		r->version_minor = 10 + rand_r(&seed) % 5;
+		assert_int_equal(python__code(f->py, r), 0);
+
+		for (j = 0; j < sizeof(*st); j++)
+			((uint8_t *)st)[j] = rand_r(&seed);
+		st->hdr.type = RECORD_PY_STACK;
+		st->cnt = rand_r(&seed) % (BPFPROF_PY_FRAMES_MAX + 1);
+		st->hdr.sz = offsetof(struct py_stack_record, frames) +
+			     st->cnt * sizeof(st->frames[0]);
+		st->tgid = TGID;
+		st->tid = TID;
+		st->cpu = CPU;
+		st->time_ns = s->time_ns = i;
+		for (j = 0; j < st->cnt; j++) {
+			st->frames[j].code = 0x1000 + (rand_r(&seed) % 16) * 0x100;
+			st->frames[j].key = rand_r(&seed) % 4;
+		}
+		python__stack(f->py, st);
+		groups = python__sample(f->py, f->as, s);
+		assert_true(groups <= st->cnt);
+		for (g = 0, total = 0; g < groups; g++) {
+			n = python__group(f->py, f->agg, g, locs, BPFPROF_PY_FRAMES_MAX);
+			assert_true(n >= 1);
+			total += n;
+			for (k = 0; k < n; k++)
+				assert_true(utf8_ok(loc_name(f, locs[k], &line)));
+		}
+		assert_int_equal(total, st->cnt);
+	}
+	free(r);
+	free(st);
+	free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_splice, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_strings, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_random, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
