@@ -226,7 +226,7 @@ test_pprof() {
 	HOME=$TEST_TMP go tool pprof -list 'leaf_spin' "$p.pb.gz" >"$p.list" 2>"$p.list.err"
 	assert_grep py311_pprof_file "$p.list" "pychain.py"
 	# The loop's line, from the code object's line table, holds most of leaf_spin's samples.
-	line=$(grep -n 'x += i \* i' "$SCRIPT" | cut -d: -f1)
+	line=$(grep -m1 -n 'x += i \* i' "$SCRIPT" | cut -d: -f1)
 	assert_true py311_pprof_line "go tool pprof -list shows samples on line $line" awk -v l="$line" '
 		$0 ~ "^ +[0-9.]+(ms|s) +[0-9.]+(ms|s) +" l ":" { found = 1 } END { exit !found }' \
 		"$p.list"
