@@ -16,6 +16,8 @@
  * until user space sets another in copy_sizes (--stack-size); set by the loader. */
 const volatile __u32 stack_max_sz = BPFPROF_STACK_SZ_MAX;
 const volatile __u32 stack_init_sz = 16384;
+/* Python frames (python.bpf.h); false with --no-python: the verifier drops the walk. */
+const volatile bool python_frames = true;
 
 /* tgid -> stack bytes to copy per sample: user space raises it when unwinds run out of stack
  * bytes, and lowers it when stacks stay shallow (user/sampling/stack_size.c). */
@@ -359,7 +361,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool co
 	time_ns = bpf_ktime_get_ns();
 	cpu = bpf_get_smp_processor_id();
 	/* Python frames first: their record precedes the sample's in the ringbuf. */
-	if (user_regs)
+	if (python_frames && user_regs)
 		py_stack(pid_tgid, time_ns, cpu);
 	rec = reserve_sample(w.len, &cap);
 	if (!rec) {

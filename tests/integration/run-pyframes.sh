@@ -152,6 +152,17 @@ test_unknown_version() {
 	assert_ge py39_evaluator "$(frame_share "$p.folded" python3.9 _PyEval_EvalFrameDefault)" 50 %
 }
 
+# --no-python: native frames only, as before Python frames.
+test_no_python() {
+	local p=$TEST_TMP/pynone
+
+	run_bpfprof 60 "$p" --no-python -F "$HZ" -o "$p.folded" -- "$PYTHON" "$SCRIPT" 1 plain
+	assert_eq py311_no_python_exit "$BP_RC" 0
+	assert_eq py311_no_python_frames "$(grep -c '_\[py\]' "$p.folded")" 0
+	assert_ge py311_no_python_evaluator \
+		"$(frame_share "$p.folded" python3.11 _PyEval_EvalFrameDefault)" 50 %
+}
+
 # -p: a running process, found through /proc/PID/maps.
 test_pid() {
 	local p=$TEST_TMP/pypid pid
@@ -235,6 +246,7 @@ test_pprof() {
 test_debian
 test_versions
 test_unknown_version
+test_no_python
 test_pid
 test_all
 test_shortlived

@@ -542,6 +542,7 @@ int session__setup(struct session *s)
 		.max_targets = 16384,
 		.target_all = o->all,
 		.self_tgid = getpid(),
+		.no_python = o->no_python,
 	};
 	struct perf_event_opts po = { .event = o->event, .freq_hz = o->freq_hz };
 	struct loader_error le;

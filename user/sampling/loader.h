@@ -15,6 +15,7 @@ struct loader_opts {
 	uint32_t max_targets;	/* entries of target_tgids */
 	bool target_all;	/* every process but self_tgid is a target (-a) */
 	uint32_t self_tgid;	/* never sampled */
+	bool no_python;		/* --no-python: the Python walk is not even loaded */
 };
 
 struct loader;
