@@ -30,6 +30,8 @@ struct py_code_seen {
 	__u64 code;
 	__u32 tgid;
 	__u32 key;
+	__u32 gen; /* py_proc.gen: a reused tgid's code objects are new */
+	__u32 pad;
 };
 
 /* Direct-mapped by hash: an array, whose lookups the verifier inlines (no helper call, no lock:
@@ -313,7 +315,7 @@ __noinline int py_code_emit(__u32 tgid, __u64 code, __u32 key)
 
 /* Copies the code objects of this CPU's walk (py_scratches) not copied before, at most
  * PY_CODES_PER_SAMPLE. A global function, checked once. */
-__noinline int py_codes_emit(__u32 tgid)
+__noinline int py_codes_emit(__u32 tgid, __u32 gen)
 {
 	struct py_stack_record *rec;
 	struct py_code_seen *seen;
@@ -338,13 +340,15 @@ __noinline int py_codes_emit(__u32 tgid)
 		seen = bpf_map_lookup_elem(&py_codes_seen, &slot);
 		if (!seen)
 			break;
-		if (seen->code == code && seen->tgid == tgid && seen->key == key)
+		if (seen->code == code && seen->tgid == tgid && seen->key == key &&
+		    seen->gen == gen)
 			continue;
 		if (py_code_emit(tgid, code, key))
 			break;
 		seen->code = code;
 		seen->tgid = tgid;
 		seen->key = key;
+		seen->gen = gen;
 		sc->emitted++;
 	}
 	return 0;
@@ -378,7 +382,7 @@ __noinline int py_stack(__u64 pid_tgid, __u64 time_ns, __u32 cpu)
 	rec->time_ns = time_ns;
 	rec->cpu = cpu;
 	py_walk(pp, (__u32)pid_tgid, rec, sc);
-	py_codes_emit(tgid);
+	py_codes_emit(tgid, pp->gen);
 	cnt = rec->cnt;
 	if (cnt > BPFPROF_PY_FRAMES_MAX)
 		cnt = BPFPROF_PY_FRAMES_MAX;

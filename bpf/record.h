@@ -196,6 +196,10 @@ struct py_offsets {
 struct py_proc {
 	__u64 runtime; /* address of _PyRuntime in the process */
 	struct py_offsets off;
+	/* Told apart from an earlier process of the same tgid (or image, before exec): the
+	 * code objects BPF remembers having copied are this process's only (py_codes_seen). */
+	__u32 gen;
+	__u32 pad;
 };
 
 /* py_binaries key: a file holding _PyRuntime (python3.X or libpython3.X.so). */
@@ -306,6 +310,7 @@ _Static_assert(sizeof(struct munmap_record) == 40, "munmap_record size");
 _Static_assert(sizeof(struct mmap_record) == 72 + 2 * BPFPROF_PATH_SZ, "mmap_record size");
 _Static_assert(sizeof(struct bpf_stats) == 152, "bpf_stats size");
 _Static_assert(sizeof(struct py_offsets) == 48, "py_offsets size");
+_Static_assert(sizeof(struct py_proc) == 64, "py_proc size");
 _Static_assert(sizeof(struct py_frame) == 16, "py_frame size");
 _Static_assert(sizeof(struct py_stack_record) == 32 + 16 * BPFPROF_PY_FRAMES_MAX, "py_stack size");
 _Static_assert(sizeof(struct py_code_record) % 8 == 0, "py_code_record alignment");

@@ -189,6 +189,8 @@ static __always_inline void py_proc_arm(__u32 tgid, __u64 dev, __u64 ino, __u64 
 		return;
 	proc.runtime = start - pgoff + bin->runtime_off;
 	proc.off = bin->off;
+	proc.gen = (__u32)bpf_ktime_get_ns();
+	proc.pad = 0;
 	bpf_map_update_elem(&py_procs, &tgid, &proc, BPF_ANY);
 }
 
@@ -201,6 +203,7 @@ static __always_inline void py_proc_fork(__u32 ptgid, __u32 ctgid)
 	if (!pp)
 		return;
 	proc = *pp;
+	proc.gen = (__u32)bpf_ktime_get_ns();
 	bpf_map_update_elem(&py_procs, &ctgid, &proc, BPF_ANY);
 }
 

@@ -437,7 +437,10 @@ static void proc_check(struct python *py, struct py_target *p, struct addr_space
 		if (py->procs_fd >= 0) {
 			val.runtime = b->runtime + m->bias;
 			val.off = *b->off;
-			if (bpf_map_update_elem(py->procs_fd, &p->tgid, &val, BPF_ANY))
+			val.gen = (uint32_t)now_ns();
+			/* Not over an entry BPF made at the mapping: its code objects are sent. */
+			if (bpf_map_update_elem(py->procs_fd, &p->tgid, &val, BPF_NOEXIST) &&
+			    errno != EEXIST)
 				pr_debug("py_procs: %s", strerror(errno));
 		}
 	}
