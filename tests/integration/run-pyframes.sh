@@ -13,7 +13,7 @@ PYTHON=/usr/bin/python3.11
 PYENV=${PYENV_ROOT:-/root/.pyenv}/versions
 SCRIPT=$(cd "$(dirname "$0")/../targets" && pwd)/pychain.py
 HZ=499
-RUN_S=3
+RUN_S=4
 MIN_CHAIN_PCT=95
 MIN_SHORT_PCT=90
 ROOT_RE='^_start;'
@@ -163,11 +163,24 @@ test_no_python() {
 		"$(frame_share "$p.folded" python3.11 _PyEval_EvalFrameDefault)" 50 %
 }
 
+# start_working VAR: starts pychain.py (until killed), its pid in VAR, and waits (up to 120 s:
+# a busy machine, qemu's TCG) until its start-up is done and its work began.
+start_working() {
+	local i ready=$TEST_TMP/ready.$RANDOM
+
+	PYCHAIN_READY=$ready start_target "$1" "$PYTHON" "$SCRIPT" 0 plain
+	for ((i = 0; i < 1200; i++)); do
+		[ -e "$ready" ] && return 0
+		sleep 0.1
+	done
+	fail "${1}_started" "pychain.py did not start its work in 120 s"
+}
+
 # -p: a running process, found through /proc/PID/maps.
 test_pid() {
 	local p=$TEST_TMP/pypid pid
 
-	start_target pid "$PYTHON" "$SCRIPT" 0 plain
+	start_working pid
 	run_bpfprof 60 "$p" -F "$HZ" -d "$RUN_S" -o "$p.folded" -p "$pid"
 	stop_target "$pid"
 	assert_eq py311_pid_exit "$BP_RC" 0
@@ -178,7 +191,7 @@ test_pid() {
 test_all() {
 	local p=$TEST_TMP/pyall pid
 
-	start_target pid "$PYTHON" "$SCRIPT" 0 plain
+	start_working pid
 	run_bpfprof 60 "$p" -a -F "$HZ" -d "$RUN_S" -o "$p.folded"
 	stop_target "$pid"
 	assert_eq py311_all_exit "$BP_RC" 0

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # pychain.py: a known Python call chain for the Python frame tests (run-pyframes.sh):
 #   <module> -> main -> Worker.run -> middle -> leaf_spin (pure Python, where the time goes)
-# usage: pychain.py [SECONDS] [plain|threads|asyncio|callback|churn]  (0 seconds: until killed)
+# usage: pychain.py [SECONDS] [plain|threads|asyncio|callback|subinterp|churn]  (0 seconds: until
+# killed); with PYCHAIN_READY=FILE in the environment, FILE is created when the work starts
+# (start-up done: a -p or -a run can begin then)
 #   threads   two threading.Thread run Worker.run: Thread's frames above it, clone at the root
 #   asyncio   Worker.run is a coroutine run by asyncio's event loop
 #   callback  middle -> json.dumps -> C encoder (_json) -> on_default -> leaf_spin: Python ->
@@ -10,8 +12,7 @@
 #             3.13: _interpreters): Python -> C -> another interpreter's Python, in order
 #   churn     threads start and exit, and code objects are made and freed, all the time: the
 #             process changes under the walk (the BPF side must neither crash nor hang)
-import asyncio
-import json
+import os
 import sys
 import threading
 import time
@@ -39,7 +40,7 @@ class Spin:
 
 def middle(n):
     if MODE == "callback":
-        return json.dumps([Spin(n)], default=on_default)
+        return json.dumps([Spin(n)], default=on_default)  # noqa: F821 (imported in main)
     return leaf_spin(n)
 
 
@@ -49,6 +50,8 @@ class Worker:
             middle(200000)
 
     async def run_async(self):
+        import asyncio
+
         while time.monotonic() < END:
             middle(200000)
             await asyncio.sleep(0)
@@ -95,6 +98,13 @@ def churn():
 
 
 def main():
+    global json
+    # Imported only by the modes that use them: start-up stays short.
+    if MODE == "callback":
+        import json
+    ready = os.environ.get("PYCHAIN_READY")
+    if ready:
+        open(ready, "w").close()
     if MODE == "threads":
         threads = [threading.Thread(target=Worker().run) for _ in range(2)]
         for t in threads:
@@ -102,6 +112,8 @@ def main():
         for t in threads:
             t.join()
     elif MODE == "asyncio":
+        import asyncio
+
         asyncio.run(Worker().run_async())
     elif MODE == "subinterp":
         SubWorker().run_sub()
