@@ -81,6 +81,16 @@ struct {
 	__type(value, struct py_proc);
 } py_procs SEC(".maps") __weak;
 
+/* tid -> its PyThreadState in the first interpreter that has one, found by py_thread_state()
+ * (a list walk): checked again at each use (thread_id is still the thread's). Deleted at thread
+ * exit (task_events.bpf.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} py_tstates SEC(".maps") __weak;
+
 /* The CPython files user space found, by (dev, ino): where _PyRuntime lies in them. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

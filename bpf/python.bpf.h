@@ -16,8 +16,8 @@
  * Include/internal/pycore_frame.h, enum _frameowner). */
 #define PY_FRAME_OWNED_BY_CSTACK 3
 /* Bytes of a frame read at once: every field bpfprof uses lies in them (3.10's PyFrameObject
- * has f_lasti at 96). */
-#define PY_FRAME_READ_SZ	 128
+ * has f_lasti at 96; user space checks each version's offsets). */
+#define PY_FRAME_READ_SZ	 BPFPROF_PY_FRAME_READ_SZ
 /* Code objects copied per sample at most; the others on a later sample. */
 #define PY_CODES_PER_SAMPLE	 16
 /* Interpreters a thread's frames are looked for in (each: PyThreadState, current frame). */
@@ -77,18 +77,19 @@ static __always_inline __u64 py_read_ptr(__u64 addr)
 #define PY_FRAME_FIELD(buf, off, type) (*(type *)((buf) + ((off) & (PY_FRAME_READ_SZ - 1))))
 
 /*
- * The PyThreadState of thread tid in the skip-th interpreter that has one: the first with
- * native_thread_id == tid, walking each interpreter's thread list from _PyRuntime's newest
- * interpreter, at most BPFPROF_PY_THREADS_MAX thread states in all. A thread that runs code
- * of a subinterpreter (3.12+: _xxsubinterpreters.run_string) has a thread state in both: the
- * newer interpreter's frames are the leaf-most. 0 if none.
+ * The PyThreadState of the current thread (tid) in the skip-th interpreter that has one: the
+ * first whose thread_id, pthread_self() (on x86-64 glibc and musl the thread pointer, the fs
+ * base), is the task's fs base, walking each interpreter's thread list from _PyRuntime's
+ * newest interpreter, at most BPFPROF_PY_THREADS_MAX thread states in all. Not
+ * native_thread_id: that is the tid in the process's PID namespace (a container's). A thread
+ * that runs code of a subinterpreter (3.12+: _xxsubinterpreters.run_string) has a thread state
+ * in both: the newer interpreter's frames are the leaf-most. 0 if none.
  */
 __noinline __u64 py_thread_state(__u32 tgid, __u32 tid, __u32 skip)
 {
 	const struct py_offsets *o;
-	__u64 interp, tstate, ntid, fsbase = 0;
+	__u64 interp, tstate, fsbase, *cached;
 	struct task_struct *task;
-	bool match;
 	struct py_proc *pp;
 	int i;
 
@@ -97,16 +98,20 @@ __noinline __u64 py_thread_state(__u32 tgid, __u32 tid, __u32 skip)
 	if (!pp)
 		return 0;
 	o = &pp->off;
-	if (o->tstate_native_tid == PY_OFF_NONE) {
-		/* 3.10: pthread_self(), x86-64 glibc's thread pointer, the fs base. */
-		task = (struct task_struct *)bpf_get_current_task();
-		fsbase = BPF_CORE_READ(task, thread.fsbase);
-		if (!fsbase)
-			return 0;
-	}
+	task = (struct task_struct *)bpf_get_current_task();
+	fsbase = BPF_CORE_READ(task, thread.fsbase);
+	if (!fsbase)
+		return 0;
 	interp = py_read_ptr(pp->runtime + o->runtime_interp_head);
 	if (!interp)
 		return 0;
+	if (!skip) {
+		cached = bpf_map_lookup_elem(&py_tstates, &tid);
+		if (cached && *cached && py_read_ptr(*cached + o->tstate_thread_id) == fsbase)
+			return *cached;
+	} else if (!py_read_ptr(interp + o->interp_next)) {
+		return 0; /* one interpreter: nothing further to look at */
+	}
 	tstate = py_read_ptr(interp + o->interp_tstate_head);
 	for (i = 0; i < BPFPROF_PY_THREADS_MAX; i++) {
 		if (!tstate) {
@@ -116,15 +121,11 @@ __noinline __u64 py_thread_state(__u32 tgid, __u32 tid, __u32 skip)
 			tstate = py_read_ptr(interp + o->interp_tstate_head);
 			continue;
 		}
-		if (o->tstate_native_tid != PY_OFF_NONE) {
-			ntid = py_read_ptr(tstate + o->tstate_native_tid);
-			match = (__u32)ntid == tid && ntid >> 32 == 0;
-		} else {
-			match = py_read_ptr(tstate + o->tstate_thread_id) == fsbase;
-		}
-		if (match) {
-			if (!skip)
+		if (py_read_ptr(tstate + o->tstate_thread_id) == fsbase) {
+			if (!skip) {
+				bpf_map_update_elem(&py_tstates, &tid, &tstate, BPF_ANY);
 				return tstate;
+			}
 			/* This interpreter's is not the one wanted: the next interpreter. */
 			skip--;
 			tstate = 0;
@@ -321,17 +322,24 @@ __noinline int py_codes_emit(__u32 tgid, __u32 gen)
 	struct py_code_seen *seen;
 	struct py_scratch *sc;
 	__u32 slot, zero = 0, cnt, key;
-	__u64 code;
+	__u64 code, now = bpf_ktime_get_ns();
+	struct py_proc *pp;
 	int i;
 
+	pp = bpf_map_lookup_elem(&py_procs, &tgid);
 	sc = bpf_map_lookup_elem(&py_scratches, &zero);
-	if (!sc)
+	if (!sc || !pp)
 		return 0;
+	if (now - pp->codes_window_ns > 1000000000ull) {
+		pp->codes_window_ns = now;
+		pp->codes = 0;
+	}
 	rec = &sc->rec;
 	cnt = rec->cnt;
 	sc->emitted = 0;
 	for (i = 0; i < BPFPROF_PY_FRAMES_MAX; i++) {
-		if (i >= cnt || sc->emitted >= PY_CODES_PER_SAMPLE)
+		if (i >= cnt || sc->emitted >= PY_CODES_PER_SAMPLE ||
+		    pp->codes >= BPFPROF_PY_CODES_PER_S)
 			break;
 		code = rec->frames[i].code;
 		key = rec->frames[i].key;
@@ -350,6 +358,7 @@ __noinline int py_codes_emit(__u32 tgid, __u32 gen)
 		seen->key = key;
 		seen->gen = gen;
 		sc->emitted++;
+		__sync_fetch_and_add(&pp->codes, 1);
 	}
 	return 0;
 }

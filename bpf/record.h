@@ -155,7 +155,10 @@ struct mmap_record {
  */
 #define PY_OFF_NONE	     0xffff
 #define BPFPROF_PY_FRAMES_MAX 128 /* Python frames kept per sample */
-#define BPFPROF_PY_THREADS_MAX 64 /* PyThreadStates walked to find the sampled thread's */
+#define BPFPROF_PY_THREADS_MAX 256 /* PyThreadStates walked to find the sampled thread's */
+#define BPFPROF_PY_CODES_PER_S 1024 /* RECORD_PY_CODEs of a process per second, at most */
+/* Bytes of a frame the walk reads at once: every py_offsets.frame_* field ends within them. */
+#define BPFPROF_PY_FRAME_READ_SZ 128
 
 /* py_offsets.frames: how a version chains its frames */
 #define PY_FRAMES_OBJECTS 1 /* 3.10: PyFrameObject, f_back; one C eval call per frame */
@@ -167,7 +170,8 @@ struct py_offsets {
 	__u16 interp_next;	   /* PyInterpreterState.next */
 	__u16 interp_tstate_head;  /* PyInterpreterState.threads.head (3.10: tstate_head) */
 	__u16 tstate_next;	   /* PyThreadState.next */
-	__u16 tstate_native_tid;   /* PyThreadState.native_thread_id (the kernel's tid) */
+	__u16 tstate_native_tid;   /* PyThreadState.native_thread_id (3.11+; the tid in the
+				    * process's PID namespace: not used, thread_id is) */
 	__u16 tstate_frame;	   /* 3.10 frame, 3.11-3.12 cframe, 3.13 current_frame */
 	__u16 cframe_frame;	   /* _PyCFrame.current_frame (3.11-3.12), else PY_OFF_NONE */
 	__u16 frame_back;	   /* PyFrameObject.f_back (3.10), _PyInterpreterFrame.previous */
@@ -199,7 +203,10 @@ struct py_proc {
 	/* Told apart from an earlier process of the same tgid (or image, before exec): the
 	 * code objects BPF remembers having copied are this process's only (py_codes_seen). */
 	__u32 gen;
-	__u32 pad;
+	/* Code objects copied since codes_window_ns: at most BPFPROF_PY_CODES_PER_S a second,
+	 * whatever a process makes (one that makes new code objects without end). */
+	__u32 codes;
+	__u64 codes_window_ns;
 };
 
 /* py_binaries key: a file holding _PyRuntime (python3.X or libpython3.X.so). */
@@ -235,9 +242,10 @@ struct py_frame {
 #define PY_STOP_NO_FRAME   4 /* the thread runs no Python code now */
 
 /*
- * RECORD_PY_STACK: the Python frames of a sampled thread, reserved by the same program run just
- * before its RECORD_SAMPLE (same cpu, tid and time_ns): the verifier wants a constant size per
- * reservation, and a record of its own keeps samples of other processes small.
+ * RECORD_PY_STACK: the Python frames of a sampled thread, written (bpf_ringbuf_output, as long
+ * as its frames) by the same program run just before its RECORD_SAMPLE (same cpu, tid and
+ * time_ns): a reservation needs a constant size, and a record of its own keeps the samples of
+ * other processes small.
  */
 struct py_stack_record {
 	struct record_header hdr;
@@ -310,7 +318,7 @@ _Static_assert(sizeof(struct munmap_record) == 40, "munmap_record size");
 _Static_assert(sizeof(struct mmap_record) == 72 + 2 * BPFPROF_PATH_SZ, "mmap_record size");
 _Static_assert(sizeof(struct bpf_stats) == 152, "bpf_stats size");
 _Static_assert(sizeof(struct py_offsets) == 48, "py_offsets size");
-_Static_assert(sizeof(struct py_proc) == 64, "py_proc size");
+_Static_assert(sizeof(struct py_proc) == 72, "py_proc size");
 _Static_assert(sizeof(struct py_frame) == 16, "py_frame size");
 _Static_assert(sizeof(struct py_stack_record) == 32 + 16 * BPFPROF_PY_FRAMES_MAX, "py_stack size");
 _Static_assert(sizeof(struct py_code_record) % 8 == 0, "py_code_record alignment");

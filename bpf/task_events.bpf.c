@@ -190,7 +190,8 @@ static __always_inline void py_proc_arm(__u32 tgid, __u64 dev, __u64 ino, __u64 
 	proc.runtime = start - pgoff + bin->runtime_off;
 	proc.off = bin->off;
 	proc.gen = (__u32)bpf_ktime_get_ns();
-	proc.pad = 0;
+	proc.codes = 0;
+	proc.codes_window_ns = 0;
 	bpf_map_update_elem(&py_procs, &tgid, &proc, BPF_ANY);
 }
 
@@ -204,6 +205,8 @@ static __always_inline void py_proc_fork(__u32 ptgid, __u32 ctgid)
 		return;
 	proc = *pp;
 	proc.gen = (__u32)bpf_ktime_get_ns();
+	proc.codes = 0;
+	proc.codes_window_ns = 0;
 	bpf_map_update_elem(&py_procs, &ctgid, &proc, BPF_ANY);
 }
 
@@ -341,8 +344,8 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	state = target_state(ptgid);
 	if ((state & TARGET_STATE_MASK) != TARGET_ACTIVE)
 		return 0;
-	py_proc_fork(ptgid, ctgid);
 	if (target_all) {
+		py_proc_fork(ptgid, ctgid);
 		emit_task(RECORD_FORK, ctgid, ptgid, 0);
 		return 0;
 	}
@@ -354,6 +357,7 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 			__sync_fetch_and_add(&st->targets_full, 1);
 		return 0;
 	}
+	py_proc_fork(ptgid, ctgid);
 	emit_task(RECORD_FORK, ctgid, ptgid, 0);
 	return 0;
 }
@@ -463,10 +467,11 @@ static __always_inline __u64 group_cpu_ns(struct task_struct *p)
  * to 0. Task storage goes with the task; the compat cache entry is deleted here. */
 static __always_inline int exit_event(struct task_struct *p, const bool compat)
 {
-	__u32 tgid = p->tgid;
+	__u32 tgid = p->tgid, pid = p->pid;
 
 	if (compat)
 		stack_vma_forget(p, p->pid, compat);
+	bpf_map_delete_elem(&py_tstates, &pid); /* its PyThreadState goes too */
 
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;

@@ -68,14 +68,21 @@ check_chain() {
 			head -3 | cut -c1-600)"
 }
 
-# test_cmd LABEL PYTHON MODE ROOT_RE CHAIN [A B]: -- PYTHON pychain.py RUN_S MODE.
+# test_cmd LABEL PYTHON MODE ROOT_RE CHAIN [A B] [-- WRAPPER...]: -- [WRAPPER...] PYTHON
+# pychain.py RUN_S MODE.
 test_cmd() {
-	local label=$1 py=$2 mode=$3 p=$TEST_TMP/$1
+	local label=$1 py=$2 mode=$3 p=$TEST_TMP/$1 args=() wrap=()
 
 	shift 3
-	run_bpfprof $((RUN_S + 60)) "$p" -F "$HZ" -o "$p.folded" -- "$py" "$SCRIPT" "$RUN_S" "$mode"
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		args+=("$1")
+		shift
+	done
+	[ $# -gt 0 ] && shift && wrap=("$@")
+	run_bpfprof $((RUN_S + 60)) "$p" -F "$HZ" -o "$p.folded" -- "${wrap[@]}" "$py" "$SCRIPT" \
+		"$RUN_S" "$mode"
 	assert_eq "${label}_exit" "$BP_RC" 0
-	check_chain "$label" "$p.folded" "$(basename "$py")" "$@"
+	check_chain "$label" "$p.folded" "$(basename "$py")" "${args[@]}"
 }
 
 test_debian() {
@@ -150,6 +157,13 @@ test_unknown_version() {
 		"$p.err")" 1
 	assert_eq py39_no_python_frames "$(grep -c '_\[py\]' "$p.folded")" 0
 	assert_ge py39_evaluator "$(frame_share "$p.folded" python3.9 _PyEval_EvalFrameDefault)" 50 %
+}
+
+# A PID namespace (a container's): the threads' native_thread_id is not the kernel's tid there;
+# the walk matches them by their thread pointer.
+test_pidns() {
+	test_cmd py311_pidns "$PYTHON" threads "$THREAD_ROOT_RE" \
+		'Worker.run_[py];middle_[py];leaf_spin_[py]' -- unshare --pid --fork
 }
 
 # --no-python: native frames only, as before Python frames.
@@ -260,6 +274,7 @@ test_debian
 test_versions
 test_unknown_version
 test_no_python
+test_pidns
 test_pid
 test_all
 test_shortlived

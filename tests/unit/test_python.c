@@ -25,6 +25,7 @@
 #include "process/module_cache.h"
 #include "profile/aggregate.h"
 #include "python/python.h"
+#include "python/python_versions.h"
 #include "unwind/unwind.h"
 
 #define PYTHON "/usr/bin/python3.11"
@@ -376,12 +377,32 @@ static void test_random(void **state)
 	free(s);
 }
 
+/* Every version's frame fields lie within the bytes the BPF walk reads of a frame. */
+static void test_versions(void **state)
+{
+	size_t i;
+
+	(void)state;
+	assert_true(python_versions_cnt >= 4);
+	for (i = 0; i < python_versions_cnt; i++) {
+		const struct py_offsets *o = &python_versions[i];
+
+		assert_true(o->frame_back + 8 <= BPFPROF_PY_FRAME_READ_SZ);
+		assert_true(o->frame_code + 8 <= BPFPROF_PY_FRAME_READ_SZ);
+		assert_true(o->frame_instr + 8 <= BPFPROF_PY_FRAME_READ_SZ);
+		assert_true(o->frame_owner == PY_OFF_NONE ||
+			    o->frame_owner + 1 <= BPFPROF_PY_FRAME_READ_SZ);
+		assert_int_equal(o->version_minor, 10 + i);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_splice, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_strings, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random, setup, teardown),
+		cmocka_unit_test(test_versions),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

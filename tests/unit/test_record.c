@@ -129,12 +129,35 @@ static void test_mmap_path(void **state)
 	assert_int_equal(record__decode(&m, sizeof(m), &v), -EINVAL);
 }
 
+/* A Python stack record may claim no more frames than BPF keeps, nor than its size holds. */
+static void test_py_stack_counts(void **state)
+{
+	struct py_stack_record *r = calloc(1, sizeof(*r) + 4096);
+	struct record_view v;
+
+	r->hdr.type = RECORD_PY_STACK;
+	r->cnt = 3;
+	r->hdr.sz = offsetof(struct py_stack_record, frames) + 3 * sizeof(struct py_frame);
+	assert_int_equal(record__decode(r, r->hdr.sz, &v), 0);
+	assert_ptr_equal(v.py_stack, r);
+	r->cnt = 4; /* more than its size holds */
+	assert_int_equal(record__decode(r, r->hdr.sz, &v), -EINVAL);
+	r->cnt = BPFPROF_PY_FRAMES_MAX + 1; /* a size that would hold them, from a capture */
+	r->hdr.sz = offsetof(struct py_stack_record, frames) + r->cnt * sizeof(struct py_frame);
+	assert_int_equal(record__decode(r, r->hdr.sz, &v), -EINVAL);
+	r->hdr.type = RECORD_PY_CODE;
+	r->hdr.sz = sizeof(struct py_code_record) - 1;
+	assert_int_equal(record__decode(r, r->hdr.sz, &v), -EINVAL);
+	free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sample_ok),
 		cmocka_unit_test(test_sample_bad_lengths),
 		cmocka_unit_test(test_task_and_unknown),
+		cmocka_unit_test(test_py_stack_counts),
 		cmocka_unit_test(test_comm_unterminated),
 		cmocka_unit_test(test_mmap_path),
 	};

@@ -118,6 +118,12 @@ static int64_t user_location(struct sample_handler *sh, struct proc *p,
 	return aggregate__location(sh->agg, FRAME_USER, NULL, 0, name);
 }
 
+/* Room left in sh->locs for user frames after n of them: the kernel's come after. */
+static size_t locs_room(const struct sample_handler *sh, size_t n)
+{
+	return n < sh->locs_cap - BPFPROF_KSTACK_MAX ? sh->locs_cap - BPFPROF_KSTACK_MAX - n : 0;
+}
+
 /*
  * The user frames' locations, root first, into sh->locs from *n: group g of the Python frames
  * (g = 0 the leaf-most) in place of the g-th _PyEval_EvalFrameDefault activation counted from
@@ -136,8 +142,9 @@ static int user_locations(struct sample_handler *sh, struct proc *p, const struc
 		groups = python__sample(py, proc__addr_space(p), s);
 	for (i = 0; i < cnt; i++)
 		sh->eval[i] = groups && python__is_eval(py, &sh->frames[i]) ? (int)evals++ : -1;
+	/* Room: the kernel frames come after. */
 	for (g = groups; g-- > evals;) {
-		k = python__group(py, sh->agg, g, sh->locs + *n, BPFPROF_PY_FRAMES_MAX);
+		k = python__group(py, sh->agg, g, sh->locs + *n, locs_room(sh, *n));
 		if (k < 0)
 			return k;
 		*n += k;
@@ -146,13 +153,15 @@ static int user_locations(struct sample_handler *sh, struct proc *p, const struc
 		sh->modules[i] = NULL;
 		if (sh->eval[i] >= 0 && (size_t)sh->eval[i] < groups) {
 			k = python__group(py, sh->agg, sh->eval[i], sh->locs + *n,
-					  BPFPROF_PY_FRAMES_MAX);
+					  locs_room(sh, *n));
 			if (k < 0)
 				return k;
 			*n += k;
 			if (k)
 				continue;
 		}
+		if (!locs_room(sh, *n))
+			break;
 		id = user_location(sh, p, &sh->frames[i], &sh->modules[i]);
 		if (id < 0)
 			return id;

@@ -23,10 +23,17 @@
 /* CPUs whose pending RECORD_PY_STACK is kept (record cpu numbers above are dropped). */
 #define PY_CPUS_MAX 4096
 
-/* A file named like a CPython (python3.X, libpython3.X.so...), checked once. */
-struct py_bin {
+/* Code objects kept per process at most (RECORD_PY_CODE beyond: counted, dropped). */
+#define PY_CODES_MAX 65536
+/* A process known to run CPython whose sample came without its Python frames (its py_procs
+ * entry evicted or never made) is armed again, at most this often. */
+#define PY_REARM_NS 1000000000ull
+
+/* A file named like a CPython (python3.X, libpython3.X.so...), checked once it could be opened:
+ * user space's side of a py_binaries entry. */
+struct py_file {
 	uint64_t dev, ino;	/* the file (mapping dev, user space's makedev form) */
-	struct module *mod;	/* a reference; NULL when not a usable CPython */
+	struct module *module;	/* a reference; NULL when not a usable CPython */
 	const struct py_offsets *off;
 	uint64_t runtime;	/* ELF vaddr of _PyRuntime */
 	uint64_t runtime_off;	/* py_binary.runtime_off */
@@ -35,17 +42,22 @@ struct py_bin {
 	UT_hash_handle hh;
 };
 
-/* A target process, as far as Python goes. */
+struct py_code;
+
+/* A target process, as far as Python goes: user space's side of a py_procs entry. */
 struct py_target {
 	uint32_t tgid;
-	uint64_t gen;	     /* address space generation last looked at */
-	struct py_bin *bin;  /* its CPython, once found */
+	uint64_t maps_gen;	/* address space generation last looked at */
+	struct py_file *file;	/* its CPython, once found */
+	uint64_t runtime;	/* address of _PyRuntime in it, with file */
+	uint64_t armed_ns;	/* CLOCK_MONOTONIC of the last py_procs update */
+	struct py_code *codes;	/* its code objects */
+	uint32_t codes_cnt;
 	UT_hash_handle hh;
 };
 
 struct py_code_key {
 	uint64_t code;
-	uint32_t tgid;
 	uint32_t key;
 };
 
@@ -63,9 +75,8 @@ struct py_code {
 
 struct python {
 	int procs_fd, binaries_fd;
-	struct py_bin *bins;
-	struct py_target *procs;
-	struct py_code *codes;
+	struct py_file *files;
+	struct py_target *targets;
 	struct py_stack_record **pending; /* per CPU, PY_CPUS_MAX */
 	/* The sample being placed. */
 	struct py_target *cur;
@@ -100,28 +111,34 @@ static void code_free(struct py_code *c)
 	free(c);
 }
 
+static void target_free(struct py_target *t)
+{
+	struct py_code *c, *tc;
+
+	HASH_ITER(hh, t->codes, c, tc) {
+		HASH_DEL(t->codes, c);
+		code_free(c);
+	}
+	free(t);
+}
+
+/* NULL is fine (--no-python). */
 void python__free(struct python *py)
 {
-	/* NULL: --no-python. */
-	struct py_bin *b, *tb;
-	struct py_target *p, *tp;
-	struct py_code *c, *tc;
+	struct py_file *b, *tb;
+	struct py_target *t, *tt;
 	size_t i;
 
 	if (!py)
 		return;
-	HASH_ITER(hh, py->bins, b, tb) {
-		HASH_DEL(py->bins, b);
-		module__put(b->mod);
+	HASH_ITER(hh, py->files, b, tb) {
+		HASH_DEL(py->files, b);
+		module__put(b->module);
 		free(b);
 	}
-	HASH_ITER(hh, py->procs, p, tp) {
-		HASH_DEL(py->procs, p);
-		free(p);
-	}
-	HASH_ITER(hh, py->codes, c, tc) {
-		HASH_DEL(py->codes, c);
-		code_free(c);
+	HASH_ITER(hh, py->targets, t, tt) {
+		HASH_DEL(py->targets, t);
+		target_free(t);
 	}
 	for (i = 0; i < PY_CPUS_MAX; i++)
 		free(py->pending[i]);
@@ -146,11 +163,11 @@ void python__print(const struct python *py, const struct bpf_stats *bpf, FILE *f
 		walks += st->stops[i];
 	fprintf(fp,
 		"bpfprof: Python: %llu CPython processes; %llu samples with %llu Python frames; "
-		"%llu code objects copied by BPF, decoded in %.1f ms; %llu frames of a code object "
-		"never copied\n",
+		"%llu code objects copied by BPF, decoded in %.1f ms (%llu over a process's cap); "
+		"%llu frames of a code object never copied\n",
 		(unsigned long long)st->processes, (unsigned long long)st->stacks,
 		(unsigned long long)st->frames, (unsigned long long)st->codes, st->code_ns / 1e6,
-		(unsigned long long)st->codes_missing);
+		(unsigned long long)st->codes_dropped, (unsigned long long)st->codes_missing);
 	fprintf(fp,
 		"bpfprof: Python walks: %llu; reached the first frame %llu, not a Python thread "
 		"%llu, no Python code running %llu, memory read failed %llu, deeper than %d frames "
@@ -166,22 +183,30 @@ void python__print(const struct python *py, const struct bpf_stats *bpf, FILE *f
 	fprintf(fp, "\n");
 }
 
+/* The state of process tgid; created when create, else NULL when there is none. */
+static struct py_target *target_get(struct python *py, uint32_t tgid, bool create)
+{
+	struct py_target *t;
+
+	HASH_FIND(hh, py->targets, &tgid, sizeof(tgid), t);
+	if (t || !create)
+		return t;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->tgid = tgid;
+	t->maps_gen = UINT64_MAX;
+	HASH_ADD(hh, py->targets, tgid, sizeof(t->tgid), t);
+	return t;
+}
+
 void python__forget(struct python *py, uint32_t tgid)
 {
-	struct py_code *c, *tc;
-	struct py_target *p;
+	struct py_target *t = target_get(py, tgid, false);
 
-	HASH_FIND(hh, py->procs, &tgid, sizeof(tgid), p);
-	if (p) {
-		HASH_DEL(py->procs, p);
-		free(p);
-	}
-	/* A walk of the whole cache per exit: code objects are few next to samples. */
-	HASH_ITER(hh, py->codes, c, tc) {
-		if (c->k.tgid == tgid) {
-			HASH_DEL(py->codes, c);
-			code_free(c);
-		}
+	if (t) {
+		HASH_DEL(py->targets, t);
+		target_free(t);
 	}
 	/* Not py_procs: BPF deletes the entry at exec and exit itself, and re-arms it for the new
 	 * image before this record is read. */
@@ -237,15 +262,21 @@ static char *string_utf8(const uint8_t *data, uint32_t n, uint8_t kind_flags, si
 
 int python__code(struct python *py, const struct py_code_record *r)
 {
+	struct py_target *t = target_get(py, r->tgid, true);
 	uint64_t t0 = now_ns();
 	struct py_code *c, *old;
 
 	py->stats.codes++;
+	if (!t)
+		return -ENOMEM;
+	if (t->codes_cnt >= PY_CODES_MAX) {
+		py->stats.codes_dropped++;
+		return 0;
+	}
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	c->k.code = r->code;
-	c->k.tgid = r->tgid;
 	c->k.key = r->key;
 	c->firstlineno = r->firstlineno;
 	c->minor = r->version_minor;
@@ -259,12 +290,14 @@ int python__code(struct python *py, const struct py_code_record *r)
 	}
 	memcpy(c->linetable, r->linetable, c->linetable_len);
 	/* Copied again (its py_codes_seen slot was taken): the newer copy wins. */
-	HASH_FIND(hh, py->codes, &c->k, sizeof(c->k), old);
+	HASH_FIND(hh, t->codes, &c->k, sizeof(c->k), old);
 	if (old) {
-		HASH_DEL(py->codes, old);
+		HASH_DEL(t->codes, old);
 		code_free(old);
+		t->codes_cnt--;
 	}
-	HASH_ADD(hh, py->codes, k, sizeof(c->k), c);
+	HASH_ADD(hh, t->codes, k, sizeof(c->k), c);
+	t->codes_cnt++;
 	py->stats.code_ns += now_ns() - t0;
 	return 0;
 }
@@ -288,9 +321,10 @@ void python__stack(struct python *py, const struct py_stack_record *r)
 	}
 	memset(p, 0, offsetof(struct py_stack_record, frames));
 	memcpy(p, r, min_t(size_t, r->hdr.sz, sizeof(*p)));
-	if (p->cnt > (r->hdr.sz - offsetof(struct py_stack_record, frames)) / sizeof(p->frames[0]))
-		p->cnt = (r->hdr.sz - offsetof(struct py_stack_record, frames)) /
-			 sizeof(p->frames[0]);
+	/* record__decode() checked cnt; a caller that did not cannot make it overrun. */
+	p->cnt = min_t(size_t, p->cnt,
+		       (min_t(size_t, r->hdr.sz, sizeof(*p)) -
+			offsetof(struct py_stack_record, frames)) / sizeof(p->frames[0]));
 }
 
 /* The CPython minor version a file's name gives: python3.X, libpython3.X.so[.N...]; -1 else. */
@@ -313,10 +347,10 @@ static int name_minor(const char *path)
 static bool elf_symbol(Elf *elf, const char *name, uint64_t *value, uint64_t *size)
 {
 	static const uint32_t types[] = { SHT_DYNSYM, SHT_SYMTAB };
+	size_t i, t, n, len = strlen(name);
 	Elf_Data *syms, *strs;
 	const char *s;
 	GElf_Sym sym;
-	size_t i, t, n;
 
 	for (t = 0; t < ARRAY_SIZE(types); t++) {
 		if (!elf_read__symbols(elf, types[t], &syms, &strs))
@@ -327,7 +361,8 @@ static bool elf_symbol(Elf *elf, const char *name, uint64_t *value, uint64_t *si
 			    sym.st_name >= strs->d_size)
 				continue;
 			s = (const char *)strs->d_buf + sym.st_name;
-			if (!strncmp(s, name, strs->d_size - sym.st_name) && !strcmp(s, name)) {
+			/* The name and its NUL inside the table, whatever the file holds. */
+			if (strs->d_size - sym.st_name > len && !memcmp(s, name, len + 1)) {
 				*value = sym.st_value;
 				*size = sym.st_size;
 				return true;
@@ -337,10 +372,21 @@ static bool elf_symbol(Elf *elf, const char *name, uint64_t *value, uint64_t *si
 	return false;
 }
 
+/* Whether every frame field the BPF walk reads lies within its read of a frame. */
+static bool frame_fields_fit(const struct py_offsets *o)
+{
+	uint16_t end = max_t(uint16_t, o->frame_back, max_t(uint16_t, o->frame_code,
+							     o->frame_instr));
+
+	if (o->frame_owner != PY_OFF_NONE)
+		end = max_t(uint16_t, end, o->frame_owner);
+	return end + 8 <= BPFPROF_PY_FRAME_READ_SZ;
+}
+
 /* The CPython of mapping m (open, minor from its name): its symbols and layout; false when the
  * file is not one bpfprof can walk (said once per file when it is a CPython of another
  * version). */
-static bool bin_check(struct py_bin *b, const struct mapping *m, int minor)
+static bool file_check(struct py_file *b, const struct mapping *m, int minor)
 {
 	uint64_t runtime, rt_sz, eval, eval_sz, text = UINT64_MAX;
 	GElf_Phdr ph;
@@ -351,7 +397,7 @@ static bool bin_check(struct py_bin *b, const struct mapping *m, int minor)
 	for (i = 0; i < python_versions_cnt; i++)
 		if (python_versions[i].version_minor == minor)
 			b->off = &python_versions[i];
-	if (!b->off) {
+	if (!b->off || !frame_fields_fit(b->off)) {
 		pr_warn("%s: CPython 3.%d: bpfprof reads the frames of 3.10 to 3.13 only; its "
 			"processes get native frames only", m->path, minor);
 		return false;
@@ -370,7 +416,7 @@ static bool bin_check(struct py_bin *b, const struct mapping *m, int minor)
 		}
 	if (text == UINT64_MAX)
 		return false;
-	b->mod = module__get(m->entry);
+	b->module = module__get(m->entry);
 	b->runtime = runtime;
 	b->runtime_off = runtime - text;
 	b->eval_start = eval;
@@ -378,26 +424,30 @@ static bool bin_check(struct py_bin *b, const struct mapping *m, int minor)
 	return true;
 }
 
-/* The struct py_bin of m's file, checked at the first call. */
-static struct py_bin *bin_get(struct python *py, struct addr_space *as, const struct mapping *m,
-			      int minor)
+/* The struct py_file of m's file: checked at the first call that can open it (a file that
+ * could not be opened is tried again: the next process may reach it). NULL: not a CPython
+ * bpfprof reads. */
+static struct py_file *file_get(struct python *py, struct addr_space *as, const struct mapping *m,
+				int minor)
 {
 	struct py_binary val = {};
 	struct py_binary_key key;
 	uint64_t id[2] = { m->dev, m->inode };
-	struct py_bin *b;
+	struct py_file *b;
 
-	HASH_FIND(hh, py->bins, id, sizeof(id), b);
+	HASH_FIND(hh, py->files, id, sizeof(id), b);
 	if (b)
-		return b->mod ? b : NULL;
+		return b->module ? b : NULL;
+	m = addr_space__mapping(as, m->start); /* opens the file */
+	if (!m || !m->entry)
+		return NULL;
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return NULL;
-	b->dev = m->dev;
-	b->ino = m->inode;
-	HASH_ADD(hh, py->bins, dev, sizeof(id), b);
-	m = addr_space__mapping(as, m->start); /* opens the file */
-	if (!m || !m->entry || !bin_check(b, m, minor))
+	b->dev = id[0];
+	b->ino = id[1];
+	HASH_ADD(hh, py->files, dev, sizeof(id), b);
+	if (!file_check(b, m, minor))
 		return NULL;
 	pr_debug("%s: CPython 3.%d, _PyRuntime at 0x%llx", m->path, minor,
 		 (unsigned long long)b->runtime);
@@ -412,37 +462,44 @@ static struct py_bin *bin_get(struct python *py, struct addr_space *as, const st
 	return b;
 }
 
-/* Looks for the CPython among the mappings of p; arms the BPF walk when found. */
-static void proc_check(struct python *py, struct py_target *p, struct addr_space *as)
+/* py_procs for t: never over an entry BPF made at the mapping (its code objects are sent). */
+static void target_arm(struct python *py, struct py_target *t)
 {
-	const struct mapping *m;
 	struct py_proc val = {};
-	struct py_bin *b;
+
+	t->armed_ns = now_ns();
+	if (py->procs_fd < 0)
+		return;
+	val.runtime = t->runtime;
+	val.off = *t->file->off;
+	val.gen = (uint32_t)t->armed_ns;
+	if (bpf_map_update_elem(py->procs_fd, &t->tgid, &val, BPF_NOEXIST) && errno != EEXIST)
+		pr_debug("py_procs: %s", strerror(errno));
+}
+
+/* Looks for the CPython among the mappings of t; arms the BPF walk when found. */
+static void target_check(struct python *py, struct py_target *t, struct addr_space *as)
+{
 	size_t i, n = addr_space__mapping_cnt(as);
+	const struct mapping *m;
+	struct py_file *b;
 	int minor;
 
-	for (i = 0; i < n && !p->bin; i++) {
+	for (i = 0; i < n && !t->file; i++) {
 		m = addr_space__mapping_at(as, i);
 		if (!m->path || (minor = name_minor(m->path)) < 0)
 			continue;
-		b = bin_get(py, as, m, minor);
+		b = file_get(py, as, m, minor);
 		if (!b)
 			continue;
 		/* Opened: the mapping now has its bias. */
 		m = addr_space__mapping(as, m->start);
-		if (!m || m->entry != b->mod)
+		if (!m || m->entry != b->module)
 			continue;
-		p->bin = b;
+		t->file = b;
+		t->runtime = b->runtime + m->bias;
 		py->stats.processes++;
-		if (py->procs_fd >= 0) {
-			val.runtime = b->runtime + m->bias;
-			val.off = *b->off;
-			val.gen = (uint32_t)now_ns();
-			/* Not over an entry BPF made at the mapping: its code objects are sent. */
-			if (bpf_map_update_elem(py->procs_fd, &p->tgid, &val, BPF_NOEXIST) &&
-			    errno != EEXIST)
-				pr_debug("py_procs: %s", strerror(errno));
-		}
+		target_arm(py, t);
 	}
 }
 
@@ -463,36 +520,33 @@ static void groups_find(struct python *py)
 size_t python__sample(struct python *py, struct addr_space *as, const struct sample_record *s)
 {
 	struct py_stack_record *pend = s->cpu < PY_CPUS_MAX ? py->pending[s->cpu] : NULL;
-	struct py_target *p;
+	struct py_target *t = target_get(py, s->tgid, true);
 	uint64_t gen;
+	bool mine;
 
 	py->cur = NULL;
 	py->stack = NULL;
 	py->groups = 0;
-	HASH_FIND(hh, py->procs, &s->tgid, sizeof(s->tgid), p);
-	if (!p) {
-		p = calloc(1, sizeof(*p));
-		if (!p)
-			return 0;
-		p->tgid = s->tgid;
-		p->gen = UINT64_MAX;
-		HASH_ADD(hh, py->procs, tgid, sizeof(p->tgid), p);
-	}
+	if (!t)
+		return 0;
 	gen = addr_space__generation(as);
-	if (!p->bin && p->gen != gen) {
-		p->gen = gen;
-		proc_check(py, p, as);
+	if (!t->file && t->maps_gen != gen) {
+		t->maps_gen = gen;
+		target_check(py, t, as);
 	}
-	if (!pend || !pend->hdr.type)
-		return 0;
-	pend->hdr.type = 0; /* taken, or left for no sample */
-	if (pend->tid != s->tid || pend->time_ns != s->time_ns) {
+	mine = pend && pend->hdr.type && pend->tid == s->tid && pend->time_ns == s->time_ns;
+	if (pend && pend->hdr.type && !mine)
 		py->stats.unmatched++;
+	if (pend)
+		pend->hdr.type = 0; /* taken, or left for no sample */
+	/* A CPython process sampled without its Python frames: its py_procs entry is gone
+	 * (evicted) or was never made. */
+	if (!mine && t->file && (s->flags & SAMPLE_F_USER_REGS) &&
+	    now_ns() - t->armed_ns > PY_REARM_NS)
+		target_arm(py, t);
+	if (!mine || !t->file || !pend->cnt)
 		return 0;
-	}
-	if (!p->bin || !pend->cnt)
-		return 0;
-	py->cur = p;
+	py->cur = t;
 	py->stack = pend;
 	groups_find(py);
 	py->stats.stacks++;
@@ -501,23 +555,23 @@ size_t python__sample(struct python *py, struct addr_space *as, const struct sam
 
 int python__is_eval(struct python *py, const struct unwind_frame *f)
 {
-	const struct py_bin *b = py->cur ? py->cur->bin : NULL;
+	const struct py_file *b = py->cur ? py->cur->file : NULL;
 
-	return b && f->mapping && f->mapping->entry == b->mod && f->elf_addr >= b->eval_start &&
+	return b && f->mapping && f->mapping->entry == b->module && f->elf_addr >= b->eval_start &&
 	       f->elf_addr < b->eval_end;
 }
 
 /* The location of one Python frame: (code object's file, line) named by its qualified name. */
 static int64_t frame_location(struct python *py, struct aggregate *agg, const struct py_frame *f)
 {
-	struct py_code_key k = { .code = f->code, .tgid = py->cur->tgid, .key = f->key };
+	struct py_code_key k = { .code = f->code, .key = f->key };
 	struct agg_line line = {};
 	const struct agg_location *loc;
 	int64_t name, file, id, sys;
 	struct py_code *c;
 	int ln;
 
-	HASH_FIND(hh, py->codes, &k, sizeof(k), c);
+	HASH_FIND(hh, py->cur->codes, &k, sizeof(k), c);
 	if (!c) {
 		py->stats.codes_missing++;
 		name = aggregate__string(agg, "[unknown]");

@@ -29,6 +29,7 @@ struct python_stats {
 	uint64_t stops[PY_STOP_NO_FRAME + 1]; /* RECORD_PY_STACKs by py_stack_record.stop */
 	uint64_t codes;			    /* RECORD_PY_CODEs: code objects copied by BPF */
 	uint64_t codes_missing;		    /* frames whose code object was never copied */
+	uint64_t codes_dropped;		    /* code objects over a process's cap (65536) */
 	uint64_t code_ns;		    /* time spent decoding code objects, ns */
 	uint64_t unmatched;		    /* RECORD_PY_STACKs without their sample */
 };

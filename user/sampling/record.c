@@ -55,7 +55,8 @@ int record__decode(const void *data, size_t sz, struct record_view *view)
 		if (sz < offsetof(struct py_stack_record, frames))
 			return -EINVAL;
 		view->py_stack = data;
-		if (view->py_stack->cnt > (sz - offsetof(struct py_stack_record, frames)) /
+		if (view->py_stack->cnt > BPFPROF_PY_FRAMES_MAX ||
+		    view->py_stack->cnt > (sz - offsetof(struct py_stack_record, frames)) /
 						  sizeof(struct py_frame))
 			return -EINVAL;
 		return 0;
