@@ -55,6 +55,8 @@ struct py_scratch {
 	__u32 rd;   /* bytes of a frame read */
 	__u32 emitted; /* code objects copied this sample */
 	__u32 interps; /* interpreters whose thread state was looked for */
+	__u64 cframe;	  /* 3.11: the _PyCFrame of the group being walked, 0 once unsure */
+	__u64 group_leaf; /* the first frame of the group being walked, 0 before it */
 };
 
 struct {
@@ -183,9 +185,14 @@ static __always_inline void py_walk(const struct py_proc *pp, __u32 tid,
 				break;
 			}
 			frame = py_read_ptr(tstate + o->tstate_frame);
-			if (o->cframe_frame != PY_OFF_NONE && frame)
+			sc->cframe = 0;
+			if (o->cframe_frame != PY_OFF_NONE && frame) {
+				if (o->frames == PY_FRAMES_IS_ENTRY)
+					sc->cframe = frame; /* in the innermost activation */
 				frame = py_read_ptr(frame + o->cframe_frame);
+			}
 			sc->next = frame;
+			sc->group_leaf = 0;
 			continue;
 		}
 		if (n >= BPFPROF_PY_FRAMES_MAX)
@@ -203,12 +210,18 @@ static __always_inline void py_walk(const struct py_proc *pp, __u32 tid,
 			owner = PY_FRAME_FIELD(sc->frame, o->frame_owner, __u8);
 		sc->next = PY_FRAME_FIELD(sc->frame, o->frame_back, __u64);
 		if (o->frames == PY_FRAMES_SHIM && owner == PY_FRAME_OWNED_BY_CSTACK) {
-			/* The entry frame below a C call's frames: its caller is their root. */
-			if (n > 0)
-				rec->frames[(n - 1) & (BPFPROF_PY_FRAMES_MAX - 1)].instr |=
-					PY_INSTR_ENTRY;
+			/* The entry frame below a C call's frames, a local of that call: its
+			 * caller is their root, and its address their anchor. */
+			if (n > 0) {
+				n = (n - 1) & (BPFPROF_PY_FRAMES_MAX - 1);
+				rec->frames[n].instr |= PY_INSTR_ENTRY;
+				rec->frames[n].anchor = frame;
+			}
+			sc->group_leaf = 0;
 			continue;
 		}
+		if (!sc->group_leaf)
+			sc->group_leaf = frame;
 		if (o->frames == PY_FRAMES_OBJECTS) {
 			/* f_lasti: an int, in code units; -1 before the first instruction. */
 			instr = PY_FRAME_FIELD(sc->frame, o->frame_instr, __s32);
@@ -226,7 +239,20 @@ static __always_inline void py_walk(const struct py_proc *pp, __u32 tid,
 		rec->frames[n].code = code;
 		rec->frames[n].instr = instr;
 		rec->frames[n].key = (__u32)key ^ (__u32)(key >> 32) * 0x9e3779b1u;
+		rec->frames[n].anchor = 0;
 		sc->n = n + 1;
+		if (o->frames == PY_FRAMES_IS_ENTRY && owner) {
+			/* 3.11: the group's C call keeps its _PyCFrame in its stack frame, its
+			 * current_frame the group's first; the chain goes on with previous. */
+			if (sc->cframe &&
+			    py_read_ptr(sc->cframe + o->cframe_frame) == sc->group_leaf) {
+				rec->frames[n].anchor = sc->cframe;
+				sc->cframe = py_read_ptr(sc->cframe + o->cframe_previous);
+			} else {
+				sc->cframe = 0; /* not in step: no anchors after */
+			}
+			sc->group_leaf = 0;
+		}
 	}
 	n = sc->n;
 	rec->cnt = n > BPFPROF_PY_FRAMES_MAX ? BPFPROF_PY_FRAMES_MAX : n;

@@ -193,7 +193,8 @@ struct py_offsets {
 	/* PyThreadState.thread_id: pthread_self(), on x86-64 glibc the thread's fs base; matched
 	 * where there is no native_thread_id (3.10) */
 	__u16 tstate_thread_id;
-	__u8 pad[4];
+	__u16 cframe_previous; /* _PyCFrame.previous (3.11-3.12), else PY_OFF_NONE */
+	__u8 pad[2];
 };
 
 /* py_procs value (key: tgid): a CPython process. */
@@ -232,6 +233,10 @@ struct py_frame {
 	__u32 instr; /* byte offset into the bytecode | PY_INSTR_ENTRY */
 	__u32 key;   /* co_firstlineno and the int after it, folded: with code, names the code
 		      * object (a freed code object's address may be reused) */
+	/* With PY_INSTR_ENTRY: an address in the C stack frame of the _PyEval_EvalFrameDefault
+	 * activation that runs this frame's group (its entry frame, 3.12+; its _PyCFrame, 3.11),
+	 * which user space finds among the native frames by their stack ranges; else 0. */
+	__u64 anchor;
 };
 
 /* py_stack_record.stop: why the walk ended */
@@ -319,8 +324,8 @@ _Static_assert(sizeof(struct mmap_record) == 72 + 2 * BPFPROF_PATH_SZ, "mmap_rec
 _Static_assert(sizeof(struct bpf_stats) == 152, "bpf_stats size");
 _Static_assert(sizeof(struct py_offsets) == 48, "py_offsets size");
 _Static_assert(sizeof(struct py_proc) == 72, "py_proc size");
-_Static_assert(sizeof(struct py_frame) == 16, "py_frame size");
-_Static_assert(sizeof(struct py_stack_record) == 32 + 16 * BPFPROF_PY_FRAMES_MAX, "py_stack size");
+_Static_assert(sizeof(struct py_frame) == 24, "py_frame size");
+_Static_assert(sizeof(struct py_stack_record) == 32 + 24 * BPFPROF_PY_FRAMES_MAX, "py_stack size");
 _Static_assert(sizeof(struct py_code_record) % 8 == 0, "py_code_record alignment");
 
 #endif /* BPFPROF_RECORD_H */

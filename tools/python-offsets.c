@@ -164,6 +164,11 @@ int main(int argc, char **argv)
 	if (!ok)
 		return 1;
 	printf("\t\t.frames = %s,\n\t\t.version_minor = %d,\n", FRAMES, PY_MINOR_VERSION);
-	printf("\t\t.tstate_thread_id = %zu,\n\t},\n", offsetof(PyThreadState, thread_id));
+	printf("\t\t.tstate_thread_id = %zu,\n", offsetof(PyThreadState, thread_id));
+#if PY_MINOR_VERSION == 11 || PY_MINOR_VERSION == 12
+	printf("\t\t.cframe_previous = %zu,\n\t},\n", offsetof(_PyCFrame, previous));
+#else
+	printf("\t\t.cframe_previous = PY_OFF_NONE,\n\t},\n");
+#endif
 	return 0;
 }

@@ -211,8 +211,10 @@ static void test_splice(void **state)
 	static const uint8_t tab[] = { 0x80 | 11 << 3 | 7, 0, 5 };
 	const struct py_frame frames[] = {
 		{ .code = 0x7f0000001000, .instr = 4, .key = 1 },		 /* leaf */
-		{ .code = 0x7f0000002000, .instr = 0 | PY_INSTR_ENTRY, .key = 2 }, /* middle */
-		{ .code = 0x7f0000003000, .instr = 0 | PY_INSTR_ENTRY, .key = 3 }, /* <module> */
+		{ .code = 0x7f0000002000, .instr = 0 | PY_INSTR_ENTRY, .key = 2,
+		  .anchor = 0x7ffd1000 }, /* middle */
+		{ .code = 0x7f0000003000, .instr = 0 | PY_INSTR_ENTRY, .key = 3,
+		  .anchor = 0x7ffd2000 }, /* <module> */
 	};
 	struct sample_record *s = sample_rec(1000);
 	struct unwind_frame uf = {};
@@ -230,6 +232,10 @@ static void test_splice(void **state)
 	assert_true(python__is_eval(f->py, &uf));
 	uf.elf_addr = f->text_start;
 	assert_false(python__is_eval(f->py, &uf));
+	/* Each group's anchor is its root frame's. */
+	assert_int_equal(python__group_anchor(f->py, 0), 0x7ffd1000);
+	assert_int_equal(python__group_anchor(f->py, 1), 0x7ffd2000);
+	assert_int_equal(python__group_anchor(f->py, 2), 0);
 
 	n = python__group(f->py, f->agg, 0, locs, 8);
 	assert_int_equal(n, 2);

@@ -125,33 +125,88 @@ static size_t locs_room(const struct sample_handler *sh, size_t n)
 }
 
 /*
- * The user frames' locations, root first, into sh->locs from *n: group g of the Python frames
- * (g = 0 the leaf-most) in place of the g-th _PyEval_EvalFrameDefault activation counted from
- * the leaf; groups without one (the native unwind stopped early) at the root. Each native
- * frame's module goes to sh->modules for --stats. 0 or a negative errno.
+ * Which native frame runs each group of Python frames (sh->eval[i]: the group, or -1), by the
+ * groups' anchors: group g goes to the frame whose stack range [sp, caller's sp) holds its
+ * anchor, whatever its symbol (GCC's .cold part of _PyEval_EvalFrameDefault has none). Both
+ * grow towards the root, so one pass. placed[g] says which found one. False when a group has
+ * no anchor (3.10): then by count.
+ */
+static bool groups_by_anchor(struct sample_handler *sh, struct python *py, size_t groups, int cnt,
+			     bool *placed)
+{
+	uint64_t a, hi;
+	size_t g;
+	int i = 0;
+
+	for (g = 0; g < groups; g++)
+		if (!python__group_anchor(py, g))
+			return false;
+	for (g = 0; g < groups; g++) {
+		a = python__group_anchor(py, g);
+		for (; i < cnt; i++) {
+			hi = i + 1 < cnt ? sh->frames[i + 1].sp : UINT64_MAX;
+			if (a < hi)
+				break;
+		}
+		if (i < cnt && a >= sh->frames[i].sp && sh->eval[i] < 0) {
+			sh->eval[i] = g;
+			placed[g] = true;
+		}
+	}
+	return true;
+}
+
+/* Which native frame runs each group, by count: the g-th _PyEval_EvalFrameDefault activation
+ * from the leaf runs group g. */
+static void groups_by_count(struct sample_handler *sh, struct python *py, size_t groups, int cnt,
+			    bool *placed)
+{
+	size_t evals = 0;
+	int i;
+
+	for (i = 0; i < cnt && evals < groups; i++) {
+		if (python__is_eval(py, &sh->frames[i])) {
+			placed[evals] = true;
+			sh->eval[i] = evals++;
+		}
+	}
+}
+
+/*
+ * The user frames' locations, root first, into sh->locs from *n, with each group of Python
+ * frames in place of the native frame that runs it (groups_by_anchor(), else
+ * groups_by_count()); groups without one (a native unwind that stopped early) at the root.
+ * Each native frame's module goes to sh->modules for --stats. 0 or a negative errno.
  */
 static int user_locations(struct sample_handler *sh, struct proc *p, const struct sample_record *s,
 			  int cnt, size_t *n)
 {
+	bool placed[BPFPROF_PY_FRAMES_MAX] = {}, by_anchor = false;
 	struct python *py = sh->opts.python;
-	size_t groups = 0, evals = 0, g;
+	size_t groups = 0, g, at_root = 0;
 	int64_t id;
 	int i, k;
 
 	if (py)
 		groups = python__sample(py, proc__addr_space(p), s);
 	for (i = 0; i < cnt; i++)
-		sh->eval[i] = groups && python__is_eval(py, &sh->frames[i]) ? (int)evals++ : -1;
-	/* Room: the kernel frames come after. */
-	for (g = groups; g-- > evals;) {
+		sh->eval[i] = -1;
+	if (groups && !(by_anchor = groups_by_anchor(sh, py, groups, cnt, placed)))
+		groups_by_count(sh, py, groups, cnt, placed);
+	for (g = groups; g-- > 0;) {
+		if (placed[g])
+			continue;
+		at_root++;
 		k = python__group(py, sh->agg, g, sh->locs + *n, locs_room(sh, *n));
 		if (k < 0)
 			return k;
 		*n += k;
 	}
+	if (groups)
+		python__placed(py, by_anchor, at_root);
 	for (i = cnt; i-- > 0;) {
 		sh->modules[i] = NULL;
-		if (sh->eval[i] >= 0 && (size_t)sh->eval[i] < groups) {
+		if (sh->eval[i] >= 0) {
 			k = python__group(py, sh->agg, sh->eval[i], sh->locs + *n,
 					  locs_room(sh, *n));
 			if (k < 0)

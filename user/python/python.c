@@ -56,9 +56,11 @@ struct py_target {
 	UT_hash_handle hh;
 };
 
+/* A hash key: no padding bytes (each is a field, zeroed). */
 struct py_code_key {
 	uint64_t code;
 	uint32_t key;
+	uint32_t zero;
 };
 
 /* A code object, from its RECORD_PY_CODE. */
@@ -171,12 +173,14 @@ void python__print(const struct python *py, const struct bpf_stats *bpf, FILE *f
 	fprintf(fp,
 		"bpfprof: Python walks: %llu; reached the first frame %llu, not a Python thread "
 		"%llu, no Python code running %llu, memory read failed %llu, deeper than %d frames "
-		"%llu; %llu without their sample",
+		"%llu; %llu without their sample; %llu samples placed by anchor, %llu groups at the "
+		"root",
 		(unsigned long long)walks, (unsigned long long)st->stops[PY_STOP_ROOT],
 		(unsigned long long)st->stops[PY_STOP_NO_THREAD],
 		(unsigned long long)st->stops[PY_STOP_NO_FRAME],
 		(unsigned long long)st->stops[PY_STOP_READ], BPFPROF_PY_FRAMES_MAX,
-		(unsigned long long)st->stops[PY_STOP_DEPTH], (unsigned long long)st->unmatched);
+		(unsigned long long)st->stops[PY_STOP_DEPTH], (unsigned long long)st->unmatched,
+		(unsigned long long)st->by_anchor, (unsigned long long)st->groups_at_root);
 	if (bpf)
 		fprintf(fp, "; %llu Python records lost (ringbuf full)",
 			(unsigned long long)bpf->py_lost);
@@ -551,6 +555,19 @@ size_t python__sample(struct python *py, struct addr_space *as, const struct sam
 	groups_find(py);
 	py->stats.stacks++;
 	return py->groups;
+}
+
+uint64_t python__group_anchor(const struct python *py, size_t g)
+{
+	if (!py->stack || g >= py->groups)
+		return 0;
+	return py->stack->frames[py->group_start[g + 1] - 1].anchor;
+}
+
+void python__placed(struct python *py, bool by_anchor, size_t at_root)
+{
+	py->stats.by_anchor += by_anchor;
+	py->stats.groups_at_root += at_root;
 }
 
 int python__is_eval(struct python *py, const struct unwind_frame *f)

@@ -10,6 +10,7 @@
 #ifndef BPFPROF_PYTHON_H
 #define BPFPROF_PYTHON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,6 +33,8 @@ struct python_stats {
 	uint64_t codes_dropped;		    /* code objects over a process's cap (65536) */
 	uint64_t code_ns;		    /* time spent decoding code objects, ns */
 	uint64_t unmatched;		    /* RECORD_PY_STACKs without their sample */
+	uint64_t by_anchor;		    /* samples whose groups were placed by anchor */
+	uint64_t groups_at_root;	    /* groups no native frame ran: put at the root */
 };
 
 /*
@@ -59,6 +62,12 @@ void python__stack(struct python *py, const struct py_stack_record *r);
 size_t python__sample(struct python *py, struct addr_space *as, const struct sample_record *s);
 /* Whether user frame f of the sample runs _PyEval_EvalFrameDefault of its process's CPython. */
 int python__is_eval(struct python *py, const struct unwind_frame *f);
+/* Group g's anchor (py_frame.anchor): an address in the stack frame of the native activation
+ * that runs it; 0 when unknown (3.10, or a walk that lost step). */
+uint64_t python__group_anchor(const struct python *py, size_t g);
+/* Counts how the sample's groups were placed: by anchor or by count, and how many went to the
+ * root (no native frame found for them). */
+void python__placed(struct python *py, bool by_anchor, size_t at_root);
 /*
  * Appends to locs (room for cap) the locations of group g of the sample's Python frames
  * (g = 0 the leaf-most group), root first, adding them to agg. Returns how many were appended,

@@ -37,6 +37,7 @@ const struct py_offsets python_versions[] = {
 		.frames = PY_FRAMES_OBJECTS,
 		.version_minor = 10,
 		.tstate_thread_id = 176,
+		.cframe_previous = PY_OFF_NONE,
 	},
 	{
 		/* 3.11.2 (/usr/include/python3.11) */
@@ -63,6 +64,7 @@ const struct py_offsets python_versions[] = {
 		.frames = PY_FRAMES_IS_ENTRY,
 		.version_minor = 11,
 		.tstate_thread_id = 152,
+		.cframe_previous = 16,
 	},
 	{
 		/* 3.12.1 (pyenv) */
@@ -89,6 +91,7 @@ const struct py_offsets python_versions[] = {
 		.frames = PY_FRAMES_SHIM,
 		.version_minor = 12,
 		.tstate_thread_id = 136,
+		.cframe_previous = 8,
 	},
 	{
 		/* 3.13.0 (pyenv) */
@@ -115,6 +118,7 @@ const struct py_offsets python_versions[] = {
 		.frames = PY_FRAMES_SHIM,
 		.version_minor = 13,
 		.tstate_thread_id = 152,
+		.cframe_previous = PY_OFF_NONE,
 	},
 };
 /* clang-format on */

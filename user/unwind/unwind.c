@@ -247,6 +247,7 @@ static int frame_add(struct unwinder *ctx, uint64_t pc, uint64_t sp, bool activa
 	ctx->last_sp = sp;
 	f = &ctx->frames[ctx->frames_cnt++];
 	f->pc = pc;
+	f->sp = sp;
 	f->is_activation = activation;
 	frame_locate(ctx, f, m);
 	return ctx->frames_cnt < ctx->frames_cap ? DWARF_CB_OK : DWARF_CB_ABORT;

@@ -52,6 +52,9 @@ extern const char *const unwind_stop_names[UNWIND_STOP_CNT];
 /* One user frame. */
 struct unwind_frame {
 	uint64_t pc;	    /* the frame's pc: a return address for callers */
+	/* The frame's sp (its caller's is its CFA): it spans [sp, the next frame's sp) of the
+	 * stack, its locals in it (Python frames find their evaluator's activation so). */
+	uint64_t sp;
 	bool is_activation; /* the sampled frame or a signal frame: symbolize pc, else pc - 1 */
 	/* The mapping holding the frame's address (pc for an activation, else pc - 1: the call),
 	 * NULL when none does; valid until the address space changes (addr_space.h). */
