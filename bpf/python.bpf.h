@@ -92,6 +92,7 @@ __noinline __u64 py_thread_state(__u32 tgid, __u32 tid, __u32 skip)
 	const struct py_offsets *o;
 	__u64 interp, tstate, fsbase, *cached;
 	struct task_struct *task;
+	bool single;
 	struct py_proc *pp;
 	int i;
 
@@ -107,11 +108,14 @@ __noinline __u64 py_thread_state(__u32 tgid, __u32 tid, __u32 skip)
 	interp = py_read_ptr(pp->runtime + o->runtime_interp_head);
 	if (!interp)
 		return 0;
-	if (!skip) {
+	/* The cache serves a process of one interpreter: with more, a thread may have a state
+	 * in a newer one since (a subinterpreter it runs code of now). */
+	single = !py_read_ptr(interp + o->interp_next);
+	if (!skip && single) {
 		cached = bpf_map_lookup_elem(&py_tstates, &tid);
 		if (cached && *cached && py_read_ptr(*cached + o->tstate_thread_id) == fsbase)
 			return *cached;
-	} else if (!py_read_ptr(interp + o->interp_next)) {
+	} else if (skip && single) {
 		return 0; /* one interpreter: nothing further to look at */
 	}
 	tstate = py_read_ptr(interp + o->interp_tstate_head);
@@ -125,7 +129,8 @@ __noinline __u64 py_thread_state(__u32 tgid, __u32 tid, __u32 skip)
 		}
 		if (py_read_ptr(tstate + o->tstate_thread_id) == fsbase) {
 			if (!skip) {
-				bpf_map_update_elem(&py_tstates, &tid, &tstate, BPF_ANY);
+				if (single)
+					bpf_map_update_elem(&py_tstates, &tid, &tstate, BPF_ANY);
 				return tstate;
 			}
 			/* This interpreter's is not the one wanted: the next interpreter. */
