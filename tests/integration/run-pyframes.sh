@@ -109,6 +109,11 @@ test_debian() {
 		'JSONEncoder.iterencode_[py]' 'on_default_[py]'
 	check_chain py311_callback_leaf "$TEST_TMP/py311_callback.folded" python3.11 "$ROOT_RE" \
 		'on_default_[py];leaf_spin_[py]'
+	# A generator's frame, resumed by sum() (C), and an exception raised and caught below.
+	test_cmd py311_generator "$PYTHON" generator "$ROOT_RE" \
+		'<module>_[py];main_[py];Worker.run_[py];middle_[py]' 'middle_[py]' 'spin_gen_[py]'
+	check_chain py311_generator_leaf "$TEST_TMP/py311_generator.folded" python3.11 "$ROOT_RE" \
+		'spin_gen_[py];leaf_spin_[py]'
 }
 
 # The other CPythons on the machine (pyenv builds: PIE, libpython3.X.so, DWARF); 3.12 and 3.13

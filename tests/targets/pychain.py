@@ -8,6 +8,9 @@
 #   asyncio   Worker.run is a coroutine run by asyncio's event loop
 #   callback  middle -> json.dumps -> C encoder (_json) -> on_default -> leaf_spin: Python ->
 #             C -> Python, whose order must hold
+#   generator middle -> spin_gen (a generator, resumed by middle's loop) -> leaf_spin, which
+#             raises and catches an exception at each call: the generator's frame and
+#             exception handling between
 #   subinterp Worker.run_sub runs the chain's end in a subinterpreter (3.12: _xxsubinterpreters,
 #             3.13: _interpreters): Python -> C -> another interpreter's Python, in order
 #   churn     threads start and exit, and code objects are made and freed, all the time: the
@@ -26,7 +29,17 @@ def leaf_spin(n):
     x = 0
     for i in range(n):
         x += i * i
+    if MODE == "generator":
+        try:
+            raise ValueError(x)
+        except ValueError:
+            pass
     return x
+
+
+def spin_gen(n):
+    for _ in range(4):
+        yield leaf_spin(n // 4)
 
 
 def on_default(obj):
@@ -41,6 +54,8 @@ class Spin:
 def middle(n):
     if MODE == "callback":
         return json.dumps([Spin(n)], default=on_default)  # noqa: F821 (imported in main)
+    if MODE == "generator":
+        return sum(spin_gen(n))
     return leaf_spin(n)
 
 
