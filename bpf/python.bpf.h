@@ -55,6 +55,10 @@ struct py_scratch {
 	__u32 rd;   /* bytes of a frame read */
 	__u32 emitted; /* code objects copied this sample */
 	__u32 interps; /* interpreters whose thread state was looked for */
+	/* The thread's states, newest interpreter first (py_thread_state() with skip 0, 1, ...),
+	 * found before the walk: 5.10's verifier refuses a call to a function in the walk's
+	 * loop ("back-edge" from the call to the instruction after it). */
+	__u64 tstates[PY_INTERPS_MAX];
 	__u64 cframe;	  /* 3.11: the _PyCFrame of the group being walked, 0 once unsure */
 	__u64 group_leaf; /* the first frame of the group being walked, 0 before it */
 };
@@ -172,6 +176,10 @@ static __always_inline void py_walk(const struct py_proc *pp, __u32 tid,
 	sc->next = 0;
 	sc->n = 0;
 	sc->interps = 0;
+	sc->tstates[0] = py_thread_state(rec->tgid, tid, 0);
+	sc->tstates[1] = sc->tstates[0] ? py_thread_state(rec->tgid, tid, 1) : 0;
+	sc->tstates[2] = sc->tstates[1] ? py_thread_state(rec->tgid, tid, 2) : 0;
+	sc->tstates[3] = sc->tstates[2] ? py_thread_state(rec->tgid, tid, 3) : 0;
 
 	for (i = 0; i < BPFPROF_PY_FRAMES_MAX + 8 + 2 * PY_INTERPS_MAX; i++) {
 		frame = sc->next;
@@ -182,7 +190,7 @@ static __always_inline void py_walk(const struct py_proc *pp, __u32 tid,
 				stop = PY_STOP_ROOT;
 				break;
 			}
-			tstate = py_thread_state(rec->tgid, tid, sc->interps);
+			tstate = sc->tstates[sc->interps & (PY_INTERPS_MAX - 1)];
 			sc->interps++;
 			if (!tstate) {
 				stop = n ? PY_STOP_ROOT :
