@@ -22,6 +22,8 @@
 #define PY_CODES_PER_SAMPLE	 16
 /* Interpreters a thread's frames are looked for in (each: PyThreadState, current frame). */
 #define PY_INTERPS_MAX		 4
+/* py_thread_state(): the process has more than one interpreter (bit 0 of the address). */
+#define PY_TSTATE_MORE		 1ull
 /* py_codes_seen slots (a power of two). */
 #define PY_CODES_SEEN_SZ	 65536
 
@@ -70,6 +72,12 @@ struct {
 	__type(value, struct py_scratch);
 } py_scratches SEC(".maps");
 
+/* Whether process tgid is a CPython one bpfprof walks (py_procs). */
+static __always_inline bool py_armed(__u32 tgid)
+{
+	return bpf_map_lookup_elem(&py_procs, &tgid);
+}
+
 static __always_inline __u64 py_read_ptr(__u64 addr)
 {
 	__u64 v = 0;
@@ -89,13 +97,14 @@ static __always_inline __u64 py_read_ptr(__u64 addr)
  * newest interpreter, at most BPFPROF_PY_THREADS_MAX thread states in all. Not
  * native_thread_id: that is the tid in the process's PID namespace (a container's). A thread
  * that runs code of a subinterpreter (3.12+: _xxsubinterpreters.run_string) has a thread state
- * in both: the newer interpreter's frames are the leaf-most. 0 if none.
+ * in both: the newer interpreter's frames are the leaf-most. fsbase: the task's (the caller
+ * reads it as its kernel allows). 0 if none; else the state's address, | PY_TSTATE_MORE when
+ * the process has more than one interpreter (a state is 8-byte aligned).
  */
-__noinline __u64 py_thread_state(__u32 tgid, __u32 tid, __u32 skip)
+__noinline __u64 py_thread_state(__u32 tgid, __u32 tid, __u32 skip, __u64 fsbase)
 {
 	const struct py_offsets *o;
-	__u64 interp, tstate, fsbase, *cached;
-	struct task_struct *task;
+	__u64 interp, tstate, *cached, more;
 	bool single;
 	struct py_proc *pp;
 	int i;
@@ -105,8 +114,6 @@ __noinline __u64 py_thread_state(__u32 tgid, __u32 tid, __u32 skip)
 	if (!pp)
 		return 0;
 	o = &pp->off;
-	task = (struct task_struct *)bpf_get_current_task();
-	fsbase = BPF_CORE_READ(task, thread.fsbase);
 	if (!fsbase)
 		return 0;
 	interp = py_read_ptr(pp->runtime + o->runtime_interp_head);
@@ -115,6 +122,7 @@ __noinline __u64 py_thread_state(__u32 tgid, __u32 tid, __u32 skip)
 	/* The cache serves a process of one interpreter: with more, a thread may have a state
 	 * in a newer one since (a subinterpreter it runs code of now). */
 	single = !py_read_ptr(interp + o->interp_next);
+	more = single ? 0 : PY_TSTATE_MORE;
 	if (!skip && single) {
 		cached = bpf_map_lookup_elem(&py_tstates, &tid);
 		if (cached && *cached && py_read_ptr(*cached + o->tstate_thread_id) == fsbase)
@@ -135,7 +143,7 @@ __noinline __u64 py_thread_state(__u32 tgid, __u32 tid, __u32 skip)
 			if (!skip) {
 				if (single)
 					bpf_map_update_elem(&py_tstates, &tid, &tstate, BPF_ANY);
-				return tstate;
+				return tstate | more;
 			}
 			/* This interpreter's is not the one wanted: the next interpreter. */
 			skip--;
@@ -154,11 +162,11 @@ __noinline __u64 py_thread_state(__u32 tgid, __u32 tid, __u32 skip)
  * frames one native _PyEval_EvalFrameDefault activation runs): user space splices each group
  * where that activation is on the native stack.
  */
-static __always_inline void py_walk(const struct py_proc *pp, __u32 tid,
+static __always_inline void py_walk(const struct py_proc *pp, __u32 tid, __u64 fsbase,
 				    struct py_stack_record *rec, struct py_scratch *sc)
 {
 	const struct py_offsets *o = &pp->off;
-	__u64 tstate, frame, code, instr, key;
+	__u64 tstate, frame, code, instr, key, more;
 	__u32 n, stop = PY_STOP_DEPTH, rd;
 	__u8 owner;
 	int i;
@@ -176,10 +184,17 @@ static __always_inline void py_walk(const struct py_proc *pp, __u32 tid,
 	sc->next = 0;
 	sc->n = 0;
 	sc->interps = 0;
-	sc->tstates[0] = py_thread_state(rec->tgid, tid, 0);
-	sc->tstates[1] = sc->tstates[0] ? py_thread_state(rec->tgid, tid, 1) : 0;
-	sc->tstates[2] = sc->tstates[1] ? py_thread_state(rec->tgid, tid, 2) : 0;
-	sc->tstates[3] = sc->tstates[2] ? py_thread_state(rec->tgid, tid, 3) : 0;
+	/* The other interpreters only when there are others (one state each at most). */
+	sc->tstates[0] = py_thread_state(rec->tgid, tid, 0, fsbase);
+	more = sc->tstates[0] & PY_TSTATE_MORE;
+	sc->tstates[0] &= ~PY_TSTATE_MORE;
+	sc->tstates[1] = more ? py_thread_state(rec->tgid, tid, 1, fsbase) & ~PY_TSTATE_MORE : 0;
+	sc->tstates[2] = sc->tstates[1] ? py_thread_state(rec->tgid, tid, 2, fsbase) &
+						  ~PY_TSTATE_MORE :
+					  0;
+	sc->tstates[3] = sc->tstates[2] ? py_thread_state(rec->tgid, tid, 3, fsbase) &
+						  ~PY_TSTATE_MORE :
+					  0;
 
 	for (i = 0; i < BPFPROF_PY_FRAMES_MAX + 8 + 2 * PY_INTERPS_MAX; i++) {
 		frame = sc->next;
@@ -407,7 +422,7 @@ __noinline int py_codes_emit(__u32 tgid, __u32 gen)
  * sample is reserved (a RECORD_PY_STACK without a sample after it is dropped by user space).
  * A global function, checked once. Returns 1 when a record was submitted, else 0.
  */
-__noinline int py_stack(__u64 pid_tgid, __u64 time_ns, __u32 cpu)
+__noinline int py_stack(__u64 pid_tgid, __u64 time_ns, __u32 cpu, __u64 fsbase)
 {
 	__u32 tgid = pid_tgid >> 32, zero = 0, cnt;
 	struct py_stack_record *rec;
@@ -429,7 +444,7 @@ __noinline int py_stack(__u64 pid_tgid, __u64 time_ns, __u32 cpu)
 	rec->tid = (__u32)pid_tgid;
 	rec->time_ns = time_ns;
 	rec->cpu = cpu;
-	py_walk(pp, (__u32)pid_tgid, rec, sc);
+	py_walk(pp, (__u32)pid_tgid, fsbase, rec, sc);
 	py_codes_emit(tgid, pp->gen);
 	cnt = rec->cnt;
 	if (cnt > BPFPROF_PY_FRAMES_MAX)
