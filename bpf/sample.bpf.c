@@ -361,9 +361,9 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool co
 	time_ns = bpf_ktime_get_ns();
 	cpu = bpf_get_smp_processor_id();
 	/* Python frames first: their record precedes the sample's in the ringbuf. */
-	/* A CPython process (nothing else read for others): with the fs base, pthread_self() of
-	 * the thread, which names its PyThreadState. */
-	if (python_frames && user_regs && py_armed(pid_tgid >> 32))
+	/* A CPython process (py_stack() looks it up): with the fs base, pthread_self() of the
+	 * thread, which names its PyThreadState; a probe read with compat, so only for one. */
+	if (python_frames && user_regs && (!compat || py_armed(pid_tgid >> 32)))
 		py_stack(pid_tgid, time_ns, cpu, TASK_FIELD(task, thread.fsbase, compat));
 	rec = reserve_sample(w.len, &cap);
 	if (!rec) {
