@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "symbols/debug_file.h"
 #include "symbols/demangle.h"
+#include "symbols/gopclntab.h"
 #include "symbols/symtab.h"
 #include "unwind/eh_frame.h"
 #include "util/elf_read.h"
@@ -390,6 +391,11 @@ static int entry_range_no_cfi(const struct symtab *st, uint64_t entry, uint64_t 
 	return 0;
 }
 
+static int builder__add_go(void *ctx, uint64_t start, uint64_t size, const char *name)
+{
+	return builder__add(ctx, start, size, name, SHN_UNDEF, 0, STB_GLOBAL);
+}
+
 struct symtab *symtab__new(Elf *elf, const char *path)
 {
 	struct symtab_builder b = {};
@@ -418,6 +424,14 @@ struct symtab *symtab__new(Elf *elf, const char *path)
 		b.elfs[1] = dbg;
 		n = builder__add_symtab(&b, 1, SHT_SYMTAB);
 		if (n < 0) {
+			err = n;
+			goto cleanup;
+		}
+	}
+	/* A Go binary without symbols (-ldflags='-s -w'): the runtime's own function table. */
+	if (!b.cnt) {
+		n = gopclntab__functions(elf, builder__add_go, &b);
+		if (n == -ENOMEM) {
 			err = n;
 			goto cleanup;
 		}

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_gopclntab.c: a Go binary's .gopclntab names the same functions, at the same addresses,
+ * as its .symtab; the -ldflags='-s -w' build of the same program (no .symtab) is named through
+ * symtab.c all the same; a corrupted table never crashes the reader.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "symbols/gopclntab.h"
+#include "symbols/symtab.h"
+
+struct func {
+	uint64_t start, size;
+	const char *name;
+};
+
+struct funcs {
+	struct func *f;
+	size_t cnt, cap;
+};
+
+static int collect(void *ctx, uint64_t start, uint64_t size, const char *name)
+{
+	struct funcs *fs = ctx;
+
+	if (fs->cnt == fs->cap) {
+		fs->cap = fs->cap ? 2 * fs->cap : 1024;
+		fs->f = realloc(fs->f, fs->cap * sizeof(*fs->f));
+		assert_non_null(fs->f);
+	}
+	fs->f[fs->cnt++] = (struct func){ start, size, name };
+	return 0;
+}
+
+static Elf *elf_open(const char *path, int *fd)
+{
+	Elf *elf;
+
+	elf_version(EV_CURRENT);
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(*fd >= 0);
+	elf = elf_begin(*fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	return elf;
+}
+
+/*
+ * The runtime's name of a function (what Go's tracebacks print) and the linker's: equal, but
+ * for the ABI suffix of assembly functions ("runtime.rt0_go" and "runtime.rt0_go.abi0") and the
+ * shape of a generic function's type arguments ("eq.[...]T" and "eq.[5]T").
+ */
+static bool same_name(const char *runtime, const char *linker)
+{
+	size_t n = strlen(runtime);
+	const char *b = strchr(runtime, '[');
+
+	if (!strcmp(runtime, linker))
+		return true;
+	if (!strncmp(runtime, linker, n) && !strcmp(linker + n, ".abi0"))
+		return true;
+	return b && !strncmp(runtime, linker, b - runtime + 1);
+}
+
+/* Every function of the binary's .symtab in .gopclntab, same start and name, and the reverse
+ * for at least 99%: the symbol table is the linker's view of the same functions. */
+static void test_matches_symtab(void **state)
+{
+	struct funcs fs = {};
+	Elf_Scn *scn = NULL;
+	size_t i, j, nsym = 0, found = 0;
+	Elf_Data *d;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+	const char *name;
+	int fd, n;
+	Elf *elf;
+
+	(void)state;
+	elf = elf_open(GOCHAIN, &fd);
+	n = gopclntab__functions(elf, collect, &fs);
+	assert_true(n > 500);
+	assert_int_equal((size_t)n, fs.cnt);
+	for (i = 1; i < fs.cnt; i++)
+		assert_true(fs.f[i].start >= fs.f[i - 1].start + fs.f[i - 1].size);
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (i = 0; d && i < d->d_size / sizeof(Elf64_Sym); i++) {
+			if (!gelf_getsym(d, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    !sym.st_value)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			nsym++;
+			for (j = 0; j < fs.cnt; j++) {
+				if (fs.f[j].start == sym.st_value && same_name(fs.f[j].name, name)) {
+					found++;
+					break;
+				}
+			}
+		}
+	}
+	assert_true(nsym > 500);
+	fprintf(stderr, "gopclntab: %zu functions, .symtab %zu, %zu of them found alike\n", fs.cnt,
+		nsym, found);
+	/* The symbol table also has assembly stubs the runtime's table leaves out. */
+	assert_true(found * 100 >= fs.cnt * 99);
+	assert_true(found * 100 >= nsym * 95);
+	elf_end(elf);
+	close(fd);
+	free(fs.f);
+}
+
+/* The stripped build: symtab.c names the chain from .gopclntab. */
+static void test_stripped_names(void **state)
+{
+	const char *want[] = { "main.leafSpin", "main.level1", "main.level2", "main.main",
+			       "runtime.main", "runtime.goexit" };
+	struct funcs fs = {};
+	struct symtab *st;
+	uint64_t off;
+	size_t i, j;
+	int fd, found;
+	Elf *elf;
+
+	(void)state;
+	elf = elf_open(GOCHAIN ".stripped", &fd);
+	assert_true(gopclntab__functions(elf, collect, &fs) > 500);
+	st = symtab__new(elf, GOCHAIN ".stripped");
+	assert_non_null(st);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		for (j = 0, found = 0; j < fs.cnt && !found; j++) {
+			if (strcmp(fs.f[j].name, want[i]))
+				continue;
+			found = 1;
+			/* Any address inside names the function, offset from its start. */
+			assert_string_equal(symtab__find(st, fs.f[j].start + fs.f[j].size / 2, &off),
+					    want[i]);
+			assert_int_equal(off, fs.f[j].size / 2);
+		}
+		assert_true(found);
+	}
+	symtab__free(st);
+	elf_end(elf);
+	close(fd);
+	free(fs.f);
+}
+
+static int count_only(void *ctx, uint64_t start, uint64_t size, const char *name)
+{
+	(void)start;
+	(void)size;
+	assert_non_null(memchr(name, '\0', 1 << 20)); /* terminated */
+	(*(size_t *)ctx)++;
+	return 0;
+}
+
+/* Random bytes written over the table of a copy: no crash, nothing unterminated. */
+static void test_corrupted(void **state)
+{
+	char path[] = "/tmp/bpfprof-test-gopclntab-XXXXXX", cmd[512];
+	unsigned int seed = 17;
+	uint64_t off = 0, len = 0;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t cnt;
+	int fd, i, j, wfd;
+	Elf *elf;
+	uint8_t b;
+
+	(void)state;
+	elf = elf_open(GOCHAIN ".stripped", &fd);
+	while ((scn = elf_nextscn(elf, scn))) {
+		size_t shstrndx;
+
+		elf_getshdrstrndx(elf, &shstrndx);
+		if (gelf_getshdr(scn, &sh) &&
+		    !strcmp(elf_strptr(elf, shstrndx, sh.sh_name), ".gopclntab")) {
+			off = sh.sh_offset;
+			len = sh.sh_size;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	assert_true(len > 64);
+	wfd = mkstemp(path);
+	assert_true(wfd >= 0);
+	close(wfd);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", GOCHAIN ".stripped", path);
+	assert_int_equal(system(cmd), 0);
+	for (i = 0; i < 40; i++) {
+		wfd = open(path, O_WRONLY);
+		assert_true(wfd >= 0);
+		/* The header and the function table's start take most of the hits. */
+		for (j = 0; j < 64; j++) {
+			b = rand_r(&seed);
+			assert_int_equal(pwrite(wfd, &b, 1,
+						off + (j < 32 ? (uint64_t)rand_r(&seed) % 128 :
+								(uint64_t)rand_r(&seed) % len)),
+					 1);
+		}
+		close(wfd);
+		elf = elf_open(path, &fd);
+		cnt = 0;
+		gopclntab__functions(elf, count_only, &cnt);
+		elf_end(elf);
+		close(fd);
+	}
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_matches_symtab),
+		cmocka_unit_test(test_stripped_names),
+		cmocka_unit_test(test_corrupted),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
