@@ -5,13 +5,13 @@ GOCHAIN_DIR := $(OUTPUT)/tests/fixtures
 
 # With its symbol table: the test compares .gopclntab's functions with it. GOPATH mode, no
 # module download; go wants writable cache and home directories.
-$(GOCHAIN): tests/fixtures/gochain.go | $(GOCHAIN_DIR)
+$(GOCHAIN): tests/targets/gochain.go | $(GOCHAIN_DIR)
 	$(call msg,GO,$@)
 	$(Q)HOME=$(abspath $(GOCHAIN_DIR)) GOCACHE=$(abspath $(GOCHAIN_DIR))/gocache \
 		GO111MODULE=off go build -o $@ $<
 
 # The same program linked with -ldflags='-s -w': no .symtab, no DWARF.
-$(GOCHAIN).stripped: tests/fixtures/gochain.go | $(GOCHAIN_DIR)
+$(GOCHAIN).stripped: tests/targets/gochain.go | $(GOCHAIN_DIR)
 	$(call msg,GO,$@)
 	$(Q)HOME=$(abspath $(GOCHAIN_DIR)) GOCACHE=$(abspath $(GOCHAIN_DIR))/gocache \
 		GO111MODULE=off go build -ldflags='-s -w' -o $@ $<

@@ -31,6 +31,7 @@ struct elf_load {
  * and freed with the entry by the function the owner stored beside it. */
 struct cfi_table;      /* unwind/cfi_table.h */
 struct module_symbols; /* symbols/module_symbols.h */
+struct gopclntab;      /* symbols/gopclntab.h */
 
 /*
  * One ELF file. The cache owns it; users hold references (module_cache__get(),
@@ -56,6 +57,8 @@ struct module {
 	void (*cfi_free)(struct cfi_table *cfi);
 	struct module_symbols *symbols; /* symbol table, DWARF (module_symbols.h) */
 	void (*symbols_free)(struct module_symbols *symbols);
+	struct gopclntab *go; /* Go's function table, for Go frames without CFI (gopclntab.h) */
+	void (*go_free)(struct gopclntab *go);
 	int refcnt;
 	uint64_t last_use_ns; /* CLOCK_MONOTONIC of the last reference taken */
 	UT_hash_handle hh;

@@ -2,6 +2,7 @@
 /* gopclntab.c: Go's function table (.gopclntab) read for function names and ranges. */
 #include <errno.h>
 #include <gelf.h>
+#include <stdlib.h>
 #include <stdbool.h>
 #include <string.h>
 #include "symbols/gopclntab.h"
@@ -20,8 +21,18 @@ struct pcln {
 	uint64_t nfunc;
 	uint64_t text_start; /* 1.18+: the base of functab's entry offsets */
 	uint64_t funcname;   /* offset of funcnametab from the header */
+	uint64_t pctab;	     /* offset of pctab (the pc-value tables) */
 	uint64_t functab;    /* offset of the function table (pclnOffset) */
+	uint8_t min_lc;	     /* pc quantum: pc deltas are in these units */
 };
+
+struct gopclntab {
+	struct pcln t;
+};
+
+/* _func.flag (Go 1.18+, runtime/symtab.go funcFlag) */
+#define GO_FUNC_TOPFRAME 0x1
+#define GO_FUNC_SPWRITE	 0x2
 
 static uint64_t rd64(const uint8_t *p)
 {
@@ -53,23 +64,26 @@ static int header_read(struct pcln *t, Elf *elf)
 	if (t->p[4] || t->p[5] || t->p[7] != 8)
 		return -ENOTSUP; /* pad1, pad2; ptrSize */
 	t->nfunc = rd64(t->p + 8);
+	t->min_lc = t->p[6] ? t->p[6] : 1;
 	if (t->magic == GO_MAGIC_116) {
 		if (t->sz < 64)
 			return -EINVAL;
 		t->funcname = rd64(t->p + 24);
+		t->pctab = rd64(t->p + 48);
 		t->functab = rd64(t->p + 56);
 	} else {
 		if (t->sz < 72)
 			return -EINVAL;
 		t->text_start = rd64(t->p + 24);
 		t->funcname = rd64(t->p + 32);
+		t->pctab = rd64(t->p + 56);
 		t->functab = rd64(t->p + 64);
 		/* A position-independent binary may leave it to a relocation: .text's address. */
 		text = t->text_start ? NULL : elf_read__section(elf, ".text");
 		if (text && gelf_getshdr(text, &sh))
 			t->text_start = sh.sh_addr;
 	}
-	if (t->funcname >= t->sz || t->functab >= t->sz || t->nfunc > t->sz)
+	if (t->funcname >= t->sz || t->functab >= t->sz || t->pctab >= t->sz || t->nfunc > t->sz)
 		return -EINVAL;
 	return 0;
 }
@@ -135,4 +149,125 @@ int gopclntab__functions(Elf *elf, gopclntab_fn fn, void *ctx)
 		n++;
 	}
 	return n;
+}
+
+struct gopclntab *gopclntab__new(Elf *elf)
+{
+	Elf_Scn *scn = elf_read__section(elf, ".gopclntab");
+	struct gopclntab *g;
+	Elf_Data *d;
+	int err;
+
+	if (!scn) {
+		errno = ENOENT;
+		return NULL;
+	}
+	d = elf_getdata(scn, NULL);
+	if (!d || !d->d_buf) {
+		errno = EINVAL;
+		return NULL;
+	}
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return NULL;
+	g->t.p = d->d_buf;
+	g->t.sz = d->d_size;
+	err = header_read(&g->t, elf);
+	if (err) {
+		free(g);
+		errno = -err;
+		return NULL;
+	}
+	return g;
+}
+
+void gopclntab__free(struct gopclntab *t)
+{
+	free(t);
+}
+
+/* Entry i's start, or UINT64_MAX past the table. */
+static uint64_t entry_start(const struct pcln *t, uint64_t i)
+{
+	uint64_t esz = t->magic == GO_MAGIC_116 ? 16 : 8, e = t->functab + i * esz;
+
+	if (e + esz > t->sz)
+		return UINT64_MAX;
+	return t->magic == GO_MAGIC_116 ? rd64(t->p + e) : t->text_start + rd32(t->p + e);
+}
+
+/* An unsigned LEB128 varint at *off (runtime/symtab.go readvarint); false past the end. */
+static bool uvarint(const struct pcln *t, uint64_t *off, uint32_t *v)
+{
+	uint32_t shift = 0, b;
+
+	*v = 0;
+	while (*off < t->sz && shift < 35) {
+		b = t->p[(*off)++];
+		*v |= (b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return true;
+		shift += 7;
+	}
+	return false;
+}
+
+/* The value of the pc-value table at off for pc in a function entered at entry: -1 start,
+ * zig-zag deltas of the value, then pc deltas in pc quanta (runtime/symtab.go pcvalue, step). */
+static int pcvalue(const struct pcln *t, uint64_t off, uint64_t entry, uint64_t pc, int32_t *val)
+{
+	uint64_t at = entry;
+	uint32_t uv, pcd;
+	int32_t v = -1;
+	int i;
+
+	for (i = 0; i < 100000; i++) {
+		if (!uvarint(t, &off, &uv) || (uv == 0 && i > 0))
+			return -ENOENT;
+		v += (uv & 1) ? (int32_t)~(uv >> 1) : (int32_t)(uv >> 1);
+		if (!uvarint(t, &off, &pcd))
+			return -ENOENT;
+		at += (uint64_t)pcd * t->min_lc;
+		if (pc < at) {
+			*val = v;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int gopclntab__frame(const struct gopclntab *g, uint64_t pc, struct go_frame *f)
+{
+	const struct pcln *t = &g->t;
+	uint64_t lo = 0, hi = t->nfunc, mid, esz = t->magic == GO_MAGIC_116 ? 16 : 8, fo, func;
+	uint32_t pcsp;
+	uint8_t flag = 0;
+
+	if (!t->nfunc || pc < entry_start(t, 0) || pc >= entry_start(t, t->nfunc))
+		return -ENOENT;
+	while (hi - lo > 1) { /* the last entry whose start <= pc */
+		mid = lo + (hi - lo) / 2;
+		if (entry_start(t, mid) <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	fo = t->magic == GO_MAGIC_116 ? rd64(t->p + t->functab + lo * esz + 8) :
+					rd32(t->p + t->functab + lo * esz + 4);
+	func = t->functab + fo;
+	/* _func: pcsp at 20 (1.16, 1.17: after entry uintptr, nameoff, args, deferreturn) or 16;
+	 * flag (1.18+) at 37, or 41 from 1.20 (startLine before funcID). */
+	if (fo >= t->sz || func + 48 > t->sz)
+		return -ENOENT;
+	pcsp = rd32(t->p + func + (t->magic == GO_MAGIC_116 ? 20 : 16));
+	if (t->magic == GO_MAGIC_118)
+		flag = t->p[func + 37];
+	else if (t->magic == GO_MAGIC_120)
+		flag = t->p[func + 41];
+	f->start = entry_start(t, lo);
+	f->top = flag & GO_FUNC_TOPFRAME;
+	f->sp_write = flag & GO_FUNC_SPWRITE;
+	if (!pcsp || t->pctab + pcsp >= t->sz)
+		return -ENOENT;
+	return pcvalue(t, t->pctab + pcsp, f->start, pc, &f->sp_delta);
 }

@@ -8,6 +8,7 @@
 #define BPFPROF_GOPCLNTAB_H
 
 #include <libelf.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Called once per function: [start, start + size) in ELF virtual addresses; name is valid as
@@ -21,5 +22,26 @@ typedef int (*gopclntab_fn)(void *ctx, uint64_t start, uint64_t size, const char
  * written: every offset is checked against the section), or fn's non-zero return.
  */
 int gopclntab__functions(Elf *elf, gopclntab_fn fn, void *ctx);
+
+/* A file's table, parsed once for unwinding (its data stays elf's: elf must outlive it). */
+struct gopclntab;
+
+/* NULL with errno: ENOENT (no .gopclntab), ENOTSUP, EINVAL, ENOMEM. */
+struct gopclntab *gopclntab__new(Elf *elf);
+void gopclntab__free(struct gopclntab *t);
+
+/* What a Go function's frame is at one pc (runtime/symtab.go: _func, its pcsp table). */
+struct go_frame {
+	uint64_t start;	  /* the function's entry, ELF vaddr */
+	int32_t sp_delta; /* bytes between sp and the return address at pc (pcsp's value) */
+	bool top;	  /* the first frame of a goroutine or thread (funcFlag_TOPFRAME:
+			   * runtime.goexit, mstart, rt0_go): nothing to unwind above it */
+	bool sp_write;	  /* it switches stacks (funcFlag_SPWRITE: systemstack, mcall,
+			   * morestack...): its caller is not found from sp */
+};
+
+/* The frame of the function covering ELF vaddr pc. 0, or -ENOENT when no function covers pc,
+ * or its tables say nothing of it (or are malformed). */
+int gopclntab__frame(const struct gopclntab *t, uint64_t pc, struct go_frame *f);
 
 #endif /* BPFPROF_GOPCLNTAB_H */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "process/addr_space.h"
+#include "symbols/gopclntab.h"
 #include "unwind/cfi_table.h"
 #include "unwind/regs.h"
 #include "unwind/unwind.h"
@@ -15,6 +16,7 @@
 #define RAX_REG 0
 #define SP_REG	REGS_DWARF_X86_64_SP
 #define PC_REG	REGS_DWARF_X86_64_PC
+#define BP_REG	6 /* DWARF x86-64: rbp */
 
 /*
  * The per-process context libdwfl's thread callbacks read (the Dwfl's dwfl_arg): attached
@@ -43,6 +45,7 @@ struct unwinder {
 	 * is not the sampled one: libdwfl starts there as at a sampled frame from pc - 1 (the
 	 * call, where the caller's CFI row is looked up), and the frame is reported as it is. */
 	size_t dwfl_from;     /* the first frame libdwfl unwound */
+	bool go_frames;	      /* a frame was unwound by a Go function table (go_step()) */
 	bool handover;	      /* the next frame libdwfl reports is that frame: */
 	bool handover_signal; /* its CFI is a signal frame's ('S') */
 	uint64_t handover_pc; /* its pc (a return address) */
@@ -425,6 +428,7 @@ struct fast_mapping {
 	uint64_t end;
 	uint64_t bias;
 	struct cfi_table *table;
+	struct gopclntab *go; /* a Go file's function table, or NULL */
 	const struct mapping *m; /* the mapping itself, for the frames */
 };
 
@@ -436,6 +440,22 @@ struct fast_mappings {
 	unsigned int cnt;  /* m[0..cnt) are filled */
 	unsigned int next; /* the one to replace */
 };
+
+/* No .gopclntab in the file (a module's go, once looked for). */
+static char no_go_mark;
+#define NO_GO ((struct gopclntab *)&no_go_mark)
+
+/* The Go function table of e, read at the first call; NULL when e has none. */
+static struct gopclntab *go_table(struct module *e)
+{
+	if (!e->go) {
+		e->go = e->elf ? gopclntab__new(e->elf) : NULL;
+		e->go_free = e->go ? gopclntab__free : NULL;
+		if (!e->go)
+			e->go = NO_GO;
+	}
+	return e->go == NO_GO ? NULL : e->go;
+}
 
 /* The mapping for pc (a frame's pc) and addr (pc or pc - 1, where its row is looked up);
  * NULL when libdwfl must handle the frame (no mapping, no file, no table). */
@@ -449,8 +469,8 @@ static const struct fast_mapping *fast_mapping(struct addr_space *as, struct fas
 
 	for (i = 0; i < fms->cnt; i++) {
 		fm = &fms->m[i];
-		if (fm->table && pc >= fm->start && pc < fm->end && addr >= fm->start &&
-		    addr < fm->end)
+		if ((fm->table || fm->go) && pc >= fm->start && pc < fm->end &&
+		    addr >= fm->start && addr < fm->end)
 			return fm;
 	}
 	generation = addr_space__generation(as);
@@ -469,8 +489,42 @@ static const struct fast_mapping *fast_mapping(struct addr_space *as, struct fas
 	fm->end = m->end;
 	fm->bias = m->bias;
 	fm->table = cfi_table__get(m->entry);
+	fm->go = go_table(m->entry);
 	fm->m = m;
-	return fm->table ? fm : NULL;
+	return fm->table || fm->go ? fm : NULL;
+}
+
+/*
+ * A Go frame without CFI (a binary linked -s -w has none): unwound as Go's own traceback does,
+ * from the function's pcsp table (the return address sp_delta bytes above sp). Returns -1 when
+ * the Go table does not know the frame (libdwfl then tries), 0 at a goroutine's or thread's
+ * first frame (the root), DWARF_CB_ABORT as frame_add(), 2 when the caller's registers are set.
+ */
+static int go_step(struct unwinder *ctx, const struct fast_mapping *fm, uint64_t pc, uint64_t addr,
+		   bool initial)
+{
+	struct go_frame gf;
+	uint64_t sp, ra = 0, bp;
+	int err;
+
+	if (!(ctx->regs_mask & 1u << SP_REG) ||
+	    gopclntab__frame(fm->go, addr - fm->bias, &gf) || gf.sp_delta < 0 || gf.sp_write)
+		return -1;
+	sp = ctx->regs[SP_REG];
+	if (!gf.top && !stack_read(ctx, sp + gf.sp_delta, &ra))
+		return -1;
+	ctx->bad_read = 0;
+	ctx->go_frames = true;
+	err = frame_add(ctx, pc, sp, initial, fm->m);
+	if (err || gf.top)
+		return err;
+	/* A Go function with a frame keeps its caller's rbp just below the return address. */
+	if (gf.sp_delta >= 16 && stack_read(ctx, sp + gf.sp_delta - 8, &bp))
+		ctx->regs[BP_REG] = bp;
+	ctx->regs[SP_REG] = sp + gf.sp_delta + 8;
+	ctx->regs[PC_REG] = ra;
+	ctx->regs_mask |= 1u << SP_REG | 1u << PC_REG;
+	return 2;
 }
 
 /*
@@ -496,7 +550,19 @@ static int fast_walk(struct unwinder *ctx)
 		pc = ctx->regs[PC_REG];
 		addr = initial ? pc : pc - 1;
 		fm = fast_mapping(ctx->as, &fms, pc, addr);
-		row = fm ? cfi_table__lookup(fm->table, addr - fm->bias, NULL, NULL) : NULL;
+		row = fm && fm->table ? cfi_table__lookup(fm->table, addr - fm->bias, NULL, NULL) :
+					NULL;
+		if ((!row || cfi_row__kind(row) != CFI_ROW_OK) && fm && fm->go) {
+			err = go_step(ctx, fm, pc, addr, initial);
+			if (err == 2) {
+				if (!ctx->regs[PC_REG])
+					return 0;
+				initial = false;
+				continue;
+			}
+			if (err >= 0 || err == DWARF_CB_ABORT)
+				return err;
+		}
 		if (!row || cfi_row__kind(row) != CFI_ROW_OK) {
 			if (initial)
 				return 1;
@@ -626,6 +692,7 @@ int unwind__sample(struct unwinder *ctx, const struct sample_record *s, uint32_t
 	enum unwind_stop fast_stop = UNWIND_STOP_ERROR;
 	uint64_t generation = addr_space__generation(ctx->as);
 	size_t fast_cnt = 0;
+	bool fast_go = false;
 	void *tmp;
 
 	*stop = UNWIND_STOP_NO_REGS;
@@ -638,8 +705,12 @@ int unwind__sample(struct unwinder *ctx, const struct sample_record *s, uint32_t
 		}
 	}
 	if (mode == UNWIND_MODE_DIFF && diff_frames_cap >= cap &&
-	    !ctx__init(ctx, s, stack_cap, diff_frames, cap))
+	    !ctx__init(ctx, s, stack_cap, diff_frames, cap)) {
+		ctx->go_frames = false;
 		fast_cnt = unwind_fast(ctx, &fast_stop);
+		/* libdwfl has no Go function tables (it walks rbp): nothing to compare. */
+		fast_go = ctx->go_frames;
+	}
 	if (ctx__init(ctx, s, stack_cap, frames, cap))
 		return 0;
 	if (mode == UNWIND_MODE_FAST)
@@ -648,7 +719,7 @@ int unwind__sample(struct unwinder *ctx, const struct sample_record *s, uint32_t
 		dwfl_walk(ctx, stop);
 	if (addr_space__generation(ctx->as) != generation)
 		frames_relocate(ctx);
-	if (mode == UNWIND_MODE_DIFF && diff_frames_cap >= cap)
+	if (mode == UNWIND_MODE_DIFF && diff_frames_cap >= cap && !fast_go)
 		diff_compare(ctx->as, s, diff_frames, fast_cnt, fast_stop, frames, ctx->frames_cnt,
 			     *stop);
 	ctx->frames = NULL;

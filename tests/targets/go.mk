@@ -1,0 +1,9 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# go.mk: gochain linked with -ldflags='-s -w' (no .symtab, no DWARF, no CFI: only .gopclntab),
+# by Debian's Go toolchain (make deps installs it). GOPATH mode: nothing to download.
+TEST_TARGETS += $(TARGETS_DIR)/gochain_stripped
+
+$(TARGETS_DIR)/gochain_stripped: $(TARGETS_SRC)/gochain.go | $(TARGETS_DIR)
+	$(call msg,GO,$@)
+	$(Q)HOME=$(abspath $(TARGETS_DIR)) GOCACHE=$(abspath $(TARGETS_DIR))/gocache \
+		GO111MODULE=off go build -ldflags='-s -w' -o $@ $<
