@@ -206,12 +206,15 @@ test_pid() {
 	check_chain py311_pid "$p.folded" python3.11 "$ROOT_RE" "$CHAIN"
 }
 
-# -a: every process; the script's among them.
+# -a: every process; the script's among them (running before bpfprof started).
 test_all() {
 	local p=$TEST_TMP/pyall pid
 
 	start_working pid
-	run_bpfprof 60 "$p" -a -F "$HZ" -d "$RUN_S" -o "$p.folded"
+	# 6 s: a process that ran before bpfprof is armed at its first sample user space reads,
+	# and with -a that first read waits behind every other process's (their files opened):
+	# up to ~0.2 s of its samples without Python frames on a busy machine.
+	run_bpfprof 60 "$p" -a -F "$HZ" -d 6 -o "$p.folded"
 	stop_target "$pid"
 	assert_eq py311_all_exit "$BP_RC" 0
 	check_chain py311_all "$p.folded" python3.11 "$ROOT_RE" "$CHAIN"
