@@ -32,14 +32,15 @@ check_env() {
 # run_script FILE: runs one script; a script that dies without recording a failure (syntax
 # error, unbound variable, time limit) still counts as one.
 run_script() {
-	local script=$1 name before rc
+	local script=$1 name before rc start=$SECONDS
 
 	name=$(basename "$script" .sh)
 	before=$(grep -c '^FAIL ' "$results")
-	echo "=== $name"
+	echo "=== $name ($(date -u +%H:%M:%S))"
 	INTEGRATION_RESULTS=$results BPFPROF=$BPFPROF TARGETS=$TARGETS \
 		timeout -k 10 "$SCRIPT_LIMIT_S" bash "$script"
 	rc=$?
+	echo "=== $name: $((SECONDS - start)) s, exit status $rc"
 	if [ "$rc" -ne 0 ] && [ "$(grep -c '^FAIL ' "$results")" -eq "$before" ]; then
 		echo "FAIL $name: the script exited with status $rc" | tee -a "$results"
 	fi
