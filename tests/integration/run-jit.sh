@@ -67,6 +67,20 @@ test_no_map() {
 	assert_eq jit_nomap_no_jit_names "$(frame_share "$p.folded" jit '.*_\[j\]')" 0 %
 }
 
+# The map written at exit, after every sample was handled: named all the same, from the map
+# read again as the process ended.
+test_map_at_exit() {
+	local p=$TEST_TMP/atexit caller pid
+
+	caller=$("$TARGETS/jit" -x --print-chain | cut -d';' -f3)
+	run_bpfprof $((RUN_S + 40)) "$p" -F "$HZ" -o "$p.folded" -- "$TARGETS/jit" -x "$RUN_S"
+	pid=$(sed -n 's/.*profiling .* (PID \([0-9]*\)).*/\1/p' "$p.err" | head -1)
+	[ -n "$pid" ] && rm -f "/tmp/perf-$pid.map"
+	assert_eq jit_atexit_exit "$BP_RC" 0
+	check_jit jit_atexit "$p.folded" "$caller"
+	assert_eq jit_atexit_no_anon "$(frame_share "$p.folded" jit '\[anon\]\+0x[0-9a-f]+')" 0 %
+}
+
 # -p PID: the code and the map were there before bpfprof started (/proc/PID/maps).
 test_pid() {
 	local p=$TEST_TMP/pid duration=2 pid caller i
@@ -88,4 +102,5 @@ test_pid() {
 
 test_map
 test_no_map
+test_map_at_exit
 test_pid

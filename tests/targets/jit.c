@@ -8,13 +8,15 @@
 #include "targets.h"
 
 static const char usage[] =
-	"usage: jit [-n] SECONDS\n"
-	"       jit [-n] --print-chain\n"
+	"usage: jit [-n|-x] SECONDS\n"
+	"       jit [-n|-x] --print-chain\n"
 	"Spins SECONDS (wall time) in jit_spin, called from jit_run through x86-64 code written\n"
 	"into anonymous memory (the trampoline), the way a JIT runs generated code. The\n"
 	"trampoline is named jit_spin_trampoline in /tmp/perf-PID.map (the perf map convention:\n"
 	"Linux tools/perf/Documentation/jit-interface.txt), removed at exit.\n"
 	"-n: no perf map: the trampoline stays anonymous.\n"
+	"-x: the perf map is written at exit and left there (the JVM's -XX:+DumpPerfMapAtExit):\n"
+	"    whoever ran jit removes /tmp/perf-PID.map.\n"
 	"--print-chain prints the frames from main to jit_spin as bpfprof names them in folded\n"
 	"stacks, ';'-separated: jit_spin_trampoline_[j], or [anon]+0xOFF with -n.\n";
 
@@ -103,7 +105,7 @@ static trampoline_fn *make_trampoline(uint8_t **page, size_t *page_sz)
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
-	bool with_map = true;
+	bool with_map = true, at_exit = false;
 	char map_path[64], line[128];
 	trampoline_fn *trampoline;
 	size_t page_sz;
@@ -114,6 +116,9 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "-n")) {
 		with_map = false;
+		arg++;
+	} else if (argc > 1 && !strcmp(argv[1], "-x")) {
+		at_exit = true;
 		arg++;
 	}
 	if (argc == arg + 1 && !strcmp(argv[arg], "--print-chain")) {
@@ -133,14 +138,15 @@ int main(int argc, char **argv)
 
 	trampoline = make_trampoline(&page, &page_sz);
 	snprintf(map_path, sizeof(map_path), "/tmp/perf-%d.map", (int)getpid());
-	if (with_map) {
-		snprintf(line, sizeof(line), "%lx %zx jit_spin_trampoline\n",
-			 (unsigned long)(uintptr_t)trampoline, sizeof(trampoline_code));
+	snprintf(line, sizeof(line), "%lx %zx jit_spin_trampoline\n",
+		 (unsigned long)(uintptr_t)trampoline, sizeof(trampoline_code));
+	if (with_map && !at_exit)
 		write_result(map_path, line);
-	}
 	while (!stop && clock_ns(CLOCK_MONOTONIC) < end)
 		r += jit_run(trampoline, SPIN_ITERATIONS);
-	if (with_map)
+	if (at_exit)
+		write_result(map_path, line);
+	else if (with_map)
 		unlink(map_path);
 	munmap(page, page_sz);
 	/* jit_spin returns its iteration count: never 0. */

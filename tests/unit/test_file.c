@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* test_file.c: file__open_regular() opens regular files only, never blocking, and whole-file reads. */
+/* test_file.c: file__open_regular() opens regular files only, never blocking (inside a given
+ * root with file__open_regular_in_root()), and whole-file reads. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -92,6 +93,49 @@ static void test_open_regular(void **state)
 	assert_int_equal(file__open_regular("/nonexistent/file", 0, NULL), -ENOENT);
 }
 
+/*
+ * file__open_regular_in_root(): the test's directory as the root. A symlink on the way that
+ * points outside ("tmp" -> /etc, absolute; "up" -> ../../..) resolves inside it, the way a
+ * container's own /tmp/perf-PID.map is opened in its root.
+ */
+static void test_open_in_root(void **state)
+{
+	struct dir *d = *state;
+	char tmp_link[PATH_MAX], up_link[PATH_MAX];
+	struct stat st, want;
+	int root, fd;
+
+	root = open(d->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(root >= 0);
+	assert_int_equal(stat(d->file, &want), 0);
+	fd = file__open_regular_in_root(root, "file", O_NOFOLLOW, &st);
+	assert_true(fd >= 0);
+	assert_int_equal(st.st_ino, want.st_ino);
+	close(fd);
+	/* "/file" and "../file" are root's file too. */
+	fd = file__open_regular_in_root(root, "/file", O_NOFOLLOW, NULL);
+	assert_true(fd >= 0);
+	close(fd);
+	fd = file__open_regular_in_root(root, "../file", O_NOFOLLOW, NULL);
+	assert_true(fd >= 0);
+	close(fd);
+
+	snprintf(tmp_link, sizeof(tmp_link), "%s/tmp", d->path);
+	snprintf(up_link, sizeof(up_link), "%s/up", d->path);
+	assert_int_equal(symlink("/etc", tmp_link), 0);
+	assert_int_equal(symlink("../../..", up_link), 0);
+	assert_int_equal(access("/etc/passwd", F_OK), 0);
+	assert_int_equal(file__open_regular_in_root(root, "tmp/passwd", O_NOFOLLOW, NULL), -ENOENT);
+	assert_int_equal(file__open_regular_in_root(root, "up/etc/passwd", O_NOFOLLOW, NULL),
+			 -ENOENT);
+	/* The last component: not followed with O_NOFOLLOW; followed (inside root) without. */
+	assert_int_equal(file__open_regular_in_root(root, "link", O_NOFOLLOW, NULL), -ELOOP);
+	assert_int_equal(file__open_regular_in_root(root, "fifo", 0, NULL), -EINVAL);
+	unlink(tmp_link);
+	unlink(up_link);
+	close(root);
+}
+
 static void test_move_high(void **state)
 {
 	struct dir *d = *state;
@@ -131,6 +175,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_open_regular, dir_setup, dir_teardown),
+		cmocka_unit_test_setup_teardown(test_open_in_root, dir_setup, dir_teardown),
 		cmocka_unit_test_setup_teardown(test_move_high, dir_setup, dir_teardown),
 		cmocka_unit_test_setup_teardown(test_read_all, dir_setup, dir_teardown),
 	};

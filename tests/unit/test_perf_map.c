@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* test_perf_map.c: perf map parsing, overlaps, lookups, /proc/PID/status and reloads. */
+/* test_perf_map.c: perf map parsing, overlaps, lookups, /proc/PID/status, reloads and close. */
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include "test_util.h"
@@ -90,7 +91,7 @@ static void test_basic(void **state)
 	/* off is optional. */
 	assert_string_equal(perf_map__find(m, 0x7f0000001001ull, NULL),
 			    "LazyCompile:*fib /app/fib.js:3");
-	perf_map__free(m);
+	perf_map__put(m);
 }
 
 /* Overlaps: the later line wins where it covers; what is left of the earlier one remains. */
@@ -124,7 +125,7 @@ static void test_overlap(void **state)
 	assert_find(m, 0x5040, "adjacent_b", 0);
 	/* outer_old 2 + inner_new + reused_v2 + big_later + 2 halves + 2 adjacent. */
 	assert_int_equal(perf_map__cnt(m), 9);
-	perf_map__free(m);
+	perf_map__put(m);
 }
 
 /*
@@ -170,7 +171,7 @@ static void test_overlap_random(void **state)
 					 want_name, (unsigned long long)(a - start[want]),
 					 got ?: "none", (unsigned long long)off);
 		}
-		perf_map__free(m);
+		perf_map__put(m);
 	}
 }
 
@@ -185,7 +186,7 @@ static void test_edges(void **state)
 	assert_int_equal(perf_map__bad_cnt(m), 0);
 	assert_find(m, 0, NULL, 0);
 	assert_find(m, ~0ull, NULL, 0);
-	perf_map__free(m);
+	perf_map__put(m);
 
 	/* Windows line ends and trailing blanks are not part of names; an empty line is. */
 	m = parse_text("10 10 crlf name \r\n\r\n30 8 last_partial");
@@ -194,14 +195,14 @@ static void test_edges(void **state)
 	assert_find(m, 0x1f, "crlf name", 0xf);
 	/* A JIT appends while we read: the unterminated line waits for the next read. */
 	assert_find(m, 0x30, NULL, 0);
-	perf_map__free(m);
+	perf_map__put(m);
 
 	/* The largest end that fits in 64 bits (2^64 does not), and leading blanks. */
 	m = parse_text("  fffffffffffffff0 f top\nfffffffffffffff0 10 past_top\n");
 	assert_int_equal(perf_map__bad_cnt(m), 1);
 	assert_find(m, 0xfffffffffffffffeull, "top", 0xe);
 	assert_find(m, 0xffffffffffffffffull, NULL, 0);
-	perf_map__free(m);
+	perf_map__put(m);
 
 	errno = 0;
 	assert_null(perf_map__parse_file("/nonexistent/perf-1.map"));
@@ -298,7 +299,7 @@ static void test_load(void **state)
 	m = perf_map__load(pid);
 	assert_non_null(m);
 	assert_find(m, 0x1010, "own_jit_code", 0x10);
-	perf_map__free(m);
+	perf_map__put(m);
 
 	/* A symbolic link in the target's /tmp is not followed. */
 	remove_own_map(NULL);
@@ -316,83 +317,110 @@ static void test_load(void **state)
 }
 
 /*
- * perf_map__resolve(): loads once, looks at the file again only for an address it does not
- * know and at most once a second, reads it again only when it changed.
+ * perf_map__refresh(): reads the file when it changed, keeps the names it read when the file
+ * goes; perf_map__close() reads it a last time, then never again.
  */
-static void test_resolve(void **state)
+static void test_refresh(void **state)
 {
-	struct perf_map *m = NULL, *first;
-	uint64_t t0 = 1000 * SEC_NS, off = 0;
-	pid_t pid = getpid();
+	uint64_t t0 = 1000 * SEC_NS;
+	struct perf_map *m;
 
 	write_own_map("1000 40 first_fn\n");
-	assert_string_equal(perf_map__resolve(&m, pid, 0x1008, t0, &off), "first_fn");
-	assert_true(off == 8);
+	m = perf_map__open_process(getpid(), t0);
 	assert_non_null(m);
-	first = m;
+	assert_find(m, 0x1008, "first_fn", 8);
 	assert_int_equal(perf_map__load_cnt(m), 1);
+	assert_true(perf_map__checked_ns(m) == t0);
 
-	/* The JIT adds code: unknown until a second has passed since the last look. */
-	write_own_map("1000 40 first_fn\n2000 40 second_fn\n");
-	assert_null(perf_map__resolve(&m, pid, 0x2004, t0 + SEC_NS / 2, &off));
-	assert_null(perf_map__resolve(&m, pid, 0x2004, t0 + SEC_NS - 1, &off));
+	/* Unchanged: not read again. */
+	perf_map__refresh(m, t0 + SEC_NS);
 	assert_int_equal(perf_map__load_cnt(m), 1);
-	/* Known addresses never cause a look at the file. */
-	assert_string_equal(perf_map__resolve(&m, pid, 0x1000, t0 + 5 * SEC_NS, &off), "first_fn");
-	assert_int_equal(perf_map__load_cnt(m), 1);
-	assert_string_equal(perf_map__resolve(&m, pid, 0x2004, t0 + 5 * SEC_NS, &off),
-			    "second_fn");
-	assert_true(off == 4);
-	assert_int_equal(perf_map__load_cnt(m), 2);
-	assert_ptr_equal(m, first);
+	assert_true(perf_map__checked_ns(m) == t0 + SEC_NS);
 
-	/* An unknown address a second later: the file did not change, it is not read again. */
-	assert_null(perf_map__resolve(&m, pid, 0x9000, t0 + 7 * SEC_NS, &off));
-	assert_int_equal(perf_map__load_cnt(m), 2);
-
-	/* Code memory reused: the new line wins once the changed file is read. */
+	/* The JIT adds code, then reuses code memory: the later line wins. */
 	write_own_map("1000 40 first_fn\n2000 40 second_fn\n2000 40 third_fn\n");
-	assert_null(perf_map__resolve(&m, pid, 0x9000, t0 + 9 * SEC_NS, &off));
-	assert_int_equal(perf_map__load_cnt(m), 3);
-	assert_string_equal(perf_map__resolve(&m, pid, 0x2000, t0 + 9 * SEC_NS, &off),
-			    "third_fn");
+	assert_find(m, 0x2004, NULL, 0);
+	perf_map__refresh(m, t0 + 2 * SEC_NS);
+	assert_int_equal(perf_map__load_cnt(m), 2);
+	assert_find(m, 0x2004, "third_fn", 4);
 
-	/* The file goes (the JIT exited): the names read stay. */
+	/* The file goes (the JIT removes it at exit): the names read stay. */
 	remove_own_map(NULL);
-	assert_null(perf_map__resolve(&m, pid, 0x9000, t0 + 11 * SEC_NS, &off));
-	assert_string_equal(perf_map__resolve(&m, pid, 0x1000, t0 + 11 * SEC_NS, &off),
-			    "first_fn");
-	perf_map__free(m);
+	perf_map__refresh(m, t0 + 3 * SEC_NS);
+	assert_find(m, 0x1000, "first_fn", 0);
+
+	/* Written again, then closed: read once more by the close, never after. */
+	write_own_map("3000 10 at_exit_fn\n");
+	assert_false(perf_map__closed(m));
+	perf_map__close(m, t0 + 4 * SEC_NS);
+	assert_true(perf_map__closed(m));
+	assert_find(m, 0x3000, "at_exit_fn", 0);
+	write_own_map("4000 10 after_close_fn\n");
+	perf_map__refresh(m, t0 + 5 * SEC_NS);
+	assert_find(m, 0x4000, NULL, 0);
+	assert_int_equal(perf_map__load_cnt(m), 3);
+
+	/* References: the last put frees (the sanitizers' run checks no leak). */
+	assert_ptr_equal(perf_map__get(m), m);
+	perf_map__put(m);
+	perf_map__put(m);
+	perf_map__put(NULL);
 }
 
-/* No file yet: an empty map, looked at again a second later, then the file's names. */
-static void test_resolve_missing(void **state)
+/* A process gone: an empty map, no error; nothing to read again. */
+static void test_refresh_no_process(void **state)
 {
-	struct perf_map *m = NULL;
-	uint64_t t0 = 5 * SEC_NS, off;
-	pid_t pid = getpid();
+	struct perf_map *m = perf_map__open_process(INT_MAX, SEC_NS);
 
-	remove_own_map(NULL);
-	assert_null(perf_map__resolve(&m, pid, 0x1000, t0, &off));
 	assert_non_null(m);
 	assert_int_equal(perf_map__cnt(m), 0);
+	assert_true(perf_map__closed(m));
+	perf_map__refresh(m, 2 * SEC_NS);
 	assert_int_equal(perf_map__load_cnt(m), 0);
+	perf_map__put(m);
+}
 
-	write_own_map("1000 10 late_fn\n");
-	assert_null(perf_map__resolve(&m, pid, 0x1000, t0 + SEC_NS / 2, &off));
-	assert_int_equal(perf_map__load_cnt(m), 0);
-	assert_string_equal(perf_map__resolve(&m, pid, 0x1000, t0 + SEC_NS, &off), "late_fn");
-	assert_int_equal(perf_map__load_cnt(m), 1);
-	perf_map__free(m);
+/*
+ * The map a process writes as it exits (the JVM's -XX:+DumpPerfMapAtExit) is read by
+ * perf_map__close() after the process is gone and reaped: /proc/PID is no more, the map holds
+ * the process's root.
+ */
+static void test_close_after_exit(void **state)
+{
+	char path[64], go;
+	struct perf_map *m;
+	int to_child[2], status;
+	pid_t pid;
+	FILE *f;
 
-	/* A process that does not exist: empty, no error. */
-	m = NULL;
-	assert_null(perf_map__resolve(&m, INT_MAX, 0x1000, t0, &off));
+	assert_int_equal(pipe(to_child), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		close(to_child[1]);
+		if (read(to_child[0], &go, 1) != 1)
+			_exit(1);
+		snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+		f = fopen(path, "w");
+		if (!f || fputs("5000 20 written_at_exit\n", f) < 0 || fclose(f))
+			_exit(1);
+		_exit(0);
+	}
+	close(to_child[0]);
+	m = perf_map__open_process(pid, SEC_NS);
 	assert_non_null(m);
 	assert_int_equal(perf_map__cnt(m), 0);
-	assert_null(perf_map__resolve(&m, INT_MAX, 0x1000, t0 + 2 * SEC_NS, &off));
-	perf_map__free(m);
-	perf_map__free(NULL);
+	assert_int_equal(write(to_child[1], "x", 1), 1);
+	close(to_child[1]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && !WEXITSTATUS(status));
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	assert_int_equal(access(path, F_OK), -1);
+	perf_map__close(m, 2 * SEC_NS);
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
+	unlink(path);
+	assert_find(m, 0x5004, "written_at_exit", 4);
+	perf_map__put(m);
 }
 
 int main(void)
@@ -404,8 +432,9 @@ int main(void)
 		cmocka_unit_test(test_edges),
 		cmocka_unit_test(test_status),
 		cmocka_unit_test_teardown(test_load, remove_own_map),
-		cmocka_unit_test_teardown(test_resolve, remove_own_map),
-		cmocka_unit_test_teardown(test_resolve_missing, remove_own_map),
+		cmocka_unit_test_teardown(test_refresh, remove_own_map),
+		cmocka_unit_test(test_refresh_no_process),
+		cmocka_unit_test(test_close_after_exit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

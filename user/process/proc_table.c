@@ -25,7 +25,7 @@ struct proc {
 	struct proc_table *table;
 	struct proc_stats stats;
 	struct stack_size_state copy; /* its stack copy size (stack_size.c) */
-	struct perf_map *perf_map;    /* JIT names (perf_map__resolve()); NULL until needed */
+	struct perf_map *perf_map;    /* JIT names (proc__perf_map()); NULL until needed */
 	UT_hash_handle hh;
 };
 
@@ -96,7 +96,7 @@ static void proc__free(struct proc_table *pt, struct proc *p)
 	/* The Dwfl first: it points to the unwinder's context. */
 	addr_space__free(p->as);
 	unwinder__free(p->uw);
-	perf_map__free(p->perf_map);
+	perf_map__put(p->perf_map);
 	free(p);
 }
 
@@ -183,8 +183,20 @@ int proc_table__fork(struct proc_table *pt, uint32_t parent, uint32_t child)
 	return 0;
 }
 
+/* The process's perf map is read a last time and let go (the aggregate may keep it). */
+static void proc__close_perf_map(struct proc *p)
+{
+	if (!p->perf_map)
+		return;
+	perf_map__close(p->perf_map, now_ns());
+	perf_map__put(p->perf_map);
+	p->perf_map = NULL;
+}
+
 static void proc__set_exited(struct proc *p, bool exited)
 {
+	if (exited)
+		proc__close_perf_map(p);
 	p->exited = exited;
 	addr_space__set_exited(p->as, exited);
 }
@@ -196,8 +208,7 @@ void proc_table__exec(struct proc_table *pt, uint32_t tgid, const char *comm)
 	if (!p)
 		return;
 	/* A new image: its JIT, if any, writes a new perf map. */
-	perf_map__free(p->perf_map);
-	p->perf_map = NULL;
+	proc__close_perf_map(p);
 	proc__set_exited(p, false);
 	snprintf(p->comm, sizeof(p->comm), "%s", comm);
 	addr_space__exec(p->as, !pt->opts.lazy_maps);
@@ -341,7 +352,9 @@ struct stack_size_state *proc__stack_copy(struct proc *p)
 	return &p->copy;
 }
 
-struct perf_map **proc__perf_map(struct proc *p)
+struct perf_map *proc__perf_map(struct proc *p)
 {
-	return &p->perf_map;
+	if (!p->perf_map)
+		p->perf_map = perf_map__open_process((pid_t)p->tgid, now_ns());
+	return p->perf_map;
 }

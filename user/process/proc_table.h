@@ -118,7 +118,11 @@ struct unwinder *proc__unwinder(struct proc *p);
 struct proc_stats *proc__stats(struct proc *p);
 /* Its stack copy size (stack_size.c). */
 struct stack_size_state *proc__stack_copy(struct proc *p);
-/* Its JIT names (perf_map__resolve()): *slot is NULL until needed, dropped at exec. */
-struct perf_map **proc__perf_map(struct proc *p);
+/*
+ * Its JIT names: its perf map (perf_map__open_process()), opened at the first call, closed
+ * (read a last time) at exec and exit. The process entry holds a reference; take one to keep
+ * it longer. NULL when memory runs out.
+ */
+struct perf_map *proc__perf_map(struct proc *p);
 
 #endif /* BPFPROF_PROC_TABLE_H */

@@ -8,6 +8,7 @@
 #include <uthash.h>
 #include "profile/aggregate.h"
 #include "process/module_cache.h"
+#include "symbols/perf_map.h"
 #include "util/strtab.h"
 #include "util/util.h"
 
@@ -77,6 +78,7 @@ void aggregate__free(struct aggregate *agg)
 	for (i = 0; i < agg->loc_cnt; i++) {
 		if (agg->locs[i].entry)
 			module__put(agg->locs[i].entry);
+		perf_map__put(agg->locs[i].jit);
 		free(agg->locs[i].lines);
 	}
 	free(agg->loc_keys);
@@ -140,24 +142,20 @@ static int grow_locations(struct aggregate *agg)
 	return 0;
 }
 
-int64_t aggregate__location(struct aggregate *agg, enum frame_kind kind, struct module *entry,
-			    uint64_t addr, uint32_t name)
+/* The location of key, added on first use with a reference on entry or jit. */
+static int64_t location(struct aggregate *agg, const struct loc_key *key, struct module *entry,
+			struct perf_map *jit)
 {
-	struct loc_key key = {
-		.addr = addr,
-		.entry = (uintptr_t)entry,
-		.kind = kind,
-		.name = name,
-	};
-	uint64_t h = (addr ^ key.entry ^ ((uint64_t)name << 32 | kind)) * 0x9e3779b97f4a7c15ull;
+	uint64_t h = (key->addr ^ key->entry ^ ((uint64_t)key->name << 32 | key->kind)) *
+		     0x9e3779b97f4a7c15ull;
 	uint32_t *slot = &agg->loc_cache[h >> (64 - LOC_CACHE_BITS)];
 	struct agg_location *l;
 	struct loc_entry *e;
 	size_t id;
 
-	if (*slot && !memcmp(&agg->loc_keys[*slot - 1].key, &key, sizeof(key)))
+	if (*slot && !memcmp(&agg->loc_keys[*slot - 1].key, key, sizeof(*key)))
 		return *slot - 1;
-	HASH_FIND(hh, agg->loc_hash, &key, sizeof(key), e);
+	HASH_FIND(hh, agg->loc_hash, key, sizeof(*key), e);
 	if (e) {
 		*slot = e - agg->loc_keys + 1;
 		return *slot - 1;
@@ -167,22 +165,54 @@ int64_t aggregate__location(struct aggregate *agg, enum frame_kind kind, struct 
 	id = agg->loc_cnt;
 	l = &agg->locs[id];
 	memset(l, 0, sizeof(*l));
-	l->kind = kind;
-	l->name = name;
-	l->addr = addr;
-	if (name != AGG_NO_NAME) {
+	l->kind = key->kind;
+	l->name = key->name;
+	l->addr = key->addr;
+	if (key->name != AGG_NO_NAME && !jit) {
 		l->lines = calloc(1, sizeof(*l->lines));
 		if (!l->lines)
 			return -ENOMEM;
-		l->lines[0].function = name;
+		l->lines[0].function = key->name;
 		l->lines_cnt = 1;
 	}
 	l->entry = entry ? module__get(entry) : NULL;
+	l->jit = jit ? perf_map__get(jit) : NULL;
 	e = &agg->loc_keys[id];
-	e->key = key;
+	e->key = *key;
 	HASH_ADD(hh, agg->loc_hash, key, sizeof(e->key), e);
 	agg->loc_cnt++;
 	*slot = id + 1;
+	return id;
+}
+
+int64_t aggregate__location(struct aggregate *agg, enum frame_kind kind, struct module *entry,
+			    uint64_t addr, uint32_t name)
+{
+	struct loc_key key = {
+		.addr = addr,
+		.entry = (uintptr_t)entry,
+		.kind = kind,
+		.name = name,
+	};
+
+	return location(agg, &key, entry, NULL);
+}
+
+int64_t aggregate__jit_location(struct aggregate *agg, struct perf_map *jit, uint64_t addr,
+				uint32_t fallback)
+{
+	/* Another kind than aggregate__location()'s FRAME_JIT (named at once): the map's
+	 * address in the entry field cannot match a module's. */
+	struct loc_key key = {
+		.addr = addr,
+		.entry = (uintptr_t)jit,
+		.kind = FRAME_JIT | 0x100,
+		.name = fallback,
+	};
+	int64_t id = location(agg, &key, NULL, jit);
+
+	if (id >= 0)
+		agg->locs[id].kind = FRAME_JIT;
 	return id;
 }
 
@@ -318,4 +348,10 @@ int aggregate__for_each_frames(const struct aggregate *agg, aggregate_frames_fn 
 out:
 	free(frames);
 	return ret;
+}
+
+void aggregate__set_kind(struct aggregate *agg, uint32_t id, enum frame_kind kind)
+{
+	if (id < agg->loc_cnt)
+		agg->locs[id].kind = kind;
 }

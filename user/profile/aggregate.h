@@ -14,6 +14,7 @@
 
 struct aggregate;
 struct module;
+struct perf_map;
 
 /* Frame kinds, for outputs that tell them apart (folded suffixes, colours). */
 enum frame_kind {
@@ -43,8 +44,10 @@ struct agg_location {
 	enum frame_kind kind;	/* FRAME_USER, FRAME_KERNEL, FRAME_JIT or FRAME_PYTHON */
 	uint32_t name;		/* string id given when added, or AGG_NO_NAME */
 	struct module *entry;	/* the ELF file (a reference the aggregate holds), or NULL */
+	struct perf_map *jit;	/* FRAME_JIT: the process's perf map (a reference the
+				 * aggregate holds), named at output; else NULL */
 	uint64_t addr;		/* ELF virtual address in entry (the call, not the return
-					 * address), kernel address, or 0 */
+					 * address), kernel address, JIT code address, or 0 */
 	struct agg_line *lines; /* innermost first (an inlined function before the one
 					 * it was inlined into); NULL until symbolized */
 	uint32_t lines_cnt;
@@ -81,12 +84,22 @@ size_t aggregate__strings(const struct aggregate *agg);
  */
 int64_t aggregate__location(struct aggregate *agg, enum frame_kind kind, struct module *entry,
 			    uint64_t addr, uint32_t name);
+/*
+ * The id of the location of JIT code at addr (the call, not the return address) in a process
+ * whose perf map is jit, added on first use (taking a reference on jit): FRAME_JIT, named by
+ * the symbolizer from the map as it is at output time, or by fallback (a string id: what to
+ * show when the map has no entry there). Returns a negative errno.
+ */
+int64_t aggregate__jit_location(struct aggregate *agg, struct perf_map *jit, uint64_t addr,
+				uint32_t fallback);
 const struct agg_location *aggregate__loc(const struct aggregate *agg, uint32_t id);
 size_t aggregate__locations(const struct aggregate *agg);
 
 /* Sets the lines of location id (copied), innermost first. 0 or -ENOMEM/-EINVAL. */
 int aggregate__set_lines(struct aggregate *agg, uint32_t id, const struct agg_line *lines,
 			 uint32_t cnt);
+/* Sets the kind of location id (a JIT location its perf map does not name is FRAME_USER). */
+void aggregate__set_kind(struct aggregate *agg, uint32_t id, enum frame_kind kind);
 
 /* Adds count samples of thread tid of process pid, named comm (string id), with the stack
  * locs[0..n), root first. 0 or -ENOMEM. */

@@ -77,9 +77,9 @@ static const char *mapping_name(const struct mapping *m)
 
 /*
  * The location of a user frame: (ELF file, ELF virtual address) when the mapping's file is
- * open, named later by the symbolizer; else a name now: "file+0xOFF" (file offset) for a file
- * that could not be opened, for anonymous memory its symbol in the process's perf map (JIT code,
- * FRAME_JIT) or "[anon]+0xOFF", "[unknown]" outside mappings.
+ * open, named later by the symbolizer; in anonymous memory (JIT code) its address, named later
+ * from the process's perf map or else "[anon]+0xOFF"; else a name now: "file+0xOFF" (file
+ * offset) for a file that could not be opened, "[unknown]" outside mappings.
  */
 static int64_t user_location(struct sample_handler *sh, struct proc *p,
 			     const struct unwind_frame *f, const char **module)
@@ -88,7 +88,8 @@ static int64_t user_location(struct sample_handler *sh, struct proc *p,
 	 * frame's mapping there). */
 	uint64_t pc = f->is_activation ? f->pc : f->pc - 1;
 	const struct mapping *m = f->mapping;
-	const char *base, *jit;
+	struct perf_map *jit;
+	const char *base;
 	int64_t name;
 
 	*module = mapping_name(m);
@@ -100,14 +101,12 @@ static int64_t user_location(struct sample_handler *sh, struct proc *p,
 	if (!m) {
 		name = aggregate__string(sh->agg, "[unknown]");
 	} else if (!m->path) {
-		jit = perf_map__resolve(proc__perf_map(p), proc__tgid(p), pc, now_ns(), NULL);
-		if (jit) {
-			name = aggregate__string(sh->agg, jit);
-			if (name < 0)
-				return name;
-			return aggregate__location(sh->agg, FRAME_JIT, NULL, 0, name);
-		}
 		name = aggregate__string_fmt(sh->agg, "[anon]+0x%" PRIx64, pc - m->start);
+		jit = proc__perf_map(p);
+		if (name < 0 || !jit)
+			return name < 0 ? name : -ENOMEM;
+		/* Named when the profile is written, from the map as it is then. */
+		return aggregate__jit_location(sh->agg, jit, pc, name);
 	} else {
 		base = strrchr(m->path, '/');
 		name = aggregate__string_fmt(sh->agg, "%s+0x%" PRIx64, base ? base + 1 : m->path,

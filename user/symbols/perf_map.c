@@ -26,8 +26,11 @@ struct perf_map {
 	size_t bad_cnt;
 	char *text; /* the file's contents, names NUL-terminated in place */
 
-	/* perf_map__resolve() state */
-	char *path;	     /* /proc/PID/root/tmp/perf-NSPID.map; NULL until known */
+	int refs;
+
+	/* A process's map (perf_map__open_process()) */
+	int root_fd;	     /* the process's root (/proc/PID/root, O_PATH); -1 once closed */
+	char *path;	     /* tmp/perf-NSPID.map, in root_fd; NULL for other maps */
 	uid_t uids[4];	     /* the process's, from /proc/PID/status */
 	uint64_t checked_ns; /* last look at the file (CLOCK_MONOTONIC) */
 	bool have_id;	     /* the file below was seen (read, or refused) */
@@ -46,10 +49,29 @@ struct perf_map_entry {
 	size_t seq;
 };
 
-void perf_map__free(struct perf_map *m)
+static struct perf_map *map_new(void)
 {
-	if (!m)
+	struct perf_map *m = calloc(1, sizeof(*m));
+
+	if (m) {
+		m->refs = 1;
+		m->root_fd = -1;
+	}
+	return m;
+}
+
+struct perf_map *perf_map__get(struct perf_map *m)
+{
+	m->refs++;
+	return m;
+}
+
+void perf_map__put(struct perf_map *m)
+{
+	if (!m || --m->refs > 0)
 		return;
+	if (m->root_fd >= 0)
+		close(m->root_fd);
 	free(m->ranges);
 	free(m->text);
 	free(m->path);
@@ -309,7 +331,7 @@ static struct perf_map *read_fd(int fd, const struct stat *st)
 	/* Room for what may be appended while we read, so most reads fit. */
 	cap = st->st_size + 4096;
 	text = malloc(cap + 1);
-	m = calloc(1, sizeof(*m));
+	m = map_new();
 	if (!text || !m) {
 		err = -ENOMEM;
 		goto cleanup;
@@ -345,7 +367,7 @@ static struct perf_map *read_fd(int fd, const struct stat *st)
 cleanup:
 	free(text);
 	if (err) {
-		perf_map__free(m);
+		perf_map__put(m);
 		errno = -err;
 		return NULL;
 	}
@@ -444,16 +466,20 @@ int perf_map__parse_status(const char *text, size_t len, pid_t *nspid, uid_t uid
 	return missing ? -ENOENT : 0;
 }
 
-/* m->path and m->uids for process pid, from its /proc/PID/status. 0 or a negative errno. */
-static int proc_perf_map_path(struct perf_map *m, pid_t pid)
+/*
+ * m->root_fd, m->path and m->uids for process pid: its root directory (O_PATH: still usable
+ * after the process exits), the map's path in it and the owners allowed, from
+ * /proc/PID/status. 0 or a negative errno (-ESRCH: no such process).
+ */
+static int locate(struct perf_map *m, pid_t pid)
 {
-	char status_path[64], text[8192], *path;
+	char proc_path[64], text[8192], *path;
 	pid_t nspid = pid;
 	ssize_t n;
 	int fd, err;
 
-	snprintf(status_path, sizeof(status_path), "/proc/%d/status", (int)pid);
-	fd = open(status_path, O_RDONLY | O_CLOEXEC);
+	snprintf(proc_path, sizeof(proc_path), "/proc/%d/status", (int)pid);
+	fd = open(proc_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
 	/* NSpid and Uid are in the first 2 KiB; a short read is no worry. */
@@ -466,8 +492,18 @@ static int proc_perf_map_path(struct perf_map *m, pid_t pid)
 	err = perf_map__parse_status(text, n, &nspid, m->uids);
 	if (err && err != -ENOENT)
 		return err;
-	if (asprintf(&path, "/proc/%d/root/tmp/perf-%d.map", (int)pid, (int)nspid) < 0)
+	/* Its root, as the process sees "/" (a container's): a magic link, followed on purpose. */
+	snprintf(proc_path, sizeof(proc_path), "/proc/%d/root", (int)pid);
+	fd = open(proc_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	if (asprintf(&path, "tmp/perf-%d.map", (int)nspid) < 0) {
+		close(fd);
 		return -ENOMEM;
+	}
+	if (m->root_fd >= 0)
+		close(m->root_fd);
+	m->root_fd = fd;
 	free(m->path);
 	m->path = path;
 	return 0;
@@ -483,45 +519,48 @@ static bool owner_ok(const struct perf_map *m, uid_t uid)
 	return uid == 0;
 }
 
-/* Opens m->path and reads it into a new map, checked as perf_map__load() says. */
-static struct perf_map *open_checked(const struct perf_map *m, struct stat *st)
+/*
+ * Opens m's file (m->path in m->root_fd), checked as perf_map__load() says, into *st. The
+ * descriptor or a negative errno.
+ */
+static int open_checked(const struct perf_map *m, struct stat *st)
 {
-	struct perf_map *n = NULL;
-	int fd, err = 0;
+	char *path;
+	int fd;
 
-	fd = file__open_regular(m->path, O_NOFOLLOW, st);
-	if (fd < 0) {
-		errno = -fd;
-		return NULL;
+	fd = file__open_regular_in_root(m->root_fd, m->path, O_NOFOLLOW, st);
+	if (fd == -ENOSYS) {
+		/* Before Linux 5.6: the path through /proc (the process must be alive). */
+		if (asprintf(&path, "/proc/self/fd/%d/%s", m->root_fd, m->path) < 0)
+			return -ENOMEM;
+		fd = file__open_regular(path, O_NOFOLLOW, st);
+		free(path);
 	}
-	if (!owner_ok(m, st->st_uid)) {
-		err = -EPERM;
-		goto cleanup;
+	if (fd >= 0 && !owner_ok(m, st->st_uid)) {
+		close(fd);
+		return -EPERM;
 	}
-	n = read_fd(fd, st);
-	if (!n)
-		err = -errno;
-cleanup:
-	close(fd);
-	if (err)
-		errno = -err;
-	return n;
+	return fd;
 }
 
 struct perf_map *perf_map__load(pid_t pid)
 {
-	struct perf_map tmp = {}, *m;
+	struct perf_map *tmp = map_new(), *m = NULL;
 	struct stat st;
-	int err;
+	int fd, err;
 
-	err = proc_perf_map_path(&tmp, pid);
-	if (err) {
-		errno = -err;
+	if (!tmp)
 		return NULL;
+	err = locate(tmp, pid);
+	fd = err ? err : open_checked(tmp, &st);
+	if (fd >= 0) {
+		m = read_fd(fd, &st);
+		err = m ? 0 : -errno;
+		close(fd);
+	} else {
+		err = fd;
 	}
-	m = open_checked(&tmp, &st);
-	err = m ? 0 : -errno;
-	free(tmp.path);
+	perf_map__put(tmp);
 	if (err)
 		errno = -err;
 	return m;
@@ -543,28 +582,46 @@ static bool same_id(const struct perf_map *m, const struct stat *st)
 	       m->mtime.tv_nsec == st->st_mtim.tv_nsec;
 }
 
-/*
- * Looks at pid's perf map at now_ns and reads it again if it changed. Entries read before stay
- * when the file is gone or cannot be read; a file refused (owner, type, size) is remembered by
- * its identity, so it is not read again until it changes.
- */
-static void refresh(struct perf_map *m, pid_t pid, uint64_t now_ns)
+struct perf_map *perf_map__open_process(pid_t pid, uint64_t now_ns)
+{
+	struct perf_map *m = map_new();
+
+	if (!m)
+		return NULL;
+	/* A process already gone (or a /proc we cannot read) leaves an empty map. */
+	if (!locate(m, pid))
+		perf_map__refresh(m, now_ns);
+	m->checked_ns = now_ns;
+	return m;
+}
+
+void perf_map__refresh(struct perf_map *m, uint64_t now_ns)
 {
 	struct perf_map *n;
 	struct stat st;
+	int fd;
 
 	m->checked_ns = now_ns;
-	if (!m->path && proc_perf_map_path(m, pid))
+	if (m->root_fd < 0 || !m->path)
 		return;
-	if (lstat(m->path, &st)) {
-		m->have_id = false;
+	fd = open_checked(m, &st);
+	if (fd < 0) {
+		/* Entries read before stay: a JIT removes its map at exit. A file refused (owner,
+		 * type) is remembered by its identity, so it is not read again until it changes. */
+		if (fd == -EPERM || fd == -EINVAL)
+			set_id(m, &st);
+		else
+			m->have_id = false;
 		return;
 	}
-	if (same_id(m, &st))
+	if (same_id(m, &st)) {
+		close(fd);
 		return;
-	n = open_checked(m, &st);
+	}
+	n = read_fd(fd, &st);
+	close(fd);
 	if (!n) {
-		if (errno != ENOMEM && errno != ENOENT)
+		if (errno != ENOMEM)
 			set_id(m, &st);
 		return;
 	}
@@ -578,26 +635,24 @@ static void refresh(struct perf_map *m, pid_t pid, uint64_t now_ns)
 	m->load_cnt++;
 	n->ranges = NULL;
 	n->text = NULL;
-	perf_map__free(n);
+	perf_map__put(n);
 }
 
-const char *perf_map__resolve(struct perf_map **mapp, pid_t pid, uint64_t addr, uint64_t now_ns,
-			      uint64_t *off)
+void perf_map__close(struct perf_map *m, uint64_t now_ns)
 {
-	struct perf_map *m = *mapp;
-	const char *name;
+	if (m->root_fd < 0)
+		return;
+	perf_map__refresh(m, now_ns);
+	close(m->root_fd);
+	m->root_fd = -1;
+}
 
-	if (!m) {
-		m = calloc(1, sizeof(*m));
-		if (!m)
-			return NULL;
-		*mapp = m;
-		refresh(m, pid, now_ns);
-		return perf_map__find(m, addr, off);
-	}
-	name = perf_map__find(m, addr, off);
-	if (name || now_ns - m->checked_ns < BPFPROF_PERF_MAP_RECHECK_NS)
-		return name;
-	refresh(m, pid, now_ns);
-	return perf_map__find(m, addr, off);
+bool perf_map__closed(const struct perf_map *m)
+{
+	return m->root_fd < 0;
+}
+
+uint64_t perf_map__checked_ns(const struct perf_map *m)
+{
+	return m->checked_ns;
 }

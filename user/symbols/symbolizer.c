@@ -9,6 +9,7 @@
 #include "profile/stage_timer.h"
 #include "symbols/debuginfod.h"
 #include "symbols/module_symbols.h"
+#include "symbols/perf_map.h"
 #include "symbols/symbolizer.h"
 #include "symbols/symtab.h"
 #include "unwind/cfi_table.h"
@@ -114,6 +115,33 @@ static int elf_location_lines(struct aggregate *agg, const struct agg_location *
 	return err ? err : 1;
 }
 
+/*
+ * The name of JIT location id from its process's perf map, read again first if this run has
+ * not looked at it yet (run_ns: the run's start) and the process still runs (a map written
+ * after the samples: code compiled late, the JVM's map at exit, read by perf_map__close()).
+ * Not in the map: the fallback the location was added with, as a native frame.
+ */
+static int jit_lines(struct aggregate *agg, uint32_t id, uint64_t run_ns, struct agg_line *lines)
+{
+	const struct agg_location *l = aggregate__loc(agg, id);
+	const char *name;
+	int64_t s;
+
+	if (!perf_map__closed(l->jit) && perf_map__checked_ns(l->jit) < run_ns)
+		perf_map__refresh(l->jit, run_ns);
+	name = perf_map__find(l->jit, l->addr, NULL);
+	if (!name) {
+		aggregate__set_kind(agg, id, FRAME_USER);
+		lines[0] = (struct agg_line){ .function = l->name };
+		return 1;
+	}
+	s = aggregate__string(agg, name);
+	if (s < 0)
+		return s;
+	lines[0] = (struct agg_line){ .function = s };
+	return 1;
+}
+
 /* The lines of location l: 1..SYMBOLIZE_MAX_INLINE, 0 for a location the symbolizer does not
  * name, or a negative errno. */
 static int location_lines(struct symbolizer *sym, struct aggregate *agg,
@@ -174,7 +202,7 @@ int symbolizer__run(struct symbolizer *sym, struct aggregate *agg)
 {
 	struct agg_line lines[SYMBOLIZE_MAX_INLINE];
 	size_t i, to = aggregate__locations(agg);
-	uint64_t t0;
+	uint64_t t0, run_ns = now_ns();
 	int n, err;
 
 	if (!has_unnamed(agg))
@@ -187,7 +215,10 @@ int symbolizer__run(struct symbolizer *sym, struct aggregate *agg)
 	for (i = 0; i < to; i++) {
 		if (aggregate__loc(agg, i)->lines_cnt)
 			continue;
-		n = location_lines(sym, agg, aggregate__loc(agg, i), lines);
+		if (aggregate__loc(agg, i)->jit)
+			n = jit_lines(agg, i, run_ns, lines);
+		else
+			n = location_lines(sym, agg, aggregate__loc(agg, i), lines);
 		if (n < 0)
 			return n;
 		if (!n)

@@ -5,23 +5,19 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <linux/openat2.h>
 #include <sys/resource.h>
 #include <sys/select.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "util/file.h"
 
-int file__open_regular(const char *path, int flags, struct stat *st)
+/* The type check and the reopen of file__open_regular() on pfd, an O_PATH descriptor it closes. */
+static int reopen_regular(int pfd, struct stat *st)
 {
 	char fd_path[32];
-	struct stat tmp;
-	int pfd, fd = -1, err = 0;
+	int fd = -1, err = 0;
 
-	if (!st)
-		st = &tmp;
-	/* O_PATH does not open the file itself: no wait for a FIFO's writer, no device open. */
-	pfd = open(path, O_PATH | O_CLOEXEC | (flags & O_NOFOLLOW));
-	if (pfd < 0)
-		return -errno;
 	if (fstat(pfd, st)) {
 		err = -errno;
 	} else if (!S_ISREG(st->st_mode)) {
@@ -39,6 +35,33 @@ int file__open_regular(const char *path, int flags, struct stat *st)
 	}
 	close(pfd);
 	return err ? err : fd;
+}
+
+int file__open_regular(const char *path, int flags, struct stat *st)
+{
+	struct stat tmp;
+	int pfd;
+
+	/* O_PATH does not open the file itself: no wait for a FIFO's writer, no device open. */
+	pfd = open(path, O_PATH | O_CLOEXEC | (flags & O_NOFOLLOW));
+	if (pfd < 0)
+		return -errno;
+	return reopen_regular(pfd, st ? st : &tmp);
+}
+
+int file__open_regular_in_root(int root_fd, const char *path, int flags, struct stat *st)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC | (flags & O_NOFOLLOW),
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	struct stat tmp;
+	int pfd;
+
+	pfd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
+	if (pfd < 0)
+		return -errno;
+	return reopen_regular(pfd, st ? st : &tmp);
 }
 
 int file__move_high(int fd)

@@ -19,6 +19,16 @@
 int file__open_regular(const char *path, int flags, struct stat *st);
 
 /*
+ * file__open_regular() of path resolved inside the directory root_fd as if it were "/"
+ * (openat2(2) RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, Linux 5.6): a symlink anywhere on path,
+ * absolute or with "..", stays under root_fd. For a file in another process's root
+ * (/proc/PID/root opened O_PATH), which that process's users control, and which stays
+ * reachable through root_fd after the process exits. Same flags, *st and errors, and -ENOSYS
+ * on kernels without openat2.
+ */
+int file__open_regular_in_root(int root_fd, const char *path, int flags, struct stat *st);
+
+/*
  * For descriptors kept open long (one per cached ELF file): raises the soft RLIMIT_NOFILE to
  * the hard limit once, then moves fd to a number >= FD_SETSIZE when the limit allows, out of
  * the way of select()-based code (libmicrohttpd's) and of the files bpfprof writes. Returns
