@@ -626,6 +626,18 @@ complete_share() {
 		END { print total + 0, ok + 0, pct(ok, total) }' "$1"
 }
 
+# complete_share_re FILE COMM ROOT_RE CHAIN_RE: complete_share with CHAIN_RE a regular expression
+# matched against ";USER-STACK;" (JIT frames, whose names carry source positions and tiers).
+complete_share_re() {
+	Q_COMM=$2 Q_ROOT_RE=$3 Q_CHAIN=$4 awk "$FOLDED_AWK"'
+		parse($0) && selected() {
+			total += cnt
+			if (user ~ root_re && (";" user ";") ~ chain)
+				ok += cnt
+		}
+		END { print total + 0, ok + 0, pct(ok, total) }' "$1"
+}
+
 # leaf_share FILE COMM LEAF [BELOW]: % of COMM's samples whose user leaf is LEAF; with BELOW,
 # of those samples only whose stack holds the frame BELOW (the program's own work, not its
 # exec and dynamic loading).

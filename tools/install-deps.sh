@@ -38,7 +38,8 @@ pkgs=(
 	libxml2-utils		# tests: xmllint on the SVG flame graph
 	valgrind		# tests: memcheck on bpfprof report (run-memcheck.sh)
 	systemd			# tests: systemd-analyze verify of the agent's unit
-	nodejs			# tests: deploy manifests checked with npm kubernetes-models
+	nodejs			# tests: deploy manifests checked with npm kubernetes-models; V8's JIT
+	openjdk-17-jdk-headless	# tests: HotSpot's JIT code (run-java.sh)
 )
 
 [ $# -gt 0 ] && pkgs=("$@")
