@@ -22,8 +22,9 @@ TOTALS_RE=$STATS_TOTALS_RE
 
 # The awk part of the queries below: proc() parses "bpfprof: process PID (COMM): N samples,
 # P% to root; stops: ..." into pid, pcomm, psamples, proot, pstops; mod() parses
-# "bpfprof:   module PATH: N frames, N stops (REASON N, ...)" into mpath, mframes, mstops,
-# mreasons; reason(LIST, NAME) is NAME's count in "REASON N, REASON N" (0 if absent).
+# "bpfprof:   module PATH: N frames (METHOD N, ...), N stops (REASON N, ...)" into mpath,
+# mframes, mmethods, mstops, mreasons; reason(LIST, NAME) is NAME's count in "REASON N, REASON N"
+# (0 if absent), for methods too.
 STATS_AWK='
 function proc(line,    s) {
 	if (line !~ /^bpfprof: process [0-9]+ \(.*\): [0-9]+ samples, [0-9.]+% to root/)
@@ -47,17 +48,20 @@ function proc(line,    s) {
 	return 1
 }
 function mod(line,    s) {
-	if (line !~ /^bpfprof:   module .*: [0-9]+ frames, [0-9]+ stops/)
+	if (line !~ /^bpfprof:   module .*: [0-9]+ frames \(.*\), [0-9]+ stops/)
 		return 0
 	s = line
 	sub(/^bpfprof:   module /, "", s)
 	mpath = s
-	sub(/: [0-9]+ frames, [0-9]+ stops.*$/, "", mpath)
+	sub(/: [0-9]+ frames \(.*$/, "", mpath)
+	s = substr(s, length(mpath) + 3)
 	mframes = s
-	sub(/.*: /, "", mframes)
-	sub(/ frames, .*/, "", mframes)
+	sub(/ frames .*/, "", mframes)
+	mmethods = s
+	sub(/^[0-9]+ frames \(/, "", mmethods)
+	sub(/\), [0-9]+ stops.*$/, "", mmethods)
 	mstops = s
-	sub(/.* frames, /, "", mstops)
+	sub(/.*\), /, "", mstops)
 	sub(/ stops.*/, "", mstops)
 	mreasons = ""
 	if (s ~ / stops \(.*\)$/) {
@@ -91,15 +95,17 @@ process_stats() {
 		}' "$1"
 }
 
-# module_stats FILE COMM MODULE: "FRAMES STOPS NO_CFI_STOPS" of the module line whose path ends
-# in /MODULE, below the first process line of COMM; or nothing.
+# module_stats FILE COMM MODULE: "FRAMES STOPS NO_CFI_STOPS CFI_FRAMES FP_FRAMES" of the module
+# line whose path ends in /MODULE, below the first process line of COMM (CFI_FRAMES unwound by
+# the CFI rows, FP_FRAMES by libdwfl's frame-pointer guess); or nothing.
 module_stats() {
 	Q_COMM=$2 Q_MODULE=$3 awk "$STATS_AWK"'
 		proc($0) { if (inside) exit; inside = pcomm == ENVIRON["Q_COMM"]; next }
 		inside && mod($0) {
 			n = length(ENVIRON["Q_MODULE"]) + 1
 			if (substr(mpath, length(mpath) - n + 1) == "/" ENVIRON["Q_MODULE"]) {
-				print mframes, mstops, reason(mreasons, "no CFI")
+				print mframes, mstops, reason(mreasons, "no CFI"),
+					reason(mmethods, "CFI"), reason(mmethods, "frame pointer")
 				exit
 			}
 		}' "$1"
@@ -146,12 +152,15 @@ test_no_cfi() {
 		}
 		END { print n + 0 }' "$p.folded")
 	read -r -a mod <<<"$(module_stats "$p.err" nocfi libnocfi.so)"
-	echo "  libnocfi.so: module line ${mod[*]:-missing} (frames, stops, no CFI stops); $lib_samples samples in it"
+	echo "  libnocfi.so: module line ${mod[*]:-missing} (frames, stops, no CFI stops, by CFI, by frame pointer); $lib_samples samples in it"
 	assert_ge stats_nocfi_lib_samples "$lib_samples" "$(cpu_floor "$p" 1 4)"
 	assert_grep stats_nocfi_module_line "$p.err" \
-		'^bpfprof:   module /.*/libnocfi\.so: [0-9]+ frames, [0-9]+ stops'
+		'^bpfprof:   module /.*/libnocfi\.so: [0-9]+ frames \(.*\), [0-9]+ stops'
 	assert_within stats_nocfi_module_no_cfi_stops \
 		"$(ratio_pct "${mod[2]:-x}" "$lib_samples")" 100 "$NO_CFI_TOLERANCE_PCT" %
+	# Each of them left libnocfi.so by libdwfl's frame-pointer guess: --stats says so.
+	assert_within stats_nocfi_module_fp_frames \
+		"$(ratio_pct "${mod[4]:-x}" "$lib_samples")" 100 "$NO_CFI_TOLERANCE_PCT" %
 	assert_within stats_nocfi_process_no_cfi_stops \
 		"$(ratio_pct "${PROC[2]:-x}" "$lib_samples")" 100 "$NO_CFI_TOLERANCE_PCT" %
 	assert_grep stats_nocfi_totals_line "$p.err" "$TOTALS_RE"
@@ -173,10 +182,12 @@ test_chain() {
 	samples=$(chain_stats "$p.folded" chain '^_start;' "$CHAIN")
 	samples=${samples%% *}
 	read -r -a mod <<<"$(module_stats "$p.err" chain libchain.so)"
-	echo "  libchain.so: module line ${mod[*]:-missing} (frames, stops, no CFI stops); $samples samples in chain_leaf, $lib_frames frames each"
+	echo "  libchain.so: module line ${mod[*]:-missing} (frames, stops, no CFI stops, by CFI, by frame pointer); $samples samples in chain_leaf, $lib_frames frames each"
 	assert_grep stats_chain_module_line "$p.err" \
-		'^bpfprof:   module /.*/libchain\.so: [0-9]+ frames, [0-9]+ stops'
+		'^bpfprof:   module /.*/libchain\.so: [0-9]+ frames \(.*\), [0-9]+ stops'
 	assert_ge stats_chain_module_frames "${mod[0]:-missing}" $((samples * lib_frames))
+	# All unwound by the CFI rows (the fast path).
+	assert_eq stats_chain_module_cfi_frames "${mod[3]:-missing}" "${mod[0]:-missing}"
 	assert_grep stats_chain_totals_line "$p.err" "$TOTALS_RE"
 	assert_eq stats_chain_events_lost "$(events_lost "$p.err")" 0
 }

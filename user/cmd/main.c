@@ -17,6 +17,7 @@
 static void set_globals(const struct bpfprof_opts *o)
 {
 	stage_timers_on = o->stats;
+	unwind__set_methods(o->stats);
 	demangle__set(!o->no_demangle);
 	demangle__set_full_names(o->full_names);
 	if (o->unwinder_set)

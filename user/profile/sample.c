@@ -291,7 +291,7 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 		return err;
 	if (sh->opts.stats &&
 	    unwind_stats__add(sh->opts.stats, s->tgid, proc__comm(p)[0] ? proc__comm(p) : comm,
-			      sh->modules, cnt, stop, unwinder__stop_frame(uw)))
+			      sh->frames, sh->modules, cnt, stop, unwinder__stop_frame(uw)))
 		return -ENOMEM;
 	for (i = s->kstack_cnt; i-- > 0;) {
 		id = aggregate__location(sh->agg, FRAME_KERNEL, NULL, s->kstack[i], AGG_NO_NAME);

@@ -8,6 +8,7 @@
 
 struct module_stats {
 	uint64_t frames;
+	uint64_t methods[UNWIND_BY_CNT]; /* frames per unwinding method */
 	uint64_t stops[UNWIND_STOP_CNT];
 	UT_hash_handle hh;
 	char name[];
@@ -101,8 +102,8 @@ void unwind_stats__stack(struct unwind_stats *us, uint32_t tgid, uint32_t bytes,
 }
 
 int unwind_stats__add(struct unwind_stats *us, uint32_t tgid, const char *comm,
-		      const char *const *modules, size_t cnt, enum unwind_stop stop,
-		      size_t stop_frame)
+		      const struct unwind_frame *frames, const char *const *modules, size_t cnt,
+		      enum unwind_stop stop, size_t stop_frame)
 {
 	struct proc_stats_entry *p = proc__get(us, tgid);
 	struct module_stats *m;
@@ -120,6 +121,8 @@ int unwind_stats__add(struct unwind_stats *us, uint32_t tgid, const char *comm,
 		if (!m)
 			return -ENOMEM;
 		m->frames++;
+		if (frames[i].method < UNWIND_BY_CNT)
+			m->methods[frames[i].method]++;
 		if (i == stop_frame)
 			m->stops[stop]++;
 	}
@@ -142,6 +145,20 @@ static void print_stops(FILE *fp, const uint64_t *stops, bool with_root)
 		if ((i == UNWIND_STOP_ROOT && !with_root) || !stops[i])
 			continue;
 		fprintf(fp, "%s%s %llu", sep, unwind_stop_names[i], (unsigned long long)stops[i]);
+		sep = ", ";
+	}
+}
+
+/* "CFI 120, Go pcsp 3": the frames of each unwinding method used. */
+static void print_methods(FILE *fp, const uint64_t *methods)
+{
+	const char *sep = "";
+	int i;
+
+	for (i = 0; i < UNWIND_BY_CNT; i++) {
+		if (!methods[i])
+			continue;
+		fprintf(fp, "%s%s %llu", sep, unwind_method_names[i], (unsigned long long)methods[i]);
 		sep = ", ";
 	}
 }
@@ -181,8 +198,10 @@ void unwind_stats__print(const struct unwind_stats *us, FILE *fp, unsigned int m
 			for (j = 0; j < UNWIND_STOP_CNT; j++)
 				if (j != UNWIND_STOP_ROOT)
 					stops += m->stops[j];
-			fprintf(fp, "bpfprof:   module %s: %llu frames, %llu stops", m->name,
-				(unsigned long long)m->frames, (unsigned long long)stops);
+			fprintf(fp, "bpfprof:   module %s: %llu frames (", m->name,
+				(unsigned long long)m->frames);
+			print_methods(fp, m->methods);
+			fprintf(fp, "), %llu stops", (unsigned long long)stops);
 			if (stops) {
 				fprintf(fp, " (");
 				print_stops(fp, m->stops, false);

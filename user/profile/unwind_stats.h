@@ -10,8 +10,8 @@
 
 /*
  * Counts, per process (tgid, kept after the process is freed) and per module (ELF path, or
- * "[anon]", "[unknown]"): samples, samples unwound to the root, frames, and why unwinding
- * stopped, attributed to the module of the last frame reached: that is where CFI was missing
+ * "[anon]", "[unknown]"): samples, samples unwound to the root, frames (per unwinding method:
+ * enum unwind_method), and why unwinding stopped, attributed to the module of the last frame reached: that is where CFI was missing
  * or a read failed.
  */
 struct unwind_stats;
@@ -19,12 +19,12 @@ struct unwind_stats;
 struct unwind_stats *unwind_stats__new(void);
 void unwind_stats__free(struct unwind_stats *us);
 
-/* One sample of tgid (comm: the process name) unwound to frames whose modules are
- * modules[0..cnt) (innermost first, NULL for no mapping), ended for stop at frame
- * stop_frame. 0 or -ENOMEM. */
+/* One sample of tgid (comm: the process name) unwound to frames[0..cnt) (innermost first; each
+ * one's unwinding method counted) whose modules are modules[0..cnt) (NULL for no mapping),
+ * ended for stop at frame stop_frame. 0 or -ENOMEM. */
 int unwind_stats__add(struct unwind_stats *us, uint32_t tgid, const char *comm,
-		      const char *const *modules, size_t cnt, enum unwind_stop stop,
-		      size_t stop_frame);
+		      const struct unwind_frame *frames, const char *const *modules, size_t cnt,
+		      enum unwind_stop stop, size_t stop_frame);
 
 /* The stack copy of one sample of tgid: bytes copied, the copy size then in force, whether
  * its unwind ran out of copied stack. Counted in the process line of --stats. */

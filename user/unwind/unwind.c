@@ -69,6 +69,19 @@ const char *const unwind_stop_names[UNWIND_STOP_CNT] = {
  * integration tests), 20 times faster. */
 static enum unwind_mode unwind_mode = UNWIND_MODE_FAST;
 static bool mode_chosen; /* by unwind__set_mode() or BPFPROF_UNWINDER */
+static bool methods_on;	 /* unwind__set_methods() */
+
+const char *const unwind_method_names[UNWIND_BY_CNT] = {
+	[UNWIND_BY_CFI_TABLE] = "CFI",
+	[UNWIND_BY_GO] = "Go pcsp",
+	[UNWIND_BY_DWFL] = "libdwfl CFI",
+	[UNWIND_BY_DWFL_FP] = "frame pointer",
+};
+
+void unwind__set_methods(bool on)
+{
+	methods_on = on;
+}
 static uint64_t diff_samples, diff_divergent;
 static struct unwind_frame *diff_frames; /* the fast path's frames in UNWIND_MODE_DIFF */
 static size_t diff_frames_cap;
@@ -239,9 +252,10 @@ static inline void frame_locate(struct unwinder *ctx, struct unwind_frame *f,
 }
 
 /* Appends frame (pc, activation) with sp unless it repeats the last one (a loop) or fills the
- * array: the frame callback's rules, shared by both unwinders. m is the mapping holding pc. */
+ * array: the frame callback's rules, shared by both unwinders. m is the mapping holding pc;
+ * method, how the frame will be unwound. */
 static int frame_add(struct unwinder *ctx, uint64_t pc, uint64_t sp, bool activation,
-		     const struct mapping *m)
+		     const struct mapping *m, enum unwind_method method)
 {
 	struct unwind_frame *f;
 
@@ -252,6 +266,7 @@ static int frame_add(struct unwinder *ctx, uint64_t pc, uint64_t sp, bool activa
 	f->pc = pc;
 	f->sp = sp;
 	f->is_activation = activation;
+	f->method = method;
 	frame_locate(ctx, f, m);
 	return ctx->frames_cnt < ctx->frames_cap ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
@@ -284,7 +299,7 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 		return DWARF_CB_ABORT;
 	}
 	dwfl_frame_reg(state, SP_REG, &sp);
-	return frame_add(ctx, pc, sp, activation, m);
+	return frame_add(ctx, pc, sp, activation, m, UNWIND_BY_DWFL);
 }
 
 /* Whether CFI (.eh_frame, else .debug_frame) describes pc in dwfl. */
@@ -326,6 +341,19 @@ static void blame_missing_cfi(struct unwinder *ctx, Dwfl *dwfl, enum unwind_stop
 		*stop = UNWIND_STOP_ERROR;
 		ctx->stop_frame = i;
 		return;
+	}
+}
+
+/* Frames from first on that libdwfl unwound by its frame-pointer guess (no CFI covers them). */
+static void mark_frame_pointer_steps(struct unwinder *ctx, Dwfl *dwfl, size_t first)
+{
+	struct unwind_frame *f;
+	size_t i;
+
+	for (i = first; i < ctx->frames_cnt; i++) {
+		f = &ctx->frames[i];
+		if (!has_cfi(dwfl, f->is_activation ? f->pc : f->pc - 1))
+			f->method = UNWIND_BY_DWFL_FP;
 	}
 }
 
@@ -411,6 +439,8 @@ static int dwfl_walk(struct unwinder *ctx, enum unwind_stop *stop)
 	ctx->stop_frame = ctx->frames_cnt ? ctx->frames_cnt - 1 : 0;
 	if (*stop != UNWIND_STOP_ROOT && *stop != UNWIND_STOP_DEPTH)
 		blame_missing_cfi(ctx, dwfl, stop);
+	if (methods_on)
+		mark_frame_pointer_steps(ctx, dwfl, first);
 	/* Last use of dwfl: a mapping change seen while unwinding may drop it now. */
 	addr_space__dwfl_end(ctx->as, false);
 	if (*stop != UNWIND_STOP_ROOT && log__enabled(LOG_DEBUG))
@@ -515,7 +545,7 @@ static int go_step(struct unwinder *ctx, const struct fast_mapping *fm, uint64_t
 		return -1;
 	ctx->bad_read = 0;
 	ctx->go_frames = true;
-	err = frame_add(ctx, pc, sp, initial, fm->m);
+	err = frame_add(ctx, pc, sp, initial, fm->m, UNWIND_BY_GO);
 	if (err || gf.top)
 		return err;
 	/* A Go function with a frame keeps its caller's rbp just below the return address. */
@@ -575,7 +605,7 @@ static int fast_walk(struct unwinder *ctx)
 		/* The frame callback's part. */
 		ctx->bad_read = 0;
 		err = frame_add(ctx, pc, ctx->regs_mask & 1u << SP_REG ? ctx->regs[SP_REG] : 0,
-				initial, fm->m);
+				initial, fm->m, UNWIND_BY_CFI_TABLE);
 		if (err)
 			return err;
 		/* Unwind it: the CFA from this frame's registers, then the caller's registers in

@@ -49,6 +49,24 @@ uint64_t unwind__diff_divergent(void);
 /* Names for the summary, indexed by enum unwind_stop. */
 extern const char *const unwind_stop_names[UNWIND_STOP_CNT];
 
+/* How a frame was unwound: what found its caller (--stats counts frames per method). */
+enum unwind_method {
+	UNWIND_BY_CFI_TABLE, /* the fast path's CFI rows (.eh_frame, .debug_frame) */
+	UNWIND_BY_GO,	     /* Go's pcsp table (.gopclntab), as Go's own traceback */
+	UNWIND_BY_DWFL,	     /* libdwfl with the file's CFI (rows the fast path cannot express) */
+	UNWIND_BY_DWFL_FP,   /* libdwfl's frame-pointer guess: no CFI covers the frame (JIT code) */
+	UNWIND_BY_CNT,
+};
+
+/* Names for --stats, indexed by enum unwind_method. */
+extern const char *const unwind_method_names[UNWIND_BY_CNT];
+
+/*
+ * Whether unwind__sample() tells libdwfl's frames with CFI from its frame-pointer guesses
+ * (UNWIND_BY_DWFL_FP): one more CFI lookup per such frame, for --stats. Off by default.
+ */
+void unwind__set_methods(bool on);
+
 /* One user frame. */
 struct unwind_frame {
 	uint64_t pc;	    /* the frame's pc: a return address for callers */
@@ -61,6 +79,10 @@ struct unwind_frame {
 	const struct mapping *mapping;
 	uint64_t elf_addr; /* that address in mapping's ELF file (minus its bias), with
 			    * mapping->entry; else 0 */
+	/* enum unwind_method: how its caller was found (the last frame's: how the walk found it
+	 * had none, or what failed); libdwfl's frames are UNWIND_BY_DWFL unless
+	 * unwind__set_methods() */
+	uint8_t method;
 };
 
 /*
