@@ -75,7 +75,7 @@ const char *const unwind_method_names[UNWIND_BY_CNT] = {
 	[UNWIND_BY_CFI_TABLE] = "CFI",
 	[UNWIND_BY_GO] = "Go pcsp",
 	[UNWIND_BY_DWFL] = "libdwfl CFI",
-	[UNWIND_BY_DWFL_FP] = "frame pointer",
+	[UNWIND_BY_FP] = "frame pointer",
 };
 
 void unwind__set_methods(bool on)
@@ -353,7 +353,7 @@ static void mark_frame_pointer_steps(struct unwinder *ctx, Dwfl *dwfl, size_t fi
 	for (i = first; i < ctx->frames_cnt; i++) {
 		f = &ctx->frames[i];
 		if (!has_cfi(dwfl, f->is_activation ? f->pc : f->pc - 1))
-			f->method = UNWIND_BY_DWFL_FP;
+			f->method = UNWIND_BY_FP;
 	}
 }
 
@@ -558,6 +558,42 @@ static int go_step(struct unwinder *ctx, const struct fast_mapping *fm, uint64_t
 }
 
 /*
+ * A frame no CFI covers, in anonymous memory (JIT code) or in a file whose CFI has no FDE for
+ * it (node's embedded builtins; in_file), on the fast path: stepped out of as libdwfl's x86-64
+ * frame-pointer guess does (elfutils backends/x86_64_unwind.c), so both unwinders agree: the return address at [rbp + 8], the caller's rbp at [rbp] (0 when
+ * unreadable), its sp rbp + 16, its other registers unknown. The walk then goes on with CFI
+ * where the caller has it, instead of leaving the rest of the stack to libdwfl. Returns -1
+ * when the frame is not such a frame or the guess cannot be made (rbp unknown or 0, the return
+ * address unreadable or 0): libdwfl takes the frame and ends the walk its way. Else as
+ * go_step().
+ */
+static int fp_step(struct unwinder *ctx, uint64_t pc, uint64_t addr, bool initial,
+		   const struct mapping *in_file)
+{
+	const struct mapping *m = in_file ? in_file : addr_space__mapping(ctx->as, addr);
+	uint64_t fp, prev, ra;
+	int err;
+
+	if (!m || (!in_file && (m->entry || m->path)) || !(ctx->regs_mask & 1u << BP_REG))
+		return -1;
+	fp = ctx->regs[BP_REG];
+	if (!fp || !stack_read(ctx, fp + 8, &ra) || !ra)
+		return -1;
+	if (!stack_read(ctx, fp, &prev))
+		prev = 0;
+	ctx->bad_read = 0;
+	err = frame_add(ctx, pc, ctx->regs_mask & 1u << SP_REG ? ctx->regs[SP_REG] : 0, initial,
+			m, UNWIND_BY_FP);
+	if (err)
+		return err;
+	ctx->regs[BP_REG] = prev;
+	ctx->regs[SP_REG] = fp + 16;
+	ctx->regs[PC_REG] = ra;
+	ctx->regs_mask = 1u << BP_REG | 1u << SP_REG | 1u << PC_REG;
+	return 2;
+}
+
+/*
  * The fast path: walks the frames with the CFI table rows over the copied stack slice,
  * evaluating each row as libdwfl's handle_cfi() evaluates libdw's (frame_unwind.c): registers
  * in DWARF order, an undefined or unreadable return address or a zero one ends the walk, a
@@ -587,6 +623,15 @@ static int fast_walk(struct unwinder *ctx)
 			if (err == 2) {
 				if (!ctx->regs[PC_REG])
 					return 0;
+				initial = false;
+				continue;
+			}
+			if (err >= 0 || err == DWARF_CB_ABORT)
+				return err;
+		}
+		if (!row && (!fm || fm->table)) {
+			err = fp_step(ctx, pc, addr, initial, fm ? fm->m : NULL);
+			if (err == 2) {
 				initial = false;
 				continue;
 			}

@@ -54,7 +54,8 @@ enum unwind_method {
 	UNWIND_BY_CFI_TABLE, /* the fast path's CFI rows (.eh_frame, .debug_frame) */
 	UNWIND_BY_GO,	     /* Go's pcsp table (.gopclntab), as Go's own traceback */
 	UNWIND_BY_DWFL,	     /* libdwfl with the file's CFI (rows the fast path cannot express) */
-	UNWIND_BY_DWFL_FP,   /* libdwfl's frame-pointer guess: no CFI covers the frame (JIT code) */
+	UNWIND_BY_FP,	     /* the frame pointer: no CFI covers the frame (JIT code), as
+			      * libdwfl's x86-64 guess does it (both unwinders) */
 	UNWIND_BY_CNT,
 };
 
@@ -63,7 +64,7 @@ extern const char *const unwind_method_names[UNWIND_BY_CNT];
 
 /*
  * Whether unwind__sample() tells libdwfl's frames with CFI from its frame-pointer guesses
- * (UNWIND_BY_DWFL_FP): one more CFI lookup per such frame, for --stats. Off by default.
+ * (UNWIND_BY_FP): one more CFI lookup per frame libdwfl unwinds, for --stats. Off by default.
  */
 void unwind__set_methods(bool on);
 
