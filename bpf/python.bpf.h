@@ -12,6 +12,14 @@
 #ifndef BPFPROF_PYTHON_BPF_H
 #define BPFPROF_PYTHON_BPF_H
 
+/*
+ * Whether the kernel has bpf_loop() (Linux 5.17: the programs for 5.17+, not the compat ones):
+ * set by the loader. The walks' loops run through it: its callback is checked once, where a
+ * bounded loop is checked step by step (the Python walk cost the checker 215,000 instructions
+ * at each start, 3-5 s under qemu's TCG). False: the bounded loops, the other branch pruned.
+ */
+const volatile bool have_bpf_loop __weak = false;
+
 /* _PyInterpreterFrame.owner of the entry frame _PyEval_EvalFrameDefault pushes (3.12+:
  * Include/internal/pycore_frame.h, enum _frameowner). */
 #define PY_FRAME_OWNED_BY_CSTACK 3
@@ -24,6 +32,8 @@
 #define PY_INTERPS_MAX		 4
 /* py_thread_state(): the process has more than one interpreter (bit 0 of the address). */
 #define PY_TSTATE_MORE		 1ull
+/* Steps of the walk: every frame kept, the entry frames between, each interpreter's start. */
+#define PY_WALK_STEPS (BPFPROF_PY_FRAMES_MAX + 8 + 2 * PY_INTERPS_MAX)
 /* py_codes_seen slots (a power of two). */
 #define PY_CODES_SEEN_SZ	 65536
 
@@ -90,6 +100,45 @@ static __always_inline __u64 py_read_ptr(__u64 addr)
 /* A field of the frame read into buf: off is bounded so the verifier sees the access inside. */
 #define PY_FRAME_FIELD(buf, off, type) (*(type *)((buf) + ((off) & (PY_FRAME_READ_SZ - 1))))
 
+/* py_thread_state()'s search: the state in an interpreter's thread list, or the next list. */
+struct py_tstate_ctx {
+	const struct py_offsets *o;
+	__u64 interp; /* the interpreter whose list is walked */
+	__u64 tstate; /* the next PyThreadState in it, 0 at its end */
+	__u64 fsbase; /* the sampled thread's: thread_id */
+	__u64 found;  /* the state found, or 0 */
+	__u32 skip;   /* interpreters with a state of the thread still to pass */
+};
+
+/* One step: 1 when the search ends (found set, or no interpreter left), else 0. */
+static __always_inline long py_tstate_step(struct py_tstate_ctx *c)
+{
+	if (!c->tstate) {
+		c->interp = py_read_ptr(c->interp + c->o->interp_next);
+		if (!c->interp)
+			return 1;
+		c->tstate = py_read_ptr(c->interp + c->o->interp_tstate_head);
+		return 0;
+	}
+	if (py_read_ptr(c->tstate + c->o->tstate_thread_id) == c->fsbase) {
+		if (!c->skip) {
+			c->found = c->tstate;
+			return 1;
+		}
+		/* This interpreter's is not the one wanted: the next interpreter. */
+		c->skip--;
+		c->tstate = 0;
+		return 0;
+	}
+	c->tstate = py_read_ptr(c->tstate + c->o->tstate_next);
+	return 0;
+}
+
+static long py_tstate_cb(__u32 i, void *ctx)
+{
+	return py_tstate_step(ctx);
+}
+
 /*
  * The PyThreadState of the current thread (tid) in the skip-th interpreter that has one: the
  * first whose thread_id, pthread_self() (on x86-64 glibc and musl the thread pointer, the fs
@@ -103,8 +152,9 @@ static __always_inline __u64 py_read_ptr(__u64 addr)
  */
 __noinline __u64 py_thread_state(__u32 tgid, __u32 tid, __u32 skip, __u64 fsbase)
 {
+	struct py_tstate_ctx c;
 	const struct py_offsets *o;
-	__u64 interp, tstate, *cached, more;
+	__u64 interp, *cached, more;
 	bool single;
 	struct py_proc *pp;
 	int i;
@@ -130,33 +180,146 @@ __noinline __u64 py_thread_state(__u32 tgid, __u32 tid, __u32 skip, __u64 fsbase
 	} else if (skip && single) {
 		return 0; /* one interpreter: nothing further to look at */
 	}
-	tstate = py_read_ptr(interp + o->interp_tstate_head);
-	for (i = 0; i < BPFPROF_PY_THREADS_MAX; i++) {
-		if (!tstate) {
-			interp = py_read_ptr(interp + o->interp_next);
-			if (!interp)
-				return 0;
-			tstate = py_read_ptr(interp + o->interp_tstate_head);
-			continue;
-		}
-		if (py_read_ptr(tstate + o->tstate_thread_id) == fsbase) {
-			if (!skip) {
-				if (single)
-					bpf_map_update_elem(&py_tstates, &tid, &tstate, BPF_ANY);
-				return tstate | more;
-			}
-			/* This interpreter's is not the one wanted: the next interpreter. */
-			skip--;
-			tstate = 0;
-			continue;
-		}
-		tstate = py_read_ptr(tstate + o->tstate_next);
+	c.o = o;
+	c.interp = interp;
+	c.tstate = py_read_ptr(interp + o->interp_tstate_head);
+	c.fsbase = fsbase;
+	c.skip = skip;
+	c.found = 0;
+	if (have_bpf_loop) {
+		bpf_loop(BPFPROF_PY_THREADS_MAX, py_tstate_cb, &c, 0);
+	} else {
+		for (i = 0; i < BPFPROF_PY_THREADS_MAX; i++)
+			if (py_tstate_step(&c))
+				break;
 	}
+	if (!c.found)
+		return 0;
+	if (single)
+		bpf_map_update_elem(&py_tstates, &tid, &c.found, BPF_ANY);
+	return c.found | more;
+}
+
+/* What one step of the walk needs (bpf_loop()'s callback context: the caller's stack). */
+struct py_walk_ctx {
+	const struct py_proc *pp;
+	struct py_stack_record *rec;
+	struct py_scratch *sc;
+	__u32 stop; /* PY_STOP_*, when the walk ends */
+};
+
+/*
+ * One step of py_walk(): the next interpreter's current frame, or one frame recorded. Returns 1
+ * when the walk ends (w->stop set, or PY_STOP_DEPTH left), else 0. Its state lives in the
+ * scratch, so each step starts from the same registers: the checker's states prune.
+ */
+static __always_inline long py_walk_step(struct py_walk_ctx *w)
+{
+	const struct py_offsets *o = &w->pp->off;
+	struct py_stack_record *rec = w->rec;
+	struct py_scratch *sc = w->sc;
+	__u64 tstate, frame, code, instr, key;
+	__u32 n, rd;
+	__u8 owner;
+
+	frame = sc->next;
+	n = sc->n;
+	if (!frame) {
+		/* The thread's frames in the next interpreter it has a state in. */
+		if (sc->interps >= PY_INTERPS_MAX) {
+			w->stop = PY_STOP_ROOT;
+			return 1;
+		}
+		tstate = sc->tstates[sc->interps & (PY_INTERPS_MAX - 1)];
+		sc->interps++;
+		if (!tstate) {
+			w->stop = n ? PY_STOP_ROOT :
+				   sc->interps == 1 ? PY_STOP_NO_THREAD : PY_STOP_NO_FRAME;
+			return 1;
+		}
+		frame = py_read_ptr(tstate + o->tstate_frame);
+		sc->cframe = 0;
+		if (o->cframe_frame != PY_OFF_NONE && frame) {
+			if (o->frames == PY_FRAMES_IS_ENTRY)
+				sc->cframe = frame; /* in the innermost activation */
+			frame = py_read_ptr(frame + o->cframe_frame);
+		}
+		sc->next = frame;
+		sc->group_leaf = 0;
+		return 0;
+	}
+	if (n >= BPFPROF_PY_FRAMES_MAX)
+		return 1;
+	rd = sc->rd;
+	if (rd > PY_FRAME_READ_SZ)
+		rd = PY_FRAME_READ_SZ;
+	if (bpf_probe_read_user(sc->frame, rd, (void *)frame)) {
+		w->stop = PY_STOP_READ;
+		return 1;
+	}
+	code = PY_FRAME_FIELD(sc->frame, o->frame_code, __u64);
+	owner = 0;
+	if (o->frame_owner != PY_OFF_NONE)
+		owner = PY_FRAME_FIELD(sc->frame, o->frame_owner, __u8);
+	sc->next = PY_FRAME_FIELD(sc->frame, o->frame_back, __u64);
+	if (o->frames == PY_FRAMES_SHIM && owner == PY_FRAME_OWNED_BY_CSTACK) {
+		/* The entry frame below a C call's frames, a local of that call: its
+		 * caller is their root, and its address their anchor. */
+		if (n > 0) {
+			n = (n - 1) & (BPFPROF_PY_FRAMES_MAX - 1);
+			rec->frames[n].instr |= PY_INSTR_ENTRY;
+			rec->frames[n].anchor = frame;
+		}
+		sc->group_leaf = 0;
+		return 0;
+	}
+	if (!sc->group_leaf)
+		sc->group_leaf = frame;
+	if (o->frames == PY_FRAMES_OBJECTS) {
+		/* f_lasti: an int, in code units; -1 before the first instruction. */
+		instr = PY_FRAME_FIELD(sc->frame, o->frame_instr, __s32);
+		instr = (__s64)instr < 0 ? 0 : instr * 2;
+	} else {
+		instr = PY_FRAME_FIELD(sc->frame, o->frame_instr, __u64);
+		instr = instr > code + o->code_bytecode ? instr - code - o->code_bytecode : 0;
+	}
+	instr &= ~(__u64)PY_INSTR_ENTRY;
+	if (o->frames == PY_FRAMES_OBJECTS || (o->frames == PY_FRAMES_IS_ENTRY && owner))
+		instr |= PY_INSTR_ENTRY;
+	key = py_read_ptr(code + o->code_firstlineno);
+	barrier_var(n);
+	n &= BPFPROF_PY_FRAMES_MAX - 1;
+	rec->frames[n].code = code;
+	rec->frames[n].instr = instr;
+	rec->frames[n].key = (__u32)key ^ (__u32)(key >> 32) * 0x9e3779b1u;
+	rec->frames[n].anchor = 0;
+	sc->n = n + 1;
+	if (o->frames == PY_FRAMES_IS_ENTRY && owner) {
+		/* 3.11: the group's C call keeps its _PyCFrame in its stack frame, its
+		 * current_frame the group's first; the chain goes on with previous. */
+		if (sc->cframe &&
+		    py_read_ptr(sc->cframe + o->cframe_frame) == sc->group_leaf) {
+			rec->frames[n].anchor = sc->cframe;
+			sc->cframe = py_read_ptr(sc->cframe + o->cframe_previous);
+		} else {
+			sc->cframe = 0; /* not in step: no anchors after */
+		}
+		sc->group_leaf = 0;
+	}
+
 	return 0;
 }
 
+/* bpf_loop()'s callback (Linux 5.17+): checked once, whatever the number of steps. */
+static long py_walk_cb(__u32 i, void *ctx)
+{
+	return py_walk_step(ctx);
+}
+
 /*
- * Fills rec's frames, leaf first, from the thread's current frame; sets cnt and stop.
+ * Walks the Python frames of thread tid (its fs base fsbase) of process pp into rec. Frames
+ * are kept leaf first, at most BPFPROF_PY_FRAMES_MAX; the thread's frames in each interpreter it
+ * has a state in, newest interpreter first (a subinterpreter's below the main one's).
  * A frame is recorded with its code object, the byte offset of its instruction, and
  * PY_INSTR_ENTRY on the first frame of each C call of the evaluator (the root of the group of
  * frames one native _PyEval_EvalFrameDefault activation runs): user space splices each group
@@ -165,10 +328,10 @@ __noinline __u64 py_thread_state(__u32 tgid, __u32 tid, __u32 skip, __u64 fsbase
 static __always_inline void py_walk(const struct py_proc *pp, __u32 tid, __u64 fsbase,
 				    struct py_stack_record *rec, struct py_scratch *sc)
 {
+	struct py_walk_ctx w = { .pp = pp, .rec = rec, .sc = sc, .stop = PY_STOP_DEPTH };
 	const struct py_offsets *o = &pp->off;
-	__u64 tstate, frame, code, instr, key, more;
-	__u32 n, stop = PY_STOP_DEPTH, rd;
-	__u8 owner;
+	__u64 more;
+	__u32 n, rd;
 	int i;
 
 	rec->cnt = 0;
@@ -196,95 +359,16 @@ static __always_inline void py_walk(const struct py_proc *pp, __u32 tid, __u64 f
 						  ~PY_TSTATE_MORE :
 					  0;
 
-	for (i = 0; i < BPFPROF_PY_FRAMES_MAX + 8 + 2 * PY_INTERPS_MAX; i++) {
-		frame = sc->next;
-		n = sc->n;
-		if (!frame) {
-			/* The thread's frames in the next interpreter it has a state in. */
-			if (sc->interps >= PY_INTERPS_MAX) {
-				stop = PY_STOP_ROOT;
+	if (have_bpf_loop) {
+		bpf_loop(PY_WALK_STEPS, py_walk_cb, &w, 0);
+	} else {
+		for (i = 0; i < PY_WALK_STEPS; i++)
+			if (py_walk_step(&w))
 				break;
-			}
-			tstate = sc->tstates[sc->interps & (PY_INTERPS_MAX - 1)];
-			sc->interps++;
-			if (!tstate) {
-				stop = n ? PY_STOP_ROOT :
-					   sc->interps == 1 ? PY_STOP_NO_THREAD : PY_STOP_NO_FRAME;
-				break;
-			}
-			frame = py_read_ptr(tstate + o->tstate_frame);
-			sc->cframe = 0;
-			if (o->cframe_frame != PY_OFF_NONE && frame) {
-				if (o->frames == PY_FRAMES_IS_ENTRY)
-					sc->cframe = frame; /* in the innermost activation */
-				frame = py_read_ptr(frame + o->cframe_frame);
-			}
-			sc->next = frame;
-			sc->group_leaf = 0;
-			continue;
-		}
-		if (n >= BPFPROF_PY_FRAMES_MAX)
-			break;
-		rd = sc->rd;
-		if (rd > PY_FRAME_READ_SZ)
-			rd = PY_FRAME_READ_SZ;
-		if (bpf_probe_read_user(sc->frame, rd, (void *)frame)) {
-			stop = PY_STOP_READ;
-			break;
-		}
-		code = PY_FRAME_FIELD(sc->frame, o->frame_code, __u64);
-		owner = 0;
-		if (o->frame_owner != PY_OFF_NONE)
-			owner = PY_FRAME_FIELD(sc->frame, o->frame_owner, __u8);
-		sc->next = PY_FRAME_FIELD(sc->frame, o->frame_back, __u64);
-		if (o->frames == PY_FRAMES_SHIM && owner == PY_FRAME_OWNED_BY_CSTACK) {
-			/* The entry frame below a C call's frames, a local of that call: its
-			 * caller is their root, and its address their anchor. */
-			if (n > 0) {
-				n = (n - 1) & (BPFPROF_PY_FRAMES_MAX - 1);
-				rec->frames[n].instr |= PY_INSTR_ENTRY;
-				rec->frames[n].anchor = frame;
-			}
-			sc->group_leaf = 0;
-			continue;
-		}
-		if (!sc->group_leaf)
-			sc->group_leaf = frame;
-		if (o->frames == PY_FRAMES_OBJECTS) {
-			/* f_lasti: an int, in code units; -1 before the first instruction. */
-			instr = PY_FRAME_FIELD(sc->frame, o->frame_instr, __s32);
-			instr = (__s64)instr < 0 ? 0 : instr * 2;
-		} else {
-			instr = PY_FRAME_FIELD(sc->frame, o->frame_instr, __u64);
-			instr = instr > code + o->code_bytecode ? instr - code - o->code_bytecode : 0;
-		}
-		instr &= ~(__u64)PY_INSTR_ENTRY;
-		if (o->frames == PY_FRAMES_OBJECTS || (o->frames == PY_FRAMES_IS_ENTRY && owner))
-			instr |= PY_INSTR_ENTRY;
-		key = py_read_ptr(code + o->code_firstlineno);
-		barrier_var(n);
-		n &= BPFPROF_PY_FRAMES_MAX - 1;
-		rec->frames[n].code = code;
-		rec->frames[n].instr = instr;
-		rec->frames[n].key = (__u32)key ^ (__u32)(key >> 32) * 0x9e3779b1u;
-		rec->frames[n].anchor = 0;
-		sc->n = n + 1;
-		if (o->frames == PY_FRAMES_IS_ENTRY && owner) {
-			/* 3.11: the group's C call keeps its _PyCFrame in its stack frame, its
-			 * current_frame the group's first; the chain goes on with previous. */
-			if (sc->cframe &&
-			    py_read_ptr(sc->cframe + o->cframe_frame) == sc->group_leaf) {
-				rec->frames[n].anchor = sc->cframe;
-				sc->cframe = py_read_ptr(sc->cframe + o->cframe_previous);
-			} else {
-				sc->cframe = 0; /* not in step: no anchors after */
-			}
-			sc->group_leaf = 0;
-		}
 	}
 	n = sc->n;
 	rec->cnt = n > BPFPROF_PY_FRAMES_MAX ? BPFPROF_PY_FRAMES_MAX : n;
-	rec->stop = stop;
+	rec->stop = w.stop;
 }
 
 /* Copies len characters of kind bytes each of the compact string at str into dst (sz bytes):
@@ -368,51 +452,78 @@ __noinline int py_code_emit(__u32 tgid, __u64 code, __u32 key)
 	return 0;
 }
 
+/* py_codes_emit()'s pass over the frames of the walk. */
+struct py_codes_ctx {
+	struct py_proc *pp;
+	struct py_scratch *sc;
+	__u32 tgid;
+	__u32 gen;
+};
+
+/* Frame i: its code object copied unless seen. 1 when the pass ends, else 0. */
+static __always_inline long py_codes_step(struct py_codes_ctx *c, __u32 i)
+{
+	struct py_stack_record *rec = &c->sc->rec;
+	struct py_code_seen *seen;
+	__u32 slot, key;
+	__u64 code;
+
+	if (i >= BPFPROF_PY_FRAMES_MAX || i >= rec->cnt || c->sc->emitted >= PY_CODES_PER_SAMPLE ||
+	    c->pp->codes >= BPFPROF_PY_CODES_PER_S)
+		return 1;
+	barrier_var(i);
+	i &= BPFPROF_PY_FRAMES_MAX - 1;
+	code = rec->frames[i].code;
+	key = rec->frames[i].key;
+	slot = (__u32)((code >> 4) * 0x9e3779b97f4a7c15ull >> 40) ^ c->tgid ^ key;
+	slot &= PY_CODES_SEEN_SZ - 1;
+	seen = bpf_map_lookup_elem(&py_codes_seen, &slot);
+	if (!seen)
+		return 1;
+	if (seen->code == code && seen->tgid == c->tgid && seen->key == key && seen->gen == c->gen)
+		return 0;
+	if (py_code_emit(c->tgid, code, key))
+		return 1;
+	seen->code = code;
+	seen->tgid = c->tgid;
+	seen->key = key;
+	seen->gen = c->gen;
+	c->sc->emitted++;
+	__sync_fetch_and_add(&c->pp->codes, 1);
+	return 0;
+}
+
+static long py_codes_cb(__u32 i, void *ctx)
+{
+	return py_codes_step(ctx, i);
+}
+
 /* Copies the code objects of this CPU's walk (py_scratches) not copied before, at most
  * PY_CODES_PER_SAMPLE. A global function, checked once. */
 __noinline int py_codes_emit(__u32 tgid, __u32 gen)
 {
-	struct py_stack_record *rec;
-	struct py_code_seen *seen;
-	struct py_scratch *sc;
-	__u32 slot, zero = 0, cnt, key;
-	__u64 code, now = bpf_ktime_get_ns();
-	struct py_proc *pp;
+	struct py_codes_ctx c;
+	__u32 zero = 0;
+	__u64 now = bpf_ktime_get_ns();
 	int i;
 
-	pp = bpf_map_lookup_elem(&py_procs, &tgid);
-	sc = bpf_map_lookup_elem(&py_scratches, &zero);
-	if (!sc || !pp)
+	c.pp = bpf_map_lookup_elem(&py_procs, &tgid);
+	c.sc = bpf_map_lookup_elem(&py_scratches, &zero);
+	if (!c.sc || !c.pp)
 		return 0;
-	if (now - pp->codes_window_ns > 1000000000ull) {
-		pp->codes_window_ns = now;
-		pp->codes = 0;
+	if (now - c.pp->codes_window_ns > 1000000000ull) {
+		c.pp->codes_window_ns = now;
+		c.pp->codes = 0;
 	}
-	rec = &sc->rec;
-	cnt = rec->cnt;
-	sc->emitted = 0;
-	for (i = 0; i < BPFPROF_PY_FRAMES_MAX; i++) {
-		if (i >= cnt || sc->emitted >= PY_CODES_PER_SAMPLE ||
-		    pp->codes >= BPFPROF_PY_CODES_PER_S)
-			break;
-		code = rec->frames[i].code;
-		key = rec->frames[i].key;
-		slot = (__u32)((code >> 4) * 0x9e3779b97f4a7c15ull >> 40) ^ tgid ^ key;
-		slot &= PY_CODES_SEEN_SZ - 1;
-		seen = bpf_map_lookup_elem(&py_codes_seen, &slot);
-		if (!seen)
-			break;
-		if (seen->code == code && seen->tgid == tgid && seen->key == key &&
-		    seen->gen == gen)
-			continue;
-		if (py_code_emit(tgid, code, key))
-			break;
-		seen->code = code;
-		seen->tgid = tgid;
-		seen->key = key;
-		seen->gen = gen;
-		sc->emitted++;
-		__sync_fetch_and_add(&pp->codes, 1);
+	c.tgid = tgid;
+	c.gen = gen;
+	c.sc->emitted = 0;
+	if (have_bpf_loop) {
+		bpf_loop(BPFPROF_PY_FRAMES_MAX, py_codes_cb, &c, 0);
+	} else {
+		for (i = 0; i < BPFPROF_PY_FRAMES_MAX; i++)
+			if (py_codes_step(&c, i))
+				break;
 	}
 	return 0;
 }
