@@ -71,6 +71,16 @@ struct {
 	__type(value, struct stack_vma);
 } stack_vmas_compat SEC(".maps") __weak;
 
+/* tgid -> 1: the Go processes among the targets (their unwinds used .gopclntab), whose samples
+ * get the stack their thread switched from (go.bpf.h, RECORD_GO_STACK). Set by user space,
+ * deleted at exec and exit by user space too. LRU: a missed exit costs a few reads. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} go_procs SEC(".maps") __weak;
+
 /* tgid -> struct py_proc: the CPython processes among the targets, whose samples get their
  * Python frames (python.bpf.h). Set by user space, and by task_events.bpf.c when a process maps
  * a file of py_binaries; deleted at exec and exit. LRU: a missed exit costs nothing. */

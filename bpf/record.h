@@ -35,6 +35,8 @@
 #define RECORD_MUNMAP 6 /* struct munmap_record: a range is no longer executable code */
 #define RECORD_PY_STACK 7 /* struct py_stack_record: the Python frames of the next sample */
 #define RECORD_PY_CODE  8 /* struct py_code_record: a code object, the first time BPF sees it */
+#define RECORD_GO_STACK 9 /* struct go_stack_record: the stack a Go thread of the next sample
+			   * switched from */
 
 /* sample_record.regs_arch */
 #define BPFPROF_ARCH_X86_64 1
@@ -292,6 +294,35 @@ struct py_code_record {
 	__u8 linetable[BPFPROF_PY_LINETABLE_SZ];
 };
 
+/* go_stack_record sizes (bytes) */
+#define BPFPROF_GO_STACK_SZ    16384 /* copied at most */
+#define BPFPROF_GO_STACK_BELOW 4096  /* of which below the frame pointer found */
+#define BPFPROF_GO_FP_STEPS    32    /* frame pointers followed in the sample's copy, at most */
+
+/*
+ * RECORD_GO_STACK: memory of another stack than the sampled one's, for a Go thread that switched
+ * stacks (runtime.systemstack, morestack: from a goroutine's stack, in heap memory, to the
+ * thread's g0 stack, where the sample was taken). BPF follows the frame-pointer chain from the
+ * sampled rbp through the sample's stack copy (Go keeps frame pointers) to the first frame
+ * pointer outside it, and copies the memory around it: BPFPROF_GO_STACK_BELOW bytes below (the
+ * frame of the function that switched, and its return address), the rest above (its callers'
+ * frames); where the page below is not there (heap pages never touched or given back), from
+ * the frame pointer's page. Written just before the sample's RECORD_SAMPLE (same cpu, tid and time_ns), for
+ * processes user space armed (go_procs); as long as the bytes copied. Only for unwinding, as
+ * the stack copy is.
+ */
+struct go_stack_record {
+	struct record_header hdr;
+	__u32 tgid;
+	__u32 tid;
+	__u64 time_ns; /* the sample's */
+	__u32 cpu;     /* the sample's */
+	__u32 len;     /* valid bytes in data[] */
+	__u64 addr;    /* user address of data[0] */
+	__u64 bp;      /* the frame pointer found outside the sample's copy */
+	__u8 data[BPFPROF_GO_STACK_SZ];
+};
+
 /* Per-CPU counters (BPF percpu array "stats", one element). */
 struct bpf_stats {
 	__u64 samples;		 /* sample records submitted */
@@ -313,6 +344,8 @@ struct bpf_stats {
 	__u64 py_frames;	 /* Python frames in them */
 	__u64 py_codes;		 /* RECORD_PY_CODEs submitted */
 	__u64 py_lost;		 /* Python records lost: ringbuf full */
+	__u64 go_stacks;	 /* RECORD_GO_STACKs submitted */
+	__u64 go_lost;		 /* of them lost: ringbuf full */
 };
 
 _Static_assert(sizeof(struct record_header) == 8, "record_header size");
@@ -321,7 +354,8 @@ _Static_assert(sizeof(struct sample_record) % 8 == 0, "sample_record alignment")
 _Static_assert(sizeof(struct task_record) == 56, "task_record size");
 _Static_assert(sizeof(struct munmap_record) == 40, "munmap_record size");
 _Static_assert(sizeof(struct mmap_record) == 72 + 2 * BPFPROF_PATH_SZ, "mmap_record size");
-_Static_assert(sizeof(struct bpf_stats) == 152, "bpf_stats size");
+_Static_assert(sizeof(struct bpf_stats) == 168, "bpf_stats size");
+_Static_assert(sizeof(struct go_stack_record) == 48 + BPFPROF_GO_STACK_SZ, "go_stack_record size");
 _Static_assert(sizeof(struct py_offsets) == 48, "py_offsets size");
 _Static_assert(sizeof(struct py_proc) == 72, "py_proc size");
 _Static_assert(sizeof(struct py_frame) == 24, "py_frame size");

@@ -8,6 +8,7 @@
 #include "maps.bpf.h"
 #include "compat.bpf.h"
 #include "python.bpf.h"
+#include "go.bpf.h"
 
 #define PF_KTHREAD 0x00200000 /* include/linux/sched.h: a kernel thread */
 #define PAGE_SZ	   4096
@@ -139,6 +140,7 @@ static __always_inline struct sample_record *reserve_sample(__u64 len, __u32 *ca
 struct stack_window {
 	struct stack_vma vma; /* sp's mapping, when vma_known */
 	__u64 sp;
+	__u64 bp;    /* the user rbp (Go stack switches: go.bpf.h) */
 	__u64 start; /* first byte to copy */
 	__u64 len;   /* bytes to copy (0: no user registers, no copy) */
 	bool vma_known;
@@ -349,12 +351,14 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool co
 	task = current_task(compat);
 	user_regs = user_regs_find(task, kernel_mode, &uregs, compat);
 	w.sp = 0;
+	w.bp = 0;
 	w.start = 0;
 	w.len = 0;
 	w.vma_known = false;
 	w.capped = false;
 	if (user_regs) {
 		w.sp = kernel_mode ? BPF_CORE_READ(uregs, sp) : regs->sp;
+		w.bp = kernel_mode ? BPF_CORE_READ(uregs, bp) : regs->bp;
 		stack_window_find(task, pid_tgid, &w, st, compat);
 	}
 
@@ -365,6 +369,9 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool co
 	 * thread, which names its PyThreadState; a probe read with compat, so only for one. */
 	if (python_frames && user_regs && (!compat || py_armed(pid_tgid >> 32)))
 		py_stack(pid_tgid, time_ns, cpu, TASK_FIELD(task, thread.fsbase, compat));
+	/* A Go thread's stack switched from: its record precedes the sample's too. */
+	if (w.len)
+		go_stack(pid_tgid, time_ns, w.bp, w.start, w.len);
 	rec = reserve_sample(w.len, &cap);
 	if (!rec) {
 		__sync_fetch_and_add(&st->lost, 1);

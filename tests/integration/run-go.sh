@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # run-go.sh: Go binaries without symbols, DWARF or CFI (-ldflags='-s -w', Debian's gofmt): their
 # functions named from .gopclntab, and unwound by it (each function's pcsp table, as Go's own
-# traceback does), leaf functions without a frame pointer included.
+# traceback does), leaf functions without a frame pointer included, across the runtime's stack
+# switches (the garbage collector's runtime.systemstack, runtime.mcall, runtime.morestack: from
+# the g0 stack sampled to the goroutine's, copied by BPF as RECORD_GO_STACK).
 . "$(dirname "$0")/../lib.sh"
 require_bpf
 
@@ -13,6 +15,16 @@ GO_SRC=/usr/share/go-1.19/src
 CHAIN='runtime.goexit;runtime.main;main.main;main.level1;main.level2;main.leafSpin'
 MIN_CHAIN_PCT=95
 MIN_NAMED_PCT=99
+# gochain alloc: samples reaching a root (98.8-99.2% in development runs), and of the samples
+# on a g0 stack (runtime.systemstack in their stack: 99.1-99.9%; 69-95% before -- CMD armed the
+# process for RECORD_GO_STACKs ahead of its exec, when the runtime's first collections came
+# before its first sample was handled).
+MIN_ALLOC_ROOT_PCT=95
+MIN_SWITCHED_ROOT_PCT=95
+# gofmt: 92.8-93.8% reach a root; 6% of its samples are in recursions deeper than the largest
+# copy (--max-stack-size 128K: "stack copy truncated").
+MIN_GOFMT_ROOT_PCT=88
+ROOT_RE='^runtime\.(goexit|mstart|rt0_go);'
 
 
 
@@ -31,6 +43,30 @@ test_chain() {
 	# A walk that reached runtime.goexit is complete: --stats says so.
 	assert_ge go_chain_rooted "$(awk '/unwound to root:/ { sub(/%/, "", $5); print $5 }' \
 		"$p.err")" "$MIN_CHAIN_PCT" %
+}
+
+# The garbage collector on the g0 stacks: stacks through runtime.systemstack reach the
+# goroutine's first frame.
+test_alloc() {
+	local p=$TEST_TMP/goalloc share
+
+	run_bpfprof $((RUN_S + 60)) "$p" -F "$HZ" --stats -o "$p.folded" -- \
+		"$TARGETS/gochain_stripped" "$RUN_S" alloc
+	assert_eq go_alloc_exit "$BP_RC" 0
+	read -r -a share <<<"$(complete_share_re "$p.folded" gochain_strippe "$ROOT_RE" '.')"
+	assert_ge go_alloc_samples "${share[0]}" "$(cpu_floor "$p" 1 2)"
+	assert_ge go_alloc_root "${share[2]}" "$MIN_ALLOC_ROOT_PCT" %
+	read -r -a share <<<"$(complete_share_re "$p.folded" gochain_strippe "$ROOT_RE" \
+		';runtime\.systemstack;')"
+	# Of the samples through runtime.systemstack: the same ratio among them.
+	assert_ge go_alloc_systemstack_samples "$(grep -c ';runtime\.systemstack;' "$p.folded")" 1
+	assert_ge go_alloc_switched_root "$(awk -v re="$ROOT_RE" '
+		{ split($1, f, ";"); u = substr($1, length(f[1]) + 2) }
+		u ~ /(^|;)runtime\.systemstack;/ { t += $NF; if (u ~ re) r += $NF }
+		END { printf "%.1f\n", t ? 100 * r / t : 0 }' "$p.folded")" "$MIN_SWITCHED_ROOT_PCT" % \
+		"$(awk -v re="$ROOT_RE" '{ split($1, f, ";"); u = substr($1, length(f[1]) + 2) }
+			u ~ /runtime\.systemstack;/ && u !~ re' "$p.folded" | sort -t' ' -k2 -nr |
+			head -2 | cut -c1-300)"
 }
 
 # Debian's gofmt over Go's own sources: every user frame named (module+0xADDR before).
@@ -54,7 +90,11 @@ test_gofmt() {
 				named += $NF
 		}
 	} END { printf "%.2f\n", t ? 100 * named / t : 0 }' "$p.folded")" "$MIN_NAMED_PCT" %
+	assert_ge gofmt_root "$(awk -v re="$ROOT_RE" '
+		{ split($1, f, ";"); u = substr($1, length(f[1]) + 2); t += $NF; if (u ~ re) r += $NF }
+		END { printf "%.1f\n", t ? 100 * r / t : 0 }' "$p.folded")" "$MIN_GOFMT_ROOT_PCT" %
 }
 
 test_chain
+test_alloc
 test_gofmt

@@ -151,6 +151,32 @@ static void test_py_stack_counts(void **state)
 	free(r);
 }
 
+/* A Go stack record's bytes: no more than BPF copies, than its size holds, nor wrapping. */
+static void test_go_stack_lengths(void **state)
+{
+	struct go_stack_record *r = calloc(1, sizeof(*r) + 8);
+	struct record_view v;
+
+	r->hdr.type = RECORD_GO_STACK;
+	r->len = 64;
+	r->addr = 0xc000034000;
+	r->hdr.sz = offsetof(struct go_stack_record, data) + 64;
+	assert_int_equal(record__decode(r, r->hdr.sz, &v), 0);
+	assert_ptr_equal(v.go_stack, r);
+	r->len = 72; /* more than its size holds */
+	assert_int_equal(record__decode(r, r->hdr.sz, &v), -EINVAL);
+	r->len = BPFPROF_GO_STACK_SZ + 8; /* a size that would hold them, from a capture */
+	r->hdr.sz = offsetof(struct go_stack_record, data) + r->len;
+	assert_int_equal(record__decode(r, r->hdr.sz, &v), -EINVAL);
+	r->len = 64;
+	r->hdr.sz = offsetof(struct go_stack_record, data) + 64;
+	r->addr = UINT64_MAX - 8; /* wraps around the address space */
+	assert_int_equal(record__decode(r, r->hdr.sz, &v), -EINVAL);
+	r->hdr.sz = offsetof(struct go_stack_record, data) - 1;
+	assert_int_equal(record__decode(r, r->hdr.sz, &v), -EINVAL);
+	free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -158,6 +184,7 @@ int main(void)
 		cmocka_unit_test(test_sample_bad_lengths),
 		cmocka_unit_test(test_task_and_unknown),
 		cmocka_unit_test(test_py_stack_counts),
+		cmocka_unit_test(test_go_stack_lengths),
 		cmocka_unit_test(test_comm_unterminated),
 		cmocka_unit_test(test_mmap_path),
 	};

@@ -12,7 +12,9 @@
 #include <unistd.h>
 #include "cmd/modes.h"
 #include "cmd/session.h"
+#include "profile/sample.h"
 #include "sampling/loader.h"
+#include "symbols/gopclntab.h"
 #include "sampling/targets.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -55,6 +57,41 @@ static void child_exec(struct session *s, int go_fd)
 	_exit(errno == ENOENT ? 127 : 126);
 }
 
+/* The file execvp(3) runs for file: itself when it has a '/', else the first executable of
+ * that name along $PATH. NULL when there is none; free it. */
+static char *cmd_path(const char *file)
+{
+	const char *path = getenv("PATH") ?: "/usr/local/bin:/bin:/usr/bin", *p, *end;
+	char *full;
+
+	if (strchr(file, '/'))
+		return strdup(file);
+	for (p = path; *p; p = *end ? end + 1 : end) {
+		end = strchrnul(p, ':');
+		if (asprintf(&full, "%.*s/%s", (int)(end - p), end == p ? "." : p, file) < 0)
+			return NULL;
+		if (!access(full, X_OK))
+			return full;
+		free(full);
+	}
+	return NULL;
+}
+
+/* A Go command is armed for Go stack records before its exec: its start-up's collections
+ * come before its first sample is handled. */
+static void arm_go_cmd(struct session *s)
+{
+	char *path = cmd_path(s->opts->cmd[0]);
+	int err;
+
+	if (path && gopclntab__file_has(path)) {
+		err = sample_handler__go_arm(s->sh, s->child, true);
+		if (err)
+			pr_debug("arm %s for Go stacks: %s", path, strerror(-err));
+	}
+	free(path);
+}
+
 static int start_cmd(struct session *s)
 {
 	int go[2], err;
@@ -79,6 +116,7 @@ static int start_cmd(struct session *s)
 		close(go[1]); /* the child exits 127 */
 		return err;
 	}
+	arm_go_cmd(s);
 	if (write(go[1], "g", 1) != 1)
 		err = -errno;
 	close(go[1]);
@@ -96,6 +134,14 @@ static int add_pids(struct session *s)
 		n = targets__add_tree(s->targets, o->pids[i], TARGET_ACTIVE | TARGET_F_FOLLOW_FORK);
 		if (n < 0)
 			return n;
+		if (n > 0) {
+			char exe[64];
+
+			/* A Go program: armed for Go stack records from its first sample. */
+			snprintf(exe, sizeof(exe), "/proc/%u/exe", o->pids[i]);
+			if (gopclntab__file_has(exe))
+				sample_handler__go_arm(s->sh, o->pids[i], false);
+		}
 		if (n == 0 && !loader__is_target(s->loader, o->pids[i]))
 			pr_warn("PID %u exited before profiling started", o->pids[i]);
 		else if (n > 1)

@@ -475,6 +475,7 @@ int session__setup_pipeline(struct session *s, int ringbuf_fd, uint32_t stack_ca
 		.stack_cap = stack_cap,
 		.max_frames = o->max_frames,
 		.copy = { .init_sz = o->copy_size, .max_sz = o->max_copy_size },
+		.go_procs_fd = s->loader ? loader__go_procs_fd(s->loader) : -1,
 	};
 	struct symbolizer_opts syo = {
 		.no_dwarf = o->no_inline,

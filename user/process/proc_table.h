@@ -118,6 +118,14 @@ struct unwinder *proc__unwinder(struct proc *p);
 struct proc_stats *proc__stats(struct proc *p);
 /* Its stack copy size (stack_size.c). */
 struct stack_size_state *proc__stack_copy(struct proc *p);
+/* Whether a process is armed for Go stack records (go_procs, bpf/go.bpf.h). */
+enum go_arm {
+	GO_ARM_NONE,
+	GO_ARM_ARMED,
+	GO_ARM_NEXT_EXEC, /* armed for the Go image its coming exec brings (bpfprof -- CMD) */
+};
+/* Its Go arming (profile/sample.c sets it). */
+enum go_arm *proc__go_arm(struct proc *p);
 /*
  * Its JIT names: its perf map (perf_map__open_process()), opened at the first call, closed
  * (read a last time) at exec and exit. The process entry holds a reference; take one to keep

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* sample.c: the per-sample path: unwind, then locations into the aggregate (named later, once
  * each, by the symbolizer). */
+#include <bpf/bpf.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -15,6 +16,9 @@
 #include "util/util.h"
 #include "python/python.h"
 
+/* CPUs whose RECORD_GO_STACKs are kept (a record of a higher cpu is dropped). */
+#define GO_CPUS_MAX 4096
+
 struct sample_handler {
 	struct proc_table *pt;
 	struct aggregate *agg;
@@ -24,7 +28,80 @@ struct sample_handler {
 	size_t locs_cap;	     /* max_frames + BPFPROF_PY_FRAMES_MAX + BPFPROF_KSTACK_MAX */
 	int *eval;		     /* per user frame: which Python group replaces it, or -1 */
 	const char **modules;	     /* module of each user frame, for --stats */
+	/* RECORD_GO_STACKs waiting for their sample, by cpu (hdr.type 0: none); allocated at the
+	 * first one of a cpu */
+	struct go_stack_record *go_pending[GO_CPUS_MAX];
+	uint64_t go_unmatched; /* of them, replaced before their sample came (it was lost) */
 };
+
+void sample_handler__go_stack(struct sample_handler *sh, const struct go_stack_record *r)
+{
+	struct go_stack_record *p;
+
+	if (r->cpu >= GO_CPUS_MAX)
+		return;
+	p = sh->go_pending[r->cpu];
+	if (p && p->hdr.type)
+		sh->go_unmatched++;
+	if (!p) {
+		p = malloc(sizeof(*p));
+		if (!p)
+			return;
+		sh->go_pending[r->cpu] = p;
+	}
+	memcpy(p, r, offsetof(struct go_stack_record, data) + r->len);
+}
+
+void sample_handler__forget(struct sample_handler *sh, uint32_t tgid, bool exec)
+{
+	struct proc *p = proc_table__find(sh->pt, tgid, false);
+
+	if (p && exec && *proc__go_arm(p) == GO_ARM_NEXT_EXEC) {
+		*proc__go_arm(p) = GO_ARM_ARMED;
+		return;
+	}
+	if (p)
+		*proc__go_arm(p) = GO_ARM_NONE;
+	if (sh->opts.go_procs_fd >= 0)
+		bpf_map_delete_elem(sh->opts.go_procs_fd, &tgid);
+}
+
+int sample_handler__go_arm(struct sample_handler *sh, uint32_t tgid, bool next_exec)
+{
+	struct proc *p = proc_table__find(sh->pt, tgid, true);
+	uint8_t one = 1;
+
+	if (!p)
+		return -ENOMEM;
+	if (sh->opts.go_procs_fd < 0)
+		return 0;
+	*proc__go_arm(p) = next_exec ? GO_ARM_NEXT_EXEC : GO_ARM_ARMED;
+	return bpf_map_update_elem(sh->opts.go_procs_fd, &tgid, &one, BPF_ANY) ? -errno : 0;
+}
+
+/* The Go stack recorded for sample s, if its record came just before it; consumed. */
+static const struct go_stack_record *go_stack_take(struct sample_handler *sh,
+						   const struct sample_record *s)
+{
+	struct go_stack_record *p = s->cpu < GO_CPUS_MAX ? sh->go_pending[s->cpu] : NULL;
+
+	if (!p || !p->hdr.type)
+		return NULL;
+	p->hdr.type = 0;
+	return p->tid == s->tid && p->time_ns == s->time_ns ? p : NULL;
+}
+
+/* A Go process (its unwind used .gopclntab): armed once for RECORD_GO_STACKs. */
+static void go_arm(struct sample_handler *sh, struct proc *p, uint32_t tgid)
+{
+	int err;
+
+	if (sh->opts.go_procs_fd < 0 || *proc__go_arm(p) != GO_ARM_NONE)
+		return;
+	err = sample_handler__go_arm(sh, tgid, false);
+	if (err)
+		pr_debug("go_procs: %s", strerror(-err));
+}
 
 struct sample_handler *sample_handler__new(struct proc_table *pt, struct aggregate *agg,
 					   const struct sample_handler_opts *opts)
@@ -56,12 +133,16 @@ void sample_handler__set_aggregate(struct sample_handler *sh, struct aggregate *
 
 void sample_handler__free(struct sample_handler *sh)
 {
+	size_t i;
+
 	if (!sh)
 		return;
 	free(sh->frames);
 	free(sh->locs);
 	free(sh->modules);
 	free(sh->eval);
+	for (i = 0; i < GO_CPUS_MAX; i++)
+		free(sh->go_pending[i]);
 	free(sh);
 }
 
@@ -248,6 +329,7 @@ static void learn_copy_size(struct sample_handler *sh, struct proc *p, struct un
 
 int sample_handler__handle(struct sample_handler *sh, const struct sample_record *s)
 {
+	const struct go_stack_record *go;
 	char comm[BPFPROF_COMM_LEN + 1];
 	struct proc_stats *stats;
 	struct unwinder *uw;
@@ -270,7 +352,12 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 
 	t0 = stage_timers_on ? now_ns() : 0;
 	cap = s->flags & SAMPLE_F_STACK_CAPPED ? s->stack_len : sh->opts.stack_cap;
+	go = go_stack_take(sh, s);
+	if (go)
+		unwinder__set_stack2(uw, go->addr, go->data, go->len, go->bp);
 	cnt = unwind__sample(uw, s, cap, sh->frames, sh->opts.max_frames, &stop);
+	if (unwinder__go_frames(uw))
+		go_arm(sh, p, s->tgid);
 	if (stage_timers_on) {
 		t1 = now_ns();
 		stage_timer__add(STAGE_UNWIND, t1 - t0);

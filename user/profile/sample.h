@@ -20,6 +20,8 @@ struct sample_handler_opts {
 	uint32_t max_frames;	     /* user frames kept per sample */
 	struct unwind_stats *stats;  /* --stats counters (borrowed), or NULL */
 	struct python *python;	     /* Python frames (borrowed), or NULL */
+	int go_procs_fd;	     /* BPF map go_procs (bpf/maps.bpf.h): Go processes are
+				      * armed there; -1 when there is none (a replay) */
 };
 
 struct sample_handler;
@@ -40,5 +42,25 @@ void sample_handler__set_aggregate(struct sample_handler *sh, struct aggregate *
  * named. Returns 0 or -ENOMEM.
  */
 int sample_handler__handle(struct sample_handler *sh, const struct sample_record *s);
+
+/*
+ * A RECORD_GO_STACK (bpf/go.bpf.h): copied and kept for the sample of the same cpu, tid and
+ * time that follows it, whose unwind reads it as stack memory (unwinder__set_stack2()).
+ */
+void sample_handler__go_stack(struct sample_handler *sh, const struct go_stack_record *r);
+
+/*
+ * Process tgid exec'd (exec) or exited: its Go arming (go_procs) is deleted, unless it was
+ * armed for the image this exec brings (sample_handler__go_arm() with next_exec).
+ */
+void sample_handler__forget(struct sample_handler *sh, uint32_t tgid, bool exec);
+
+/*
+ * Arms process tgid for RECORD_GO_STACKs before its first sample is handled (by then the Go
+ * runtime's start-up has run its first collections): a process known to run a Go binary
+ * (bpfprof -p), or one about to exec one (next_exec: bpfprof -- CMD). Samples arm the others.
+ * 0 or a negative errno.
+ */
+int sample_handler__go_arm(struct sample_handler *sh, uint32_t tgid, bool next_exec);
 
 #endif /* BPFPROF_SAMPLE_H */

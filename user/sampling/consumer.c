@@ -68,6 +68,9 @@ int consumer__handle(struct consumer *c, const void *data, size_t sz)
 		if (c->python)
 			err = python__code(c->python, v.py_code);
 		break;
+	case RECORD_GO_STACK:
+		sample_handler__go_stack(c->sh, v.go_stack);
+		break;
 	case RECORD_FORK:
 		c->stats.forks++;
 		pr_debug("fork: %u -> %u (%s)", v.task->parent_tgid, v.task->tgid,
@@ -78,6 +81,7 @@ int consumer__handle(struct consumer *c, const void *data, size_t sz)
 		c->stats.execs++;
 		pr_debug("exec: %u (%s)", v.task->tgid, record__comm(v.task->comm, comm));
 		proc_table__exec(c->pt, v.task->tgid, record__comm(v.task->comm, comm));
+		sample_handler__forget(c->sh, v.task->tgid, true);
 		if (c->python)
 			python__forget(c->python, v.task->tgid);
 		break;
@@ -93,6 +97,7 @@ int consumer__handle(struct consumer *c, const void *data, size_t sz)
 	case RECORD_EXIT:
 		c->stats.exits++;
 		pr_debug("exit: %u (%s)", v.task->tgid, record__comm(v.task->comm, comm));
+		sample_handler__forget(c->sh, v.task->tgid, false);
 		proc_table__exit(c->pt, v.task->tgid);
 		if (c->python)
 			python__forget(c->python, v.task->tgid);

@@ -65,6 +65,15 @@ int record__decode(const void *data, size_t sz, struct record_view *view)
 			return -EINVAL;
 		view->py_code = data;
 		return 0;
+	case RECORD_GO_STACK:
+		if (sz < offsetof(struct go_stack_record, data))
+			return -EINVAL;
+		view->go_stack = data;
+		if (view->go_stack->len > BPFPROF_GO_STACK_SZ ||
+		    view->go_stack->len > sz - offsetof(struct go_stack_record, data) ||
+		    view->go_stack->addr + view->go_stack->len < view->go_stack->addr)
+			return -EINVAL;
+		return 0;
 	case RECORD_FORK:
 	case RECORD_EXEC:
 	case RECORD_EXIT:

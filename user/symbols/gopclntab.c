@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <stdbool.h>
 #include <string.h>
+#include <unistd.h>
 #include "symbols/gopclntab.h"
 #include "util/elf_read.h"
+#include "util/file.h"
 
 /* pcHeader.magic (runtime/symtab.go) of the layouts read here. */
 #define GO_MAGIC_116 0xfffffffau /* Go 1.16, 1.17: functab entries of two uintptrs */
@@ -181,6 +183,24 @@ struct gopclntab *gopclntab__new(Elf *elf)
 	return g;
 }
 
+bool gopclntab__file_has(const char *path)
+{
+	bool has = false;
+	Elf *elf;
+	int fd;
+
+	fd = file__open_regular(path, 0, NULL);
+	if (fd < 0)
+		return false;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf) {
+		has = elf_kind(elf) == ELF_K_ELF && elf_read__section(elf, ".gopclntab");
+		elf_end(elf);
+	}
+	close(fd);
+	return has;
+}
+
 void gopclntab__free(struct gopclntab *t)
 {
 	free(t);
@@ -267,6 +287,13 @@ int gopclntab__frame(const struct gopclntab *g, uint64_t pc, struct go_frame *f)
 	f->start = entry_start(t, lo);
 	f->top = flag & GO_FUNC_TOPFRAME;
 	f->sp_write = flag & GO_FUNC_SPWRITE;
+	f->name = NULL;
+	if (f->sp_write) {
+		uint64_t s, e;
+
+		if (!function_read(t, lo, &s, &e, &f->name))
+			f->name = NULL;
+	}
 	if (!pcsp || t->pctab + pcsp >= t->sz)
 		return -ENOENT;
 	return pcvalue(t, t->pctab + pcsp, f->start, pc, &f->sp_delta);

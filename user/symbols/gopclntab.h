@@ -23,6 +23,13 @@ typedef int (*gopclntab_fn)(void *ctx, uint64_t start, uint64_t size, const char
  */
 int gopclntab__functions(Elf *elf, gopclntab_fn fn, void *ctx);
 
+/*
+ * Whether the file at path (opened as file__open_regular() does: a regular file, not followed
+ * when it is a symlink only if path says so) is an ELF file with a .gopclntab: a Go binary
+ * gopclntab__new() reads. Reads its section headers only.
+ */
+bool gopclntab__file_has(const char *path);
+
 /* A file's table, parsed once for unwinding (its data stays elf's: elf must outlive it). */
 struct gopclntab;
 
@@ -38,6 +45,7 @@ struct go_frame {
 			   * runtime.goexit, mstart, rt0_go): nothing to unwind above it */
 	bool sp_write;	  /* it switches stacks (funcFlag_SPWRITE: systemstack, mcall,
 			   * morestack...): its caller is not found from sp */
+	const char *name; /* with sp_write, its name (valid as long as the ELF); else NULL */
 };
 
 /* The frame of the function covering ELF vaddr pc. 0, or -ENOENT when no function covers pc,

@@ -34,6 +34,10 @@ struct unwinder {
 	uint64_t stack_addr;  /* its user address */
 	uint32_t stack_len;   /* its valid bytes */
 	bool stack_full;      /* the copy used the whole --stack-size */
+	const uint8_t *stack2; /* unwinder__set_stack2()'s memory, for one sample; or NULL */
+	uint64_t stack2_addr;
+	uint32_t stack2_len;
+	uint64_t stack2_bp; /* the frame pointer it was copied around */
 	uint64_t bad_read;    /* the first address memory_read refused, or 0 */
 	struct unwind_frame *frames;
 	size_t frames_cap;
@@ -160,17 +164,23 @@ static inline bool stack_read(struct unwinder *ctx, uint64_t addr, uint64_t *res
 {
 	uint64_t off;
 
-	if (addr < ctx->stack_addr || addr - ctx->stack_addr > ctx->stack_len ||
-	    ctx->stack_len - (addr - ctx->stack_addr) < sizeof(*result)) {
-		/* Keep the first: after a failed CFI step libdwfl tries a frame-pointer step,
-		 * whose reads through a bogus rbp say nothing about why the CFI step failed. */
-		if (!ctx->bad_read)
-			ctx->bad_read = addr ? addr : 1;
-		return false;
+	if (addr >= ctx->stack_addr && addr - ctx->stack_addr <= ctx->stack_len &&
+	    ctx->stack_len - (addr - ctx->stack_addr) >= sizeof(*result)) {
+		off = addr - ctx->stack_addr;
+		memcpy(result, ctx->stack + off, sizeof(*result));
+		return true;
 	}
-	off = addr - ctx->stack_addr;
-	memcpy(result, ctx->stack + off, sizeof(*result));
-	return true;
+	if (ctx->stack2 && addr >= ctx->stack2_addr && addr - ctx->stack2_addr <= ctx->stack2_len &&
+	    ctx->stack2_len - (addr - ctx->stack2_addr) >= sizeof(*result)) {
+		off = addr - ctx->stack2_addr;
+		memcpy(result, ctx->stack2 + off, sizeof(*result));
+		return true;
+	}
+	/* Keep the first: after a failed CFI step libdwfl tries a frame-pointer step, whose
+	 * reads through a bogus rbp say nothing about why the CFI step failed. */
+	if (!ctx->bad_read)
+		ctx->bad_read = addr ? addr : 1;
+	return false;
 }
 
 static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *dwfl_arg)
@@ -401,6 +411,7 @@ static int ctx__init(struct unwinder *ctx, const struct sample_record *s, uint32
 	ctx->dwfl_from = 0;
 	ctx->handover = false;
 	ctx->handover_signal = false;
+	ctx->go_frames = false;
 	return 0;
 }
 
@@ -525,10 +536,102 @@ static const struct fast_mapping *fast_mapping(struct addr_space *as, struct fas
 }
 
 /*
+ * The frame of the function that called runtime.systemstack or triggered runtime.morestack, on
+ * the goroutine stack the thread switched from, whose frame pointer bp is (Go's g0 frames keep
+ * the goroutine's rbp: the first one saves it). Go's frames are [sp, bp + 16): the function's
+ * frame pointer bp = sp + size - 8 (runtime/stack.go), the return address into it, pushed by
+ * its call, at sp - 8 = bp - size. So the return address is the word at bp - d, d = 8, 16, ...
+ * that is a pc of this file whose pcsp value (size) is d. Sets *ret_at (its address) and *ret;
+ * false when none is found in the memory read (RECORD_GO_STACK copies
+ * BPFPROF_GO_STACK_BELOW bytes below bp).
+ */
+static bool go_switched_frame(struct unwinder *ctx, const struct fast_mapping *fm, uint64_t bp,
+			      uint64_t *ret_at, uint64_t *ret)
+{
+	struct go_frame gf;
+	uint64_t d, w;
+
+	for (d = 8; d < BPFPROF_GO_STACK_BELOW && d < bp; d += 8) {
+		if (!stack_read(ctx, bp - d, &w))
+			return false;
+		if (w - 1 < fm->start || w - 1 >= fm->end ||
+		    gopclntab__frame(fm->go, w - 1 - fm->bias, &gf) || gf.sp_delta != (int32_t)d)
+			continue;
+		*ret_at = bp - d;
+		*ret = w;
+		return true;
+	}
+	return false;
+}
+
+/* go_switched_frame() from bp when bp can be the frame pointer of the stack switched from:
+ * another stack (in the heap, it may follow the g0 stack within the sample's copy); a stale
+ * rbp below sp in the copy is no caller's. */
+static bool go_switch_bp(struct unwinder *ctx, const struct fast_mapping *fm, uint64_t bp,
+			 uint64_t *ret_at, uint64_t *ret)
+{
+	if (!bp || (bp & 7) ||
+	    (bp >= ctx->stack_addr && bp - ctx->stack_addr < ctx->stack_len &&
+	     bp <= ctx->regs[SP_REG]))
+		return false;
+	return go_switched_frame(ctx, fm, bp, ret_at, ret);
+}
+
+/*
+ * A Go function that switches stacks (funcFlag_SPWRITE), reached from the g0 stack it switched
+ * to: the walk goes on on the goroutine stack, as Go's traceback does (runtime/traceback.go,
+ * _TraceJumpStack), with the memory of RECORD_GO_STACK (unwinder__set_stack2()):
+ * - runtime.systemstack, runtime.mcall (gopark, gosched: the scheduler runs on g0 for the
+ *   goroutine that stops): its caller X, whose frame go_switched_frame() finds from rbp (X's);
+ * - runtime.morestack (from morestack_noctxt): the function f whose prologue found its stack
+ *   too small and called it, before making its frame (pcsp 0 there), just below the return
+ *   address into f's caller Y, found the same way from rbp (Y's).
+ * Returns -1 for any other function, or when the frame is not found (libdwfl then tries, and
+ * fails its way); else as go_step().
+ */
+static int go_switch(struct unwinder *ctx, const struct fast_mapping *fm, uint64_t pc,
+		     const struct go_frame *sw)
+{
+	uint64_t bp, ret_at, ret, f_ret;
+	struct go_frame gf;
+	bool more;
+	int err;
+
+	if (!sw->name)
+		return -1;
+	more = !strcmp(sw->name, "runtime.morestack");
+	if (!more && strcmp(sw->name, "runtime.systemstack") && strcmp(sw->name, "runtime.mcall"))
+		return -1;
+	/* rbp as the g0 frames left it; else the frame pointer BPF found leaving the sample's
+	 * copy (a g0 function that does not keep rbp leaves a stale one). */
+	bp = ctx->regs_mask & 1u << BP_REG ? ctx->regs[BP_REG] : 0;
+	if (!go_switch_bp(ctx, fm, bp, &ret_at, &ret)) {
+		bp = ctx->stack2 ? ctx->stack2_bp : 0;
+		if (!go_switch_bp(ctx, fm, bp, &ret_at, &ret))
+			return -1;
+	}
+	if (more && (!stack_read(ctx, ret_at - 8, &f_ret) || f_ret - 1 < fm->start ||
+		     f_ret - 1 >= fm->end || gopclntab__frame(fm->go, f_ret - 1 - fm->bias, &gf) ||
+		     gf.sp_delta))
+		return -1;
+	ctx->bad_read = 0;
+	err = frame_add(ctx, pc, ctx->regs[SP_REG], false, fm->m, UNWIND_BY_GO);
+	if (err)
+		return err;
+	/* The caller's registers: its rbp is bp, its sp above the return address into it. */
+	ctx->regs[SP_REG] = more ? ret_at : ret_at + 8;
+	ctx->regs[PC_REG] = more ? f_ret : ret;
+	ctx->regs[BP_REG] = bp;
+	ctx->regs_mask = 1u << SP_REG | 1u << PC_REG | 1u << BP_REG;
+	return 2;
+}
+
+/*
  * A Go frame without CFI (a binary linked -s -w has none): unwound as Go's own traceback does,
  * from the function's pcsp table (the return address sp_delta bytes above sp). Returns -1 when
  * the Go table does not know the frame (libdwfl then tries), 0 at a goroutine's or thread's
- * first frame (the root), DWARF_CB_ABORT as frame_add(), 2 when the caller's registers are set.
+ * first frame (the root) or when the return address is past the memory copied (bad_read set),
+ * DWARF_CB_ABORT as frame_add(), 2 when the caller's registers are set.
  */
 static int go_step(struct unwinder *ctx, const struct fast_mapping *fm, uint64_t pc, uint64_t addr,
 		   bool initial)
@@ -538,13 +641,21 @@ static int go_step(struct unwinder *ctx, const struct fast_mapping *fm, uint64_t
 	int err;
 
 	if (!(ctx->regs_mask & 1u << SP_REG) ||
-	    gopclntab__frame(fm->go, addr - fm->bias, &gf) || gf.sp_delta < 0 || gf.sp_write)
+	    gopclntab__frame(fm->go, addr - fm->bias, &gf) || gf.sp_delta < 0)
 		return -1;
+	if (gf.sp_write)
+		return initial ? -1 : go_switch(ctx, fm, pc, &gf);
 	sp = ctx->regs[SP_REG];
-	if (!gf.top && !stack_read(ctx, sp + gf.sp_delta, &ra))
-		return -1;
-	ctx->bad_read = 0;
 	ctx->go_frames = true;
+	if (!gf.top && !stack_read(ctx, sp + gf.sp_delta, &ra)) {
+		/* The frame is known, its caller is past the memory copied: say so (a copy too
+		 * short is raised for the next samples), no frame-pointer guess. */
+		ra = ctx->bad_read;
+		err = frame_add(ctx, pc, sp, initial, fm->m, UNWIND_BY_GO);
+		ctx->bad_read = ra;
+		return err;
+	}
+	ctx->bad_read = 0;
 	err = frame_add(ctx, pc, sp, initial, fm->m, UNWIND_BY_GO);
 	if (err || gf.top)
 		return err;
@@ -781,13 +892,14 @@ int unwind__sample(struct unwinder *ctx, const struct sample_record *s, uint32_t
 	}
 	if (mode == UNWIND_MODE_DIFF && diff_frames_cap >= cap &&
 	    !ctx__init(ctx, s, stack_cap, diff_frames, cap)) {
-		ctx->go_frames = false;
 		fast_cnt = unwind_fast(ctx, &fast_stop);
 		/* libdwfl has no Go function tables (it walks rbp): nothing to compare. */
 		fast_go = ctx->go_frames;
 	}
-	if (ctx__init(ctx, s, stack_cap, frames, cap))
+	if (ctx__init(ctx, s, stack_cap, frames, cap)) {
+		ctx->stack2 = NULL;
 		return 0;
+	}
 	if (mode == UNWIND_MODE_FAST)
 		unwind_fast(ctx, stop);
 	else
@@ -799,5 +911,21 @@ int unwind__sample(struct unwinder *ctx, const struct sample_record *s, uint32_t
 			     *stop);
 	ctx->frames = NULL;
 	ctx->stack = NULL;
+	ctx->stack2 = NULL;
+	ctx->go_frames |= fast_go;
 	return ctx->frames_cnt;
+}
+
+void unwinder__set_stack2(struct unwinder *uw, uint64_t addr, const uint8_t *data, uint32_t len,
+			  uint64_t bp)
+{
+	uw->stack2 = data;
+	uw->stack2_addr = addr;
+	uw->stack2_len = len;
+	uw->stack2_bp = bp;
+}
+
+bool unwinder__go_frames(const struct unwinder *uw)
+{
+	return uw->go_frames;
 }

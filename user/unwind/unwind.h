@@ -109,7 +109,17 @@ void unwinder__free(struct unwinder *uw);
 int unwind__sample(struct unwinder *uw, const struct sample_record *s, uint32_t stack_cap,
 		   struct unwind_frame *frames, size_t cap, enum unwind_stop *stop);
 
+/*
+ * Memory of another stack for the next unwind__sample() of uw only: len bytes at user address
+ * addr (data borrowed until then), read where the sample's own copy has nothing (a goroutine's
+ * stack its thread switched from: RECORD_GO_STACK, copied around its frame pointer bp).
+ */
+void unwinder__set_stack2(struct unwinder *uw, uint64_t addr, const uint8_t *data, uint32_t len,
+			  uint64_t bp);
+
 /* About the last unwind__sample() of uw: */
+/* Whether a Go function table unwound a frame (the process runs Go code). */
+bool unwinder__go_frames(const struct unwinder *uw);
 /* The frame where unwinding ended: the first one in a file without CFI when a frame-pointer
  * guess from there went wrong (UNWIND_STOP_ERROR, "no CFI"), else the last (--stats). */
 size_t unwinder__stop_frame(const struct unwinder *uw);
