@@ -13,12 +13,13 @@
 #define BPFPROF_PYTHON_BPF_H
 
 /*
- * Whether the kernel has bpf_loop() (Linux 5.17: the programs for 5.17+, not the compat ones):
- * set by the loader. The walks' loops run through it: its callback is checked once, where a
- * bounded loop is checked step by step (the Python walk cost the checker 215,000 instructions
- * at each start, 3-5 s under qemu's TCG). False: the bounded loops, the other branch pruned.
+ * The walks' loops: through bpf_loop() (Linux 5.17+, the programs that need no fallback), whose
+ * callback the verifier checks once, where a bounded loop is checked step by step (the Python
+ * walk cost the checker 215,000 instructions at each start, 3-5 s under qemu's TCG). The
+ * compat programs (kernels before 5.17) get their own copies of the global functions with the
+ * bounded loops only (*_compat): a kernel without bpf_loop() refuses a program that merely
+ * names its callback, even in code it would never run.
  */
-const volatile bool have_bpf_loop __weak = false;
 
 /* _PyInterpreterFrame.owner of the entry frame _PyEval_EvalFrameDefault pushes (3.12+:
  * Include/internal/pycore_frame.h, enum _frameowner). */
@@ -150,7 +151,8 @@ static long py_tstate_cb(__u32 i, void *ctx)
  * reads it as its kernel allows). 0 if none; else the state's address, | PY_TSTATE_MORE when
  * the process has more than one interpreter (a state is 8-byte aligned).
  */
-__noinline __u64 py_thread_state(__u32 tgid, __u32 tid, __u32 skip, __u64 fsbase)
+static __always_inline __u64 py_thread_state_find(__u32 tgid, __u32 tid, __u32 skip,
+						 __u64 fsbase, const bool compat)
 {
 	struct py_tstate_ctx c;
 	const struct py_offsets *o;
@@ -186,7 +188,7 @@ __noinline __u64 py_thread_state(__u32 tgid, __u32 tid, __u32 skip, __u64 fsbase
 	c.fsbase = fsbase;
 	c.skip = skip;
 	c.found = 0;
-	if (have_bpf_loop) {
+	if (!compat) {
 		bpf_loop(BPFPROF_PY_THREADS_MAX, py_tstate_cb, &c, 0);
 	} else {
 		for (i = 0; i < BPFPROF_PY_THREADS_MAX; i++)
@@ -198,6 +200,16 @@ __noinline __u64 py_thread_state(__u32 tgid, __u32 tid, __u32 skip, __u64 fsbase
 	if (single)
 		bpf_map_update_elem(&py_tstates, &tid, &c.found, BPF_ANY);
 	return c.found | more;
+}
+
+__noinline __u64 py_thread_state(__u32 tgid, __u32 tid, __u32 skip, __u64 fsbase)
+{
+	return py_thread_state_find(tgid, tid, skip, fsbase, false);
+}
+
+__noinline __u64 py_thread_state_compat(__u32 tgid, __u32 tid, __u32 skip, __u64 fsbase)
+{
+	return py_thread_state_find(tgid, tid, skip, fsbase, true);
 }
 
 /* What one step of the walk needs (bpf_loop()'s callback context: the caller's stack). */
@@ -316,6 +328,11 @@ static long py_walk_cb(__u32 i, void *ctx)
 	return py_walk_step(ctx);
 }
 
+/* py_thread_state() of the program's kind (compat: the bounded loop's copy). */
+#define PY_THREAD_STATE(tgid, tid, skip, fsbase)                                          \
+	(compat ? py_thread_state_compat(tgid, tid, skip, fsbase) :                        \
+		  py_thread_state(tgid, tid, skip, fsbase))
+
 /*
  * Walks the Python frames of thread tid (its fs base fsbase) of process pp into rec. Frames
  * are kept leaf first, at most BPFPROF_PY_FRAMES_MAX; the thread's frames in each interpreter it
@@ -326,7 +343,8 @@ static long py_walk_cb(__u32 i, void *ctx)
  * where that activation is on the native stack.
  */
 static __always_inline void py_walk(const struct py_proc *pp, __u32 tid, __u64 fsbase,
-				    struct py_stack_record *rec, struct py_scratch *sc)
+				    struct py_stack_record *rec, struct py_scratch *sc,
+				    const bool compat)
 {
 	struct py_walk_ctx w = { .pp = pp, .rec = rec, .sc = sc, .stop = PY_STOP_DEPTH };
 	const struct py_offsets *o = &pp->off;
@@ -348,18 +366,18 @@ static __always_inline void py_walk(const struct py_proc *pp, __u32 tid, __u64 f
 	sc->n = 0;
 	sc->interps = 0;
 	/* The other interpreters only when there are others (one state each at most). */
-	sc->tstates[0] = py_thread_state(rec->tgid, tid, 0, fsbase);
+	sc->tstates[0] = PY_THREAD_STATE(rec->tgid, tid, 0, fsbase);
 	more = sc->tstates[0] & PY_TSTATE_MORE;
 	sc->tstates[0] &= ~PY_TSTATE_MORE;
-	sc->tstates[1] = more ? py_thread_state(rec->tgid, tid, 1, fsbase) & ~PY_TSTATE_MORE : 0;
-	sc->tstates[2] = sc->tstates[1] ? py_thread_state(rec->tgid, tid, 2, fsbase) &
+	sc->tstates[1] = more ? PY_THREAD_STATE(rec->tgid, tid, 1, fsbase) & ~PY_TSTATE_MORE : 0;
+	sc->tstates[2] = sc->tstates[1] ? PY_THREAD_STATE(rec->tgid, tid, 2, fsbase) &
 						  ~PY_TSTATE_MORE :
 					  0;
-	sc->tstates[3] = sc->tstates[2] ? py_thread_state(rec->tgid, tid, 3, fsbase) &
+	sc->tstates[3] = sc->tstates[2] ? PY_THREAD_STATE(rec->tgid, tid, 3, fsbase) &
 						  ~PY_TSTATE_MORE :
 					  0;
 
-	if (have_bpf_loop) {
+	if (!compat) {
 		bpf_loop(PY_WALK_STEPS, py_walk_cb, &w, 0);
 	} else {
 		for (i = 0; i < PY_WALK_STEPS; i++)
@@ -500,7 +518,7 @@ static long py_codes_cb(__u32 i, void *ctx)
 
 /* Copies the code objects of this CPU's walk (py_scratches) not copied before, at most
  * PY_CODES_PER_SAMPLE. A global function, checked once. */
-__noinline int py_codes_emit(__u32 tgid, __u32 gen)
+static __always_inline int py_codes_copy(__u32 tgid, __u32 gen, const bool compat)
 {
 	struct py_codes_ctx c;
 	__u32 zero = 0;
@@ -518,7 +536,7 @@ __noinline int py_codes_emit(__u32 tgid, __u32 gen)
 	c.tgid = tgid;
 	c.gen = gen;
 	c.sc->emitted = 0;
-	if (have_bpf_loop) {
+	if (!compat) {
 		bpf_loop(BPFPROF_PY_FRAMES_MAX, py_codes_cb, &c, 0);
 	} else {
 		for (i = 0; i < BPFPROF_PY_FRAMES_MAX; i++)
@@ -528,12 +546,24 @@ __noinline int py_codes_emit(__u32 tgid, __u32 gen)
 	return 0;
 }
 
+__noinline int py_codes_emit(__u32 tgid, __u32 gen)
+{
+	return py_codes_copy(tgid, gen, false);
+}
+
+__noinline int py_codes_emit_compat(__u32 tgid, __u32 gen)
+{
+	return py_codes_copy(tgid, gen, true);
+}
+
 /*
  * RECORD_PY_STACK of the current thread, if its process is a CPython one, submitted before its
  * sample is reserved (a RECORD_PY_STACK without a sample after it is dropped by user space).
- * A global function, checked once. Returns 1 when a record was submitted, else 0.
+ * Global functions, checked once each (py_stack_compat() for the compat programs). Return 1
+ * when a record was submitted, else 0.
  */
-__noinline int py_stack(__u64 pid_tgid, __u64 time_ns, __u32 cpu, __u64 fsbase)
+static __always_inline int py_stack_record(__u64 pid_tgid, __u64 time_ns, __u32 cpu,
+					   __u64 fsbase, const bool compat)
 {
 	__u32 tgid = pid_tgid >> 32, zero = 0, cnt;
 	struct py_stack_record *rec;
@@ -555,8 +585,11 @@ __noinline int py_stack(__u64 pid_tgid, __u64 time_ns, __u32 cpu, __u64 fsbase)
 	rec->tid = (__u32)pid_tgid;
 	rec->time_ns = time_ns;
 	rec->cpu = cpu;
-	py_walk(pp, (__u32)pid_tgid, fsbase, rec, sc);
-	py_codes_emit(tgid, pp->gen);
+	py_walk(pp, (__u32)pid_tgid, fsbase, rec, sc, compat);
+	if (compat)
+		py_codes_emit_compat(tgid, pp->gen);
+	else
+		py_codes_emit(tgid, pp->gen);
 	cnt = rec->cnt;
 	if (cnt > BPFPROF_PY_FRAMES_MAX)
 		cnt = BPFPROF_PY_FRAMES_MAX;
@@ -570,6 +603,16 @@ __noinline int py_stack(__u64 pid_tgid, __u64 time_ns, __u32 cpu, __u64 fsbase)
 	__sync_fetch_and_add(&st->py_stacks, 1);
 	__sync_fetch_and_add(&st->py_frames, cnt);
 	return 1;
+}
+
+__noinline int py_stack(__u64 pid_tgid, __u64 time_ns, __u32 cpu, __u64 fsbase)
+{
+	return py_stack_record(pid_tgid, time_ns, cpu, fsbase, false);
+}
+
+__noinline int py_stack_compat(__u64 pid_tgid, __u64 time_ns, __u32 cpu, __u64 fsbase)
+{
+	return py_stack_record(pid_tgid, time_ns, cpu, fsbase, true);
 }
 
 #endif /* BPFPROF_PYTHON_BPF_H */

@@ -367,8 +367,10 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool co
 	/* Python frames first: their record precedes the sample's in the ringbuf. */
 	/* A CPython process (py_stack() looks it up): with the fs base, pthread_self() of the
 	 * thread, which names its PyThreadState; a probe read with compat, so only for one. */
-	if (python_frames && user_regs && (!compat || py_armed(pid_tgid >> 32)))
+	if (python_frames && user_regs && !compat)
 		py_stack(pid_tgid, time_ns, cpu, TASK_FIELD(task, thread.fsbase, compat));
+	else if (python_frames && user_regs && py_armed(pid_tgid >> 32))
+		py_stack_compat(pid_tgid, time_ns, cpu, TASK_FIELD(task, thread.fsbase, compat));
 	/* A Go thread's stack switched from: its record precedes the sample's too. */
 	if (w.len)
 		go_stack(pid_tgid, time_ns, w.bp, w.start, w.len);

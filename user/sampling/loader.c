@@ -137,7 +137,6 @@ struct loader *loader__load(const struct loader_opts *opts, struct loader_error 
 	l->skel->rodata->target_all = opts->target_all;
 	l->skel->rodata->self_tgid = opts->self_tgid;
 	l->skel->rodata->python_frames = !opts->no_python;
-	l->skel->rodata->have_bpf_loop = !l->compat;
 	/* A quarter full: wake the consumer instead of waiting for its timer. */
 	l->skel->rodata->wakeup_bytes = opts->ringbuf_sz / 4;
 	err = bpf_map__set_max_entries(l->skel->maps.ringbuf, opts->ringbuf_sz);
