@@ -90,7 +90,9 @@ test_stack_late_pages() {
 	run_bpfprof 40 "$p" --stack-size 65536 -F 999 -o "$p.folded" -- \
 		setarch -R "$TARGETS/chain" -b 40000 -w 0.1 2
 	assert_eq chain_stack_late_pages_exit "$BP_RC" 0
-	check_chain "$p.folded" chain_stack_late_pages
+	# The leaf's share below chain_f01: setarch's exec, ld.so and the 0.1 s memset come
+	# before it (11.4% of the samples on 5.10 under qemu's TCG).
+	check_chain "$p.folded" chain_stack_late_pages chain_f01
 }
 
 # The kernel leaves a random gap (up to 8 KiB) between the argument strings at the top of the
