@@ -2,7 +2,8 @@
 /*
  * test_gopclntab.c: a Go binary's .gopclntab names the same functions, at the same addresses,
  * as its .symtab; the -ldflags='-s -w' build of the same program (no .symtab) is named through
- * symtab.c all the same; a corrupted table never crashes the reader.
+ * symtab.c all the same; its file:line positions are the DWARF line table's; a corrupted table
+ * never crashes the reader.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <elfutils/libdw.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,6 +125,131 @@ static void test_matches_symtab(void **state)
 	free(fs.f);
 }
 
+/* A row of the DWARF line tables: [addr, next row's addr) is at file:line. */
+struct dline {
+	uint64_t addr;
+	const char *file;
+	int line;
+	bool end; /* end of a sequence: no position */
+};
+
+static int cmp_dline(const void *a, const void *b)
+{
+	const struct dline *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr ? 1 : (int)x->end - (int)y->end;
+}
+
+/* Every row of every CU's line table, sorted (Go writes no .debug_aranges: no dwarf_addrdie). */
+static struct dline *dwarf_rows(Dwarf *dw, size_t *cnt)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsz, n = 0, cap = 0, i, nl;
+	struct dline *rows = NULL;
+	Dwarf_Lines *lines;
+	Dwarf_Addr addr;
+	Dwarf_Die cu;
+	Dwarf_Line *l;
+	bool end;
+
+	while (!dwarf_nextcu(dw, off, &next, &hsz, NULL, NULL, NULL)) {
+		if (dwarf_offdie(dw, off + hsz, &cu) && !dwarf_getsrclines(&cu, &lines, &nl)) {
+			for (i = 0; i < nl; i++) {
+				l = dwarf_onesrcline(lines, i);
+				if (n == cap) {
+					cap = cap ? 2 * cap : 4096;
+					rows = realloc(rows, cap * sizeof(*rows));
+					assert_non_null(rows);
+				}
+				dwarf_lineaddr(l, &addr);
+				dwarf_lineendsequence(l, &end);
+				rows[n] = (struct dline){ .addr = addr, .end = end };
+				dwarf_lineno(l, &rows[n].line);
+				rows[n].file = dwarf_linesrc(l, NULL, NULL);
+				n++;
+			}
+		}
+		off = next;
+	}
+	qsort(rows, n, sizeof(*rows), cmp_dline);
+	*cnt = n;
+	return rows;
+}
+
+/* The row covering pc: the last one at or below it, unless it ends a sequence. */
+static const struct dline *dwarf_row(const struct dline *rows, size_t n, uint64_t pc)
+{
+	size_t lo = 0, hi = n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (rows[mid].addr <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && !rows[lo - 1].end && rows[lo - 1].file ? &rows[lo - 1] : NULL;
+}
+
+/*
+ * gopclntab__line() against the DWARF line table the Go linker wrote from the same pcln data:
+ * every 4th byte of every function, the same file and line wherever the pclntab gives one
+ * (inlined code gives none), and most addresses have one.
+ */
+static void test_lines_match_dwarf(void **state)
+{
+	uint64_t pc, tried = 0, given = 0, same = 0;
+	const struct dline *row;
+	struct dline *rows;
+	struct gopclntab *g;
+	struct funcs fs = {};
+	const char *file;
+	uint32_t line;
+	size_t i, nrows;
+	Dwarf *dw;
+	int fd;
+	Elf *elf;
+
+	(void)state;
+	elf = elf_open(GOCHAIN, &fd);
+	g = gopclntab__new(elf);
+	assert_non_null(g);
+	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	assert_non_null(dw);
+	rows = dwarf_rows(dw, &nrows);
+	assert_true(nrows > 1000);
+	assert_true(gopclntab__functions(elf, collect, &fs) > 500);
+	for (i = 0; i < fs.cnt; i++) {
+		for (pc = fs.f[i].start; pc < fs.f[i].start + fs.f[i].size; pc += 4) {
+			tried++;
+			if (gopclntab__line(g, pc, &file, &line))
+				continue;
+			given++;
+			row = dwarf_row(rows, nrows, pc);
+			/* libdw joins a relative name to the CU's directory, "." for Go. */
+			if (row && (uint32_t)row->line == line &&
+			    !strcmp(row->file + (strncmp(row->file, "./", 2) ? 0 : 2), file))
+				same++;
+			else if (given - same < 5)
+				fprintf(stderr, "%#lx %s: pclntab %s:%u, DWARF %s:%d\n",
+					(unsigned long)pc, fs.f[i].name, file, line,
+					row ? row->file : "-", row ? row->line : 0);
+		}
+	}
+	fprintf(stderr, "gopclntab lines: %lu addresses, %lu with a line, %lu as DWARF says\n",
+		(unsigned long)tried, (unsigned long)given, (unsigned long)same);
+	assert_true(given * 100 >= tried * 60);
+	assert_true(same * 1000 >= given * 995);
+	/* Outside every function: nothing. */
+	assert_int_equal(gopclntab__line(g, 0, &file, &line), -ENOENT);
+	free(rows);
+	dwarf_end(dw);
+	gopclntab__free(g);
+	elf_end(elf);
+	close(fd);
+	free(fs.f);
+}
+
 /* The stripped build: symtab.c names the chain from .gopclntab. */
 static void test_stripped_names(void **state)
 {
@@ -225,6 +352,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_matches_symtab),
+		cmocka_unit_test(test_lines_match_dwarf),
 		cmocka_unit_test(test_stripped_names),
 		cmocka_unit_test(test_corrupted),
 	};

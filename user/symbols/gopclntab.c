@@ -25,6 +25,8 @@ struct pcln {
 	uint64_t funcname;   /* offset of funcnametab from the header */
 	uint64_t pctab;	     /* offset of pctab (the pc-value tables) */
 	uint64_t functab;    /* offset of the function table (pclnOffset) */
+	uint64_t cutab;	     /* offset of cutab: per compilation unit, its files' offsets */
+	uint64_t filetab;    /* offset of filetab: the file names */
 	uint8_t min_lc;	     /* pc quantum: pc deltas are in these units */
 };
 
@@ -71,6 +73,8 @@ static int header_read(struct pcln *t, Elf *elf)
 		if (t->sz < 64)
 			return -EINVAL;
 		t->funcname = rd64(t->p + 24);
+		t->cutab = rd64(t->p + 32);
+		t->filetab = rd64(t->p + 40);
 		t->pctab = rd64(t->p + 48);
 		t->functab = rd64(t->p + 56);
 	} else {
@@ -78,6 +82,8 @@ static int header_read(struct pcln *t, Elf *elf)
 			return -EINVAL;
 		t->text_start = rd64(t->p + 24);
 		t->funcname = rd64(t->p + 32);
+		t->cutab = rd64(t->p + 40);
+		t->filetab = rd64(t->p + 48);
 		t->pctab = rd64(t->p + 56);
 		t->functab = rd64(t->p + 64);
 		/* A position-independent binary may leave it to a relocation: .text's address. */
@@ -85,7 +91,8 @@ static int header_read(struct pcln *t, Elf *elf)
 		if (text && gelf_getshdr(text, &sh))
 			t->text_start = sh.sh_addr;
 	}
-	if (t->funcname >= t->sz || t->functab >= t->sz || t->pctab >= t->sz || t->nfunc > t->sz)
+	if (t->funcname >= t->sz || t->functab >= t->sz || t->pctab >= t->sz || t->nfunc > t->sz ||
+	    t->cutab >= t->sz || t->filetab >= t->sz)
 		return -EINVAL;
 	return 0;
 }
@@ -256,12 +263,11 @@ static int pcvalue(const struct pcln *t, uint64_t off, uint64_t entry, uint64_t 
 	return -ENOENT;
 }
 
-int gopclntab__frame(const struct gopclntab *g, uint64_t pc, struct go_frame *f)
+/* The _func of the function covering pc: its offset in the table (*func, 48 bytes readable)
+ * and index (*idx). 0 or -ENOENT. */
+static int func_find(const struct pcln *t, uint64_t pc, uint64_t *func, uint64_t *idx)
 {
-	const struct pcln *t = &g->t;
-	uint64_t lo = 0, hi = t->nfunc, mid, esz = t->magic == GO_MAGIC_116 ? 16 : 8, fo, func;
-	uint32_t pcsp;
-	uint8_t flag = 0;
+	uint64_t lo = 0, hi = t->nfunc, mid, esz = t->magic == GO_MAGIC_116 ? 16 : 8, fo;
 
 	if (!t->nfunc || pc < entry_start(t, 0) || pc >= entry_start(t, t->nfunc))
 		return -ENOENT;
@@ -274,11 +280,24 @@ int gopclntab__frame(const struct gopclntab *g, uint64_t pc, struct go_frame *f)
 	}
 	fo = t->magic == GO_MAGIC_116 ? rd64(t->p + t->functab + lo * esz + 8) :
 					rd32(t->p + t->functab + lo * esz + 4);
-	func = t->functab + fo;
+	if (fo >= t->sz || t->functab + fo + 48 > t->sz)
+		return -ENOENT;
+	*func = t->functab + fo;
+	*idx = lo;
+	return 0;
+}
+
+int gopclntab__frame(const struct gopclntab *g, uint64_t pc, struct go_frame *f)
+{
+	const struct pcln *t = &g->t;
+	uint64_t lo, func;
+	uint32_t pcsp;
+	uint8_t flag = 0;
+
+	if (func_find(t, pc, &func, &lo))
+		return -ENOENT;
 	/* _func: pcsp at 20 (1.16, 1.17: after entry uintptr, nameoff, args, deferreturn) or 16;
 	 * flag (1.18+) at 37, or 41 from 1.20 (startLine before funcID). */
-	if (fo >= t->sz || func + 48 > t->sz)
-		return -ENOENT;
 	pcsp = rd32(t->p + func + (t->magic == GO_MAGIC_116 ? 20 : 16));
 	if (t->magic == GO_MAGIC_118)
 		flag = t->p[func + 37];
@@ -297,4 +316,74 @@ int gopclntab__frame(const struct gopclntab *g, uint64_t pc, struct go_frame *f)
 	if (!pcsp || t->pctab + pcsp >= t->sz)
 		return -ENOENT;
 	return pcvalue(t, t->pctab + pcsp, f->start, pc, &f->sp_delta);
+}
+
+/* _PCDATA_InlTreeIndex (runtime/symtab.go): >= 0 where pc runs code inlined into the function. */
+#define GO_PCDATA_INL_TREE_INDEX 2
+
+/*
+ * Whether pc of the function at func (its entry start) runs an inlined call: then pcfile and
+ * pcln give the inlined function's position, not the function's. The pcdata offsets follow
+ * _func's fixed part: 44 bytes (1.16, 1.17, 1.20+) or 40 (1.18, 1.19); npcdata at 32 (1.16)
+ * or 28.
+ */
+static bool inlined(const struct pcln *t, uint64_t func, uint64_t start, uint64_t pc)
+{
+	uint64_t fixed = t->magic == GO_MAGIC_118 ? 40 : 44, at;
+	uint32_t npcdata = rd32(t->p + func + (t->magic == GO_MAGIC_116 ? 32 : 28)), off;
+	int32_t idx;
+
+	if (npcdata <= GO_PCDATA_INL_TREE_INDEX)
+		return false;
+	at = func + fixed + 4 * GO_PCDATA_INL_TREE_INDEX;
+	if (at + 4 > t->sz)
+		return true; /* unsure: no position */
+	off = rd32(t->p + at);
+	if (!off)
+		return false;
+	if (t->pctab + off >= t->sz || pcvalue(t, t->pctab + off, start, pc, &idx))
+		return true;
+	return idx >= 0;
+}
+
+int gopclntab__line(const struct gopclntab *g, uint64_t pc, const char **file, uint32_t *line)
+{
+	const struct pcln *t = &g->t;
+	uint64_t lo, func, start, cu, foff, name;
+	uint32_t pcfile, pcln;
+	int32_t fileno, ln;
+	const char *s;
+
+	if (func_find(t, pc, &func, &lo))
+		return -ENOENT;
+	/* _func: pcfile, pcln right after pcsp; cuOffset after npcdata (runtime/runtime2.go). */
+	if (t->magic == GO_MAGIC_116) {
+		pcfile = rd32(t->p + func + 24);
+		pcln = rd32(t->p + func + 28);
+		cu = rd32(t->p + func + 36);
+	} else {
+		pcfile = rd32(t->p + func + 20);
+		pcln = rd32(t->p + func + 24);
+		cu = rd32(t->p + func + 32);
+	}
+	start = entry_start(t, lo);
+	if (inlined(t, func, start, pc))
+		return -ENOENT;
+	if (!pcfile || !pcln || t->pctab + pcfile >= t->sz || t->pctab + pcln >= t->sz ||
+	    pcvalue(t, t->pctab + pcfile, start, pc, &fileno) ||
+	    pcvalue(t, t->pctab + pcln, start, pc, &ln) || fileno < 0 || ln <= 0)
+		return -ENOENT;
+	/* The file: cutab[cuOffset + fileno], an offset into filetab (runtime.funcfile). */
+	foff = t->cutab + (cu + (uint64_t)fileno) * 4;
+	if (cu > t->sz || foff + 4 > t->sz)
+		return -ENOENT;
+	name = rd32(t->p + foff);
+	if (name == UINT32_MAX || t->filetab + name >= t->sz)
+		return -ENOENT;
+	s = (const char *)t->p + t->filetab + name;
+	if (!memchr(s, '\0', t->sz - (t->filetab + name)) || !*s)
+		return -ENOENT;
+	*file = s;
+	*line = (uint32_t)ln;
+	return 0;
 }

@@ -52,4 +52,15 @@ struct go_frame {
  * or its tables say nothing of it (or are malformed). */
 int gopclntab__frame(const struct gopclntab *t, uint64_t pc, struct go_frame *f);
 
+/*
+ * The source position of ELF vaddr pc (a call: pass a return address - 1): *file, the path
+ * the Go toolchain recorded (valid as long as the ELF), and *line, from the function's pcfile
+ * and pcln tables and the compilation unit's file table (runtime/symtab.go: funcfile,
+ * funcline1). 0, or -ENOENT when no function covers pc, its tables say nothing of it, or pc
+ * runs code inlined into the function (_PCDATA_InlTreeIndex >= 0): the position would be the
+ * inlined function's, whose frame is not expanded (the inline tree is funcdata outside the
+ * pclntab from Go 1.18 on).
+ */
+int gopclntab__line(const struct gopclntab *g, uint64_t pc, const char **file, uint32_t *line);
+
 #endif /* BPFPROF_GOPCLNTAB_H */

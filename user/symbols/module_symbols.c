@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include "symbols/debug_file.h"
 #include "symbols/debuginfod.h"
+#include "symbols/gopclntab.h"
 #include "symbols/module_symbols.h"
 #include "symbols/symtab.h"
 #include "util/elf_read.h"
@@ -165,4 +166,19 @@ void module_symbols__request_debuginfo(struct module *e)
 	err = debuginfod__queue(id, id_sz, e->path);
 	if (err)
 		pr_warn("queue a debuginfod fetch for %s: %s", e->path, strerror(-err));
+}
+
+/* No .gopclntab in the file (a module's go, once looked for). */
+static char no_go_mark;
+#define NO_GO ((struct gopclntab *)&no_go_mark)
+
+struct gopclntab *module_symbols__go(struct module *e)
+{
+	if (!e->go) {
+		e->go = e->elf ? gopclntab__new(e->elf) : NULL;
+		e->go_free = e->go ? gopclntab__free : NULL;
+		if (!e->go)
+			e->go = NO_GO;
+	}
+	return e->go == NO_GO ? NULL : e->go;
 }

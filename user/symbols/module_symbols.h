@@ -46,4 +46,8 @@ bool module_symbols__symtab_stale(struct module *e);
 /* Frees e's symbol table: the next module_symbols__symtab() builds it again. */
 void module_symbols__drop_symtab(struct module *e);
 
+/* e's Go function table (symbols/gopclntab.h), read at the first call and kept on e; NULL when
+ * e has none (not a Go binary, a Go version before 1.16, a malformed table). */
+struct gopclntab *module_symbols__go(struct module *e);
+
 #endif /* BPFPROF_MODULE_SYMBOLS_H */

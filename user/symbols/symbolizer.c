@@ -8,6 +8,7 @@
 #include "process/module_cache.h"
 #include "profile/stage_timer.h"
 #include "symbols/debuginfod.h"
+#include "symbols/gopclntab.h"
 #include "symbols/module_symbols.h"
 #include "symbols/perf_map.h"
 #include "symbols/symbolizer.h"
@@ -72,8 +73,29 @@ static int line_names(struct aggregate *agg, const struct agg_location *l, struc
 	return 0;
 }
 
+/* A Go function's file and line from its .gopclntab (no DWARF: -ldflags='-s -w'), when e has
+ * one. 0 or a negative errno. */
+static int go_position(struct aggregate *agg, struct module *e, uint64_t addr,
+		       struct agg_line *line)
+{
+	struct gopclntab *go = module_symbols__go(e);
+	const char *file;
+	uint32_t ln;
+	int64_t id;
+
+	if (!go || gopclntab__line(go, addr, &file, &ln))
+		return 0;
+	id = aggregate__string(agg, file);
+	if (id < 0)
+		return id;
+	line->file = id;
+	line->line = ln;
+	return 0;
+}
+
 /* Source frames of a user location in an ELF file, innermost first: from DWARF (inline
- * frames, files, lines), else the function symbol, else "module+0xSTART" (unnamed_function()).
+ * frames, files, lines), else the function symbol (a Go function's file and line from its
+ * .gopclntab), else "module+0xSTART" (unnamed_function()).
  * Returns the count or a negative errno. */
 static int elf_location_lines(struct aggregate *agg, const struct agg_location *l,
 			      struct agg_line *lines, size_t cap, bool dwarf)
@@ -112,6 +134,8 @@ static int elf_location_lines(struct aggregate *agg, const struct agg_location *
 	name = st ? symtab__find_sym(st, l->addr, &off, &raw) : NULL;
 	lines[0] = (struct agg_line){};
 	err = line_names(agg, l, &lines[0], name, raw);
+	if (!err)
+		err = go_position(agg, e, l->addr, &lines[0]);
 	return err ? err : 1;
 }
 

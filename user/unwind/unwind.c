@@ -8,6 +8,7 @@
 #include <string.h>
 #include "process/addr_space.h"
 #include "symbols/gopclntab.h"
+#include "symbols/module_symbols.h"
 #include "unwind/cfi_table.h"
 #include "unwind/regs.h"
 #include "unwind/unwind.h"
@@ -482,22 +483,6 @@ struct fast_mappings {
 	unsigned int next; /* the one to replace */
 };
 
-/* No .gopclntab in the file (a module's go, once looked for). */
-static char no_go_mark;
-#define NO_GO ((struct gopclntab *)&no_go_mark)
-
-/* The Go function table of e, read at the first call; NULL when e has none. */
-static struct gopclntab *go_table(struct module *e)
-{
-	if (!e->go) {
-		e->go = e->elf ? gopclntab__new(e->elf) : NULL;
-		e->go_free = e->go ? gopclntab__free : NULL;
-		if (!e->go)
-			e->go = NO_GO;
-	}
-	return e->go == NO_GO ? NULL : e->go;
-}
-
 /* The mapping for pc (a frame's pc) and addr (pc or pc - 1, where its row is looked up);
  * NULL when libdwfl must handle the frame (no mapping, no file, no table). */
 static const struct fast_mapping *fast_mapping(struct addr_space *as, struct fast_mappings *fms,
@@ -530,7 +515,7 @@ static const struct fast_mapping *fast_mapping(struct addr_space *as, struct fas
 	fm->end = m->end;
 	fm->bias = m->bias;
 	fm->table = cfi_table__get(m->entry);
-	fm->go = go_table(m->entry);
+	fm->go = module_symbols__go(m->entry);
 	fm->m = m;
 	return fm->table || fm->go ? fm : NULL;
 }
