@@ -25,6 +25,10 @@
 #  7. Python frames' BPF cost: the sampler's run time per sample (kernel.bpf_stats_enabled) on
 #     python3 running tests/targets/pychain.py (a 5-frame Python chain), with Python frames
 #     and with --no-python, at 999 Hz; the Python frames and code objects per run.
+#  8. Go binaries: bpfprof -a for 3 s at 99 Hz beside 50 processes running 50 distinct builds
+#     of tests/targets/gochain.go (-ldflags='-s -w', no symbols: names from .gopclntab), and
+#     beside 50 processes of one build: max RSS of each (the difference is the memory 49 more
+#     Go files cost), and the time to read one file's .gopclntab names (--stats stage).
 # The sections run in the order unwind, overhead, start-up, memory (BPF statistics off), then
 # CPU per sample and own CPU (kernel.bpf_stats_enabled=1, restored at exit).
 # Runs of different modes are interleaved (run i of every mode, then run i + 1), so slow drift
@@ -33,8 +37,9 @@
 # ratios of medians and the targets' verdicts: OUT/bench.txt (printed) and OUT/bench.json
 # (fields: docs/performance.md).
 # Environment: BENCH_RUNS (N of the expensive figures, default 9), BENCH_RUNS_CHEAP (default 11),
-# BENCH_RUNS_LONG (own CPU and memory, default 5), BENCH_SECTIONS (some of "unwind overhead
-# startup memory cps own"; default all). About 10 minutes on 2 vCPUs with defaults.
+# BENCH_RUNS_LONG (own CPU, memory, Go binaries, default 5), BENCH_SECTIONS (some of "unwind
+# overhead startup memory cps own python go"; default all), BENCH_GO_BINS (Go builds and
+# processes, default 50). About 15 minutes on 2 vCPUs with defaults.
 set -eu
 BIN=$(realpath "${1:-build/bpfprof}")
 TARGETS=$(realpath "${2:-build/tests/targets}")
@@ -44,7 +49,7 @@ N=${BENCH_RUNS:-9}
 N_CHEAP=${BENCH_RUNS_CHEAP:-11}
 N_LONG=${BENCH_RUNS_LONG:-5}
 # Sections to run, in this order (start-up needs no BPF statistics; cps and own turn them on).
-SECTIONS=${BENCH_SECTIONS:-unwind overhead startup memory cps own python}
+SECTIONS=${BENCH_SECTIONS:-unwind overhead startup memory cps own python go}
 # Debian's interpreter, not one a user put first in PATH (pyenv): the workload is a real
 # Debian program and the summarizer needs nothing beyond the standard library.
 PY=/usr/bin/python3
@@ -53,6 +58,8 @@ OWN_D=10
 OWN_SKIP_S=2
 OWN_WINDOW_S=7
 CROWD_SIZES="1 50 200"
+# Go binaries (section 8).
+GO_BINS=${BENCH_GO_BINS:-50}
 
 die() {
 	echo "bench: $*" >&2
@@ -483,6 +490,59 @@ bench_python() {
 	done
 }
 
+# stage_items FILE NAME: the item count of --stats' line "stage NAME: N items, ...".
+stage_items() {
+	awk -v n="stage $2:" 'index($0, n) { sub(/.*: /, ""); print $1; exit }' "$1"
+}
+
+# go_builds: GO_BINS builds of gochain.go, distinct files, in $TMP/go (Debian's Go, GOPATH
+# mode: nothing downloaded).
+go_builds() {
+	local i src
+
+	src=$(realpath "$HERE/../tests/targets/gochain.go")
+	mkdir -p "$TMP/go"
+	for ((i = 1; i <= GO_BINS; i++)); do
+		HOME=$TMP/go GOCACHE=$TMP/go/cache GO111MODULE=off go build \
+			-ldflags="-s -w -X main.variant=$i" -o "$TMP/go/gochain_$i" "$src" ||
+			die "go build of gochain.go failed"
+	done
+}
+
+# go_run MODE: bpfprof -a beside GO_BINS gochain processes: of one build (same) or of all.
+go_run() {
+	local mode=$1 i bin pids=() k=go/$1
+
+	for ((i = 1; i <= GO_BINS; i++)); do
+		bin=$TMP/go/gochain_$([ "$mode" = same ] && echo 1 || echo "$i")
+		"$bin" 30 &
+		pids+=($!)
+	done
+	sleep 1
+	"$BIN" --stats -a -d 3 -F 99 -o /dev/null >/dev/null 2>"$TMP/go.err" ||
+		die "Go binaries ($mode): bpfprof failed: $(tail -n 3 "$TMP/go.err")"
+	kill "${pids[@]}" 2>/dev/null
+	wait "${pids[@]}" 2>/dev/null || true
+	put "$k/max_rss_kib" "$(stat_value "$TMP/go.err" '^bpfprof: max RSS' 4)"
+	put "$k/samples" "$(stat_value "$TMP/go.err" 'samples received' 8)"
+	put "$k/go_files" "$(stage_items "$TMP/go.err" 'Go names (per .gopclntab)')"
+	put "$k/go_names_ms" "$(stage_ms "$TMP/go.err" 'Go names (per .gopclntab)')"
+}
+
+bench_go() {
+	local i
+
+	echo "bench: Go binaries: $N_LONG runs each of bpfprof -a -d 3 -F 99 beside $GO_BINS" \
+		"gochain processes of $GO_BINS distinct builds, and of one build"
+	command -v go >/dev/null || die "go is missing (make deps installs golang-go)"
+	put meta/go_bins "$GO_BINS"
+	go_builds
+	for ((i = 0; i < N_LONG; i++)); do
+		go_run distinct
+		go_run same
+	done
+}
+
 # section FUNCTION: runs one section, says how long it took.
 section() {
 	local s=$SECONDS
@@ -511,6 +571,7 @@ for s in $SECTIONS; do
 		sysctl -q -w kernel.bpf_stats_enabled=1
 		section bench_python
 		;;
+	go) section bench_go ;;
 	*) die "unknown section '$s' in BENCH_SECTIONS" ;;
 	esac
 done

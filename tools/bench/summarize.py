@@ -278,6 +278,27 @@ def python_section(v):
     return res
 
 
+def go_section(v):
+    """RSS beside GO_BINS processes of distinct Go builds and of one build; the time to read one
+    file's .gopclntab names."""
+    res = {}
+    for mode in ("distinct", "same"):
+        p = "go/%s/" % mode
+        if not v.get(p + "max_rss_kib"):
+            continue
+        res[mode] = {"max_rss_mb": dist([x * 1024 / 1e6 for x in v[p + "max_rss_kib"]]),
+                     "samples": dist(v[p + "samples"]),
+                     "go_files": dist(v.get(p + "go_files", [])),
+                     "go_names_ms_per_file": dist(paired(lambda ms, n: ms / n if n else 0,
+                                                         v.get(p + "go_names_ms", []),
+                                                         v.get(p + "go_files", [])))}
+    if "distinct" in res and "same" in res:
+        res["rss_per_extra_file_mb"] = dist(paired(
+            lambda d, s_, n: (d - s_) * 1024 / 1e6 / max(n - 1, 1), v["go/distinct/max_rss_kib"],
+            v["go/same/max_rss_kib"], v["go/distinct/go_files"]))
+    return res
+
+
 def targets(r):
     vals = {
         "cpu_per_sample": r["cpu_per_sample"].get("ratio_perf_over_bpfprof_marginal"),
@@ -461,6 +482,23 @@ def text(r):
                                            q3(e["python_frames_per_sample"]),
                                            q3(e["code_objects"]), q3(e["code_ms"])))
 
+    if r["go"]:
+        L.append("")
+        L.append("8. Go binaries: bpfprof -a -d 3 -F 99 beside %s gochain processes (-s -w)" %
+                 fx(r["machine"].get("go_bins"), "%d"))
+        L.append("%-10s %-24s %-14s %-26s %2s" % ("builds", "max RSS MB", "Go files",
+                                                 "ms per .gopclntab's names", "n"))
+        for m in ("distinct", "same"):
+            e = r["go"].get(m)
+            if e:
+                L.append("%-10s %-24s %-14s %-26s %2d" % (m, q3(e["max_rss_mb"], "%.1f"),
+                                                         q3(e["go_files"]),
+                                                         q3(e["go_names_ms_per_file"], "%.2f"),
+                                                         e["max_rss_mb"]["n"]))
+        if "rss_per_extra_file_mb" in r["go"]:
+            L.append("RSS per Go file beyond the first (paired): %s MB" %
+                     q3(r["go"]["rss_per_extra_file_mb"], "%.2f"))
+
     L.append("")
     L.append("Targets")
     for t in r["targets"]:
@@ -484,6 +522,7 @@ def main():
         "memory": memory_section(v),
         "startup": startup_section(v),
         "python": python_section(v),
+        "go": go_section(v),
     }
     r["cpu_per_sample"] = cps_section(v)
     r["targets"] = targets(r)
