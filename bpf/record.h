@@ -323,7 +323,8 @@ struct go_stack_record {
 	__u8 data[BPFPROF_GO_STACK_SZ];
 };
 
-/* Per-CPU counters (BPF percpu array "stats", one element). */
+/* Per-CPU counters (BPF percpu array "stats", one element): __u64 fields only (user space
+ * sums them as an array). */
 struct bpf_stats {
 	__u64 samples;		 /* sample records submitted */
 	__u64 lost;		 /* samples lost: ringbuf reservation failed (ringbuf full) */

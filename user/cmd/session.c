@@ -441,6 +441,7 @@ void session__print_summary(struct session *s)
 	}
 	if (s->ustats) {
 		unwind_stats__print(s->ustats, stderr, 20);
+		sample_handler__print_go(s->sh, s->loader ? &bpf : NULL, stderr);
 		print_stats_totals(s, &bpf);
 		stage_timers__print(stderr);
 	}

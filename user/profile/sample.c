@@ -32,6 +32,7 @@ struct sample_handler {
 	 * first one of a cpu */
 	struct go_stack_record *go_pending[GO_CPUS_MAX];
 	uint64_t go_unmatched; /* of them, replaced before their sample came (it was lost) */
+	uint64_t go_matched;   /* of them, read by their sample's unwind */
 };
 
 void sample_handler__go_stack(struct sample_handler *sh, const struct go_stack_record *r)
@@ -88,7 +89,27 @@ static const struct go_stack_record *go_stack_take(struct sample_handler *sh,
 	if (!p || !p->hdr.type)
 		return NULL;
 	p->hdr.type = 0;
-	return p->tid == s->tid && p->time_ns == s->time_ns ? p : NULL;
+	if (p->tid != s->tid || p->time_ns != s->time_ns) {
+		sh->go_unmatched++;
+		return NULL;
+	}
+	sh->go_matched++;
+	return p;
+}
+
+void sample_handler__print_go(const struct sample_handler *sh, const struct bpf_stats *bpf,
+			      FILE *fp)
+{
+	if (!sh->go_matched && !sh->go_unmatched && (!bpf || !bpf->go_stacks))
+		return;
+	fprintf(fp,
+		"bpfprof: Go stack switches: %llu samples unwound with the goroutine stack they "
+		"switched from, %llu copies without their sample",
+		(unsigned long long)sh->go_matched, (unsigned long long)sh->go_unmatched);
+	if (bpf)
+		fprintf(fp, "; %llu copied by BPF, %llu lost (ringbuf full)",
+			(unsigned long long)bpf->go_stacks, (unsigned long long)bpf->go_lost);
+	fprintf(fp, "\n");
 }
 
 /* A Go process (its unwind used .gopclntab): armed once for RECORD_GO_STACKs. */

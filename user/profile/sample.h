@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "profile/aggregate.h"
 #include "bpf/record.h"
 #include "process/proc_table.h"
@@ -48,6 +49,12 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
  * time that follows it, whose unwind reads it as stack memory (unwinder__set_stack2()).
  */
 void sample_handler__go_stack(struct sample_handler *sh, const struct go_stack_record *r);
+
+/* The --stats line of Go stack switches (RECORD_GO_STACK): copies read by their sample's
+ * unwind, those without a sample; with bpf (NULL for a replay), those BPF made and lost. Nothing
+ * when no Go stack was copied. */
+void sample_handler__print_go(const struct sample_handler *sh, const struct bpf_stats *bpf,
+			      FILE *fp);
 
 /*
  * Process tgid exec'd (exec) or exited: its Go arming (go_procs) is deleted, unless it was

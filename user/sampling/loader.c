@@ -410,22 +410,15 @@ int loader__read_stats(struct loader *l, struct bpf_stats *total)
 		err = -errno;
 		goto out;
 	}
+	/* Every field is a __u64 counter (bpf/record.h): summed as such, so that a counter added
+	 * there is never left out (the Python ones were). */
 	for (i = 0; i < ncpu; i++) {
-		total->samples += percpu[i].samples;
-		total->lost += percpu[i].lost;
-		total->stack_copy_failed += percpu[i].stack_copy_failed;
-		total->stack_truncated += percpu[i].stack_truncated;
-		total->stack_bytes += percpu[i].stack_bytes;
-		total->stack_capped += percpu[i].stack_capped;
-		total->stack_vma_unknown += percpu[i].stack_vma_unknown;
-		total->kstack_failed += percpu[i].kstack_failed;
-		total->no_user_regs += percpu[i].no_user_regs;
-		total->events += percpu[i].events;
-		total->events_lost += percpu[i].events_lost;
-		total->targets_full += percpu[i].targets_full;
-		total->mmap_events += percpu[i].mmap_events;
-		total->mmap_lost += percpu[i].mmap_lost;
-		total->stack_vma_lookups += percpu[i].stack_vma_lookups;
+		const uint64_t *src = (const uint64_t *)&percpu[i];
+		uint64_t *dst = (uint64_t *)total;
+		size_t k;
+
+		for (k = 0; k < sizeof(*total) / sizeof(uint64_t); k++)
+			dst[k] += src[k];
 	}
 out:
 	free(percpu);
