@@ -63,8 +63,8 @@ test_alloc() {
 	# --stats: the copies of the goroutine stacks, all used by their samples.
 	assert_ge go_alloc_stacks_used "$(sed -n 's/^bpfprof: Go stack switches: \([0-9]*\) samples.*/\1/p' \
 		"$p.err")" 1
-	assert_eq go_alloc_stacks_lost "$(sed -n 's/.* \([0-9]*\) lost (ringbuf full).*/\1/p' \
-		"$p.err" | tail -1)" 0
+	assert_eq go_alloc_stacks_lost "$(sed -n \
+		's/^bpfprof: Go stack switches: .* \([0-9]*\) lost (ringbuf full)$/\1/p' "$p.err")" 0
 	assert_ge go_alloc_switched_root "$(awk -v re="$ROOT_RE" '
 		{ split($1, f, ";"); u = substr($1, length(f[1]) + 2) }
 		u ~ /(^|;)runtime\.systemstack;/ { t += $NF; if (u ~ re) r += $NF }
