@@ -186,8 +186,9 @@ test_chain() {
 	assert_grep stats_chain_module_line "$p.err" \
 		'^bpfprof:   module /.*/libchain\.so: [0-9]+ frames \(.*\), [0-9]+ stops'
 	assert_ge stats_chain_module_frames "${mod[0]:-missing}" $((samples * lib_frames))
-	# All unwound by the CFI rows (the fast path).
-	assert_eq stats_chain_module_cfi_frames "${mod[3]:-missing}" "${mod[0]:-missing}"
+	# Unwound by the CFI rows (the fast path): all but a few (8 of 15,096 on 6.1 under TCG
+	# went to libdwfl: rows the fast path does not express, at the instructions sampled).
+	assert_ge stats_chain_module_cfi_frames "$(ratio_pct "${mod[3]:-x}" "${mod[0]:-x}")" 99 %
 	assert_grep stats_chain_totals_line "$p.err" "$TOTALS_RE"
 	assert_eq stats_chain_events_lost "$(events_lost "$p.err")" 0
 }
