@@ -120,7 +120,9 @@ test_signal_frame() {
 	assert_eq chain_signal_exit "$BP_RC" 0
 	read -r -a stats <<<"$(chain_stats "$p.folded" chain '^_start;' "$chain" sig_spin)"
 	echo "  sig_spin samples: ${stats[0]}, complete from _start through sig_leaf: ${stats[1]}"
-	assert_ge chain_signal_handler_share "$(leaf_share "$p.folded" chain sig_spin)" \
+	# Of the samples in the chain (below chain_f01): ld.so's start-up took 11.4% of them on
+	# 5.10 under qemu's TCG.
+	assert_ge chain_signal_handler_share "$(leaf_share "$p.folded" chain sig_spin chain_f01)" \
 		"$MIN_LEAF_PCT" %
 	assert_ge chain_signal_complete "${stats[2]}" "$MIN_COMPLETE_PCT" %
 }
