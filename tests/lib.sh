@@ -375,7 +375,9 @@ start_bpfprof_bg() {
 	BP_TIMEOUT_PID=$!
 	BG_PIDS+=("$BP_TIMEOUT_PID")
 	BP_PID=
-	for ((i = 0; i < 100; i++)); do
+	# A wall-clock deadline, not a count of passes: under qemu's TCG each pass forks slowly.
+	i=$((SECONDS + 60))
+	while [ "$SECONDS" -lt "$i" ] && kill -0 "$BP_TIMEOUT_PID" 2>/dev/null; do
 		BP_PID=$(cat "/proc/$BP_TIMEOUT_PID/task/$BP_TIMEOUT_PID/children" 2>/dev/null)
 		BP_PID=${BP_PID%% *}
 		[ -n "$BP_PID" ] && break

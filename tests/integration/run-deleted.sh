@@ -103,8 +103,14 @@ test_cmd() {
 		[ -n "$child" ] && break
 		sleep 0.005
 	done
-	[ -n "$child" ] && wait_mapped "$child" "$dir/libchain.so"
+	if [ -z "$child" ]; then
+		echo "  no child of bpfprof (PID ${BP_PID:-none}) seen in 60 s"
+	elif ! wait_mapped "$child" "$dir/libchain.so"; then
+		echo "  child $child did not map libchain.so in 30 s"
+	fi
 	delete_chain "$dir" "$how" "${child:-0}" && ok=1
+	[ "$ok" = 1 ] || echo "  child ${child:-none}'s maps after rm:" \
+		"$(grep chain "/proc/${child:-0}/maps" 2>&1 | tr -s ' ' | cut -d' ' -f6- | tr '\n' ' ')"
 	wait_bpfprof_bg "$p"
 
 	assert_eq "deleted_cmd_${how}_files_deleted" "$ok" 1
