@@ -22,6 +22,8 @@ if ! command -v node >/dev/null; then
 fi
 
 p=$TEST_TMP/node
+# In the test's directory: V8 may write an isolate log into its working directory.
+cd "$TEST_TMP" || exit 1
 run_bpfprof $((RUN_S + 60)) "$p" -F "$HZ" -o "$p.folded" -- node --perf-basic-prof \
 	--interpreted-frames-native-stack --allow-natives-syntax "$SCRIPT" "$RUN_S"
 pid=$(sed -n 's/.*profiling .* (PID \([0-9]*\)).*/\1/p' "$p.err" | head -1)
