@@ -48,7 +48,7 @@ test_chain() {
 # The garbage collector on the g0 stacks: stacks through runtime.systemstack reach the
 # goroutine's first frame.
 test_alloc() {
-	local p=$TEST_TMP/goalloc share
+	local p=$TEST_TMP/goalloc share go_line
 
 	run_bpfprof $((RUN_S + 60)) "$p" -F "$HZ" --stats -o "$p.folded" -- \
 		"$TARGETS/gochain_stripped" "$RUN_S" alloc
@@ -63,8 +63,11 @@ test_alloc() {
 	# --stats: the copies of the goroutine stacks, all used by their samples.
 	assert_ge go_alloc_stacks_used "$(sed -n 's/^bpfprof: Go stack switches: \([0-9]*\) samples.*/\1/p' \
 		"$p.err")" 1
-	assert_eq go_alloc_stacks_lost "$(sed -n \
-		's/^bpfprof: Go stack switches: .* \([0-9]*\) lost (ringbuf full)$/\1/p' "$p.err")" 0
+	# Lost only when the ringbuf is full (a busy machine, a sanitizer build): a few at most.
+	read -r -a go_line <<<"$(sed -n \
+		's/^bpfprof: Go stack switches: .*; \([0-9]*\) copied by BPF, \([0-9]*\) lost.*/\1 \2/p' \
+		"$p.err")"
+	assert_le go_alloc_stacks_lost_pct "$(ratio_pct "${go_line[1]:-x}" "${go_line[0]:-x}")" 10 %
 	assert_ge go_alloc_switched_root "$(awk -v re="$ROOT_RE" '
 		{ split($1, f, ";"); u = substr($1, length(f[1]) + 2) }
 		u ~ /(^|;)runtime\.systemstack;/ { t += $NF; if (u ~ re) r += $NF }
