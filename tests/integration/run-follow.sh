@@ -98,7 +98,7 @@ test_exited_during_attach() {
 	local p=$TEST_TMP/gone holder zombie= deadline
 
 	start_target holder /bin/sh -c '(while [ ! -e "$1" ]; do sleep 0.05; done) &
-		echo $! >"$0"; exec sleep 60' "$p.pid" "$p.go"
+		echo $! >"$0"; exec sleep 600' "$p.pid" "$p.go"
 	# Deadlines in wall seconds: under qemu's TCG each pass forks slowly.
 	deadline=$((SECONDS + 30))
 	while [ "$SECONDS" -lt "$deadline" ]; do
