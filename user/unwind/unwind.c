@@ -777,6 +777,26 @@ static int fast_walk(struct unwinder *ctx)
 	}
 }
 
+/*
+ * A walk that did not reach the root after a frame-pointer step among frames [0, end) of the
+ * fast path: blamed on that frame's missing CFI (the guess may have been wrong), as
+ * blame_missing_cfi() blames libdwfl's, so both unwinders give one stop reason.
+ */
+static void blame_fp_steps(struct unwinder *ctx, size_t end, enum unwind_stop *stop)
+{
+	size_t i;
+
+	if (*stop == UNWIND_STOP_ROOT || *stop == UNWIND_STOP_DEPTH)
+		return;
+	for (i = 0; i < end && i < ctx->frames_cnt; i++) {
+		if (ctx->frames[i].method != UNWIND_BY_FP)
+			continue;
+		*stop = UNWIND_STOP_ERROR;
+		ctx->stop_frame = i;
+		return;
+	}
+}
+
 /* UNWIND_MODE_FAST: the fast path, libdwfl from the first frame it cannot unwind. */
 static int unwind_fast(struct unwinder *ctx, enum unwind_stop *stop)
 {
@@ -785,10 +805,12 @@ static int unwind_fast(struct unwinder *ctx, enum unwind_stop *stop)
 	ret = fast_walk(ctx);
 	if (ret == 1) {
 		dwfl_walk(ctx, stop);
+		blame_fp_steps(ctx, ctx->dwfl_from, stop);
 		return ctx->frames_cnt;
 	}
 	*stop = stop_reason(ctx, ret);
 	ctx->stop_frame = ctx->frames_cnt ? ctx->frames_cnt - 1 : 0;
+	blame_fp_steps(ctx, ctx->frames_cnt, stop);
 	if (*stop != UNWIND_STOP_ROOT && log__enabled(LOG_DEBUG))
 		pr_debug("unwind %u/%u: %s after %zu frames (CFI table; read at 0x%" PRIx64
 			 ", copy 0x%" PRIx64 "+%u)",
