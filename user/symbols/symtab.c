@@ -403,6 +403,7 @@ struct symtab *symtab__new(Elf *elf, const char *path)
 	struct symtab *st;
 	Elf *dbg = NULL;
 	int dbg_fd = -1, err = 0, n;
+	bool full; /* a .symtab gave symbols */
 	uint64_t lo, hi;
 	GElf_Ehdr ehdr;
 
@@ -414,6 +415,7 @@ struct symtab *symtab__new(Elf *elf, const char *path)
 
 	b.elfs[0] = elf;
 	n = builder__add_symtab(&b, 0, SHT_SYMTAB);
+	full = n > 0;
 	if (!n)
 		n = builder__add_symtab(&b, 0, SHT_DYNSYM);
 	if (n < 0) {
@@ -428,9 +430,11 @@ struct symtab *symtab__new(Elf *elf, const char *path)
 			err = n;
 			goto cleanup;
 		}
+		full |= n > 0;
 	}
-	/* A Go binary without symbols (-ldflags='-s -w'): the runtime's own function table. */
-	if (!b.cnt) {
+	/* A Go binary without .symtab (-ldflags='-s -w'; a cgo one keeps a .dynsym of its C
+	 * side's exports): the runtime's own function table names the Go functions. */
+	if (!full) {
 		uint64_t t0 = stage_timers_on ? now_ns() : 0;
 
 		n = gopclntab__functions(elf, builder__add_go, &b);

@@ -567,7 +567,9 @@ static bool go_switch_bp(struct unwinder *ctx, const struct fast_mapping *fm, ui
  * to: the walk goes on on the goroutine stack, as Go's traceback does (runtime/traceback.go,
  * _TraceJumpStack), with the memory of RECORD_GO_STACK (unwinder__set_stack2()):
  * - runtime.systemstack, runtime.mcall (gopark, gosched: the scheduler runs on g0 for the
- *   goroutine that stops): its caller X, whose frame go_switched_frame() finds from rbp (X's);
+ *   goroutine that stops), runtime.asmcgocall (a cgo call: the C function runs on g0, the
+ *   thread's own stack; rbp, callee-saved, is X's again once its frames are unwound by their
+ *   CFI): its caller X, whose frame go_switched_frame() finds from rbp (X's);
  * - runtime.morestack (from morestack_noctxt): the function f whose prologue found its stack
  *   too small and called it, before making its frame (pcsp 0 there), just below the return
  *   address into f's caller Y, found the same way from rbp (Y's).
@@ -585,7 +587,8 @@ static int go_switch(struct unwinder *ctx, const struct fast_mapping *fm, uint64
 	if (!sw->name)
 		return -1;
 	more = !strcmp(sw->name, "runtime.morestack");
-	if (!more && strcmp(sw->name, "runtime.systemstack") && strcmp(sw->name, "runtime.mcall"))
+	if (!more && strcmp(sw->name, "runtime.systemstack") && strcmp(sw->name, "runtime.mcall") &&
+	    strcmp(sw->name, "runtime.asmcgocall"))
 		return -1;
 	/* rbp as the g0 frames left it; else the frame pointer BPF found leaving the sample's
 	 * copy (a g0 function that does not keep rbp leaves a stale one). */
