@@ -37,6 +37,8 @@
 #define RECORD_PY_CODE  8 /* struct py_code_record: a code object, the first time BPF sees it */
 #define RECORD_GO_STACK 9 /* struct go_stack_record: the stack a Go thread of the next sample
 			   * switched from */
+#define RECORD_FP_CHAIN 10 /* struct fp_chain_record: the frame-pointer chain of the next
+			    * sample past its stack copy */
 
 /* sample_record.regs_arch */
 #define BPFPROF_ARCH_X86_64 1
@@ -323,6 +325,42 @@ struct go_stack_record {
 	__u8 data[BPFPROF_GO_STACK_SZ];
 };
 
+/* fp_chain_record sizes */
+#define BPFPROF_FP_CHAIN_MAX	2040 /* frames in one record (a per-CPU scratch: <= 32 KiB) */
+#define BPFPROF_FP_CHAIN_PIECES 8    /* records of one sample, at most */
+/* frame pointers followed for a sample, at most: through the largest copy, then past it */
+#define BPFPROF_FP_CHAIN_STEPS	(BPFPROF_STACK_SZ_MAX / 16 + BPFPROF_FP_CHAIN_MAX)
+
+/*
+ * RECORD_FP_CHAIN: the frames past the sample's stack copy of a Go thread whose stack is deeper
+ * than the copy (a recursion: go/printer's over a long expression takes 14,000 frames, 800 KiB).
+ * Go keeps frame pointers on amd64: every function with a frame saves its caller's rbp at [rbp]
+ * and has its return address at [rbp + 8] (runtime/stack.go, cmd/compile's
+ * framepointer_enabled). BPF follows the chain from the sampled rbp (Linux 5.17+, bpf_loop())
+ * and records each frame pointer outside the copy with its return address, from the first one
+ * outside until the chain ends, leaves the stack, comes back into the copy or reaches
+ * --max-frames: to user space, the 16 bytes at each of them are memory of the stack
+ * (frames[i + 1].bp is the word at frames[i].bp, next the one at the last). In pieces of at most
+ * BPFPROF_FP_CHAIN_MAX frames, root side last, each as long as its frames, written just before
+ * the sample's RECORD_SAMPLE (same cpu, tid and time_ns), for processes user space armed
+ * (go_procs). Only for unwinding.
+ */
+struct fp_chain_frame {
+	__u64 bp;  /* the frame pointer: where the caller's rbp was saved */
+	__u64 ret; /* the word at bp + 8: the return address into the caller */
+};
+
+struct fp_chain_record {
+	struct record_header hdr;
+	__u32 tgid;
+	__u32 tid;
+	__u64 time_ns; /* the sample's */
+	__u32 cpu;     /* the sample's */
+	__u32 cnt;     /* frames[] filled, 1 to BPFPROF_FP_CHAIN_MAX */
+	__u64 next;    /* the word at frames[cnt - 1].bp */
+	struct fp_chain_frame frames[BPFPROF_FP_CHAIN_MAX];
+};
+
 /* Per-CPU counters (BPF percpu array "stats", one element): __u64 fields only (user space
  * sums them as an array). */
 struct bpf_stats {
@@ -347,6 +385,9 @@ struct bpf_stats {
 	__u64 py_lost;		 /* Python records lost: ringbuf full */
 	__u64 go_stacks;	 /* RECORD_GO_STACKs submitted */
 	__u64 go_lost;		 /* of them lost: ringbuf full */
+	__u64 fp_chains;	 /* RECORD_FP_CHAINs submitted */
+	__u64 fp_chain_frames;	 /* frames in them */
+	__u64 fp_chain_lost;	 /* of them lost: ringbuf full */
 };
 
 _Static_assert(sizeof(struct record_header) == 8, "record_header size");
@@ -355,8 +396,9 @@ _Static_assert(sizeof(struct sample_record) % 8 == 0, "sample_record alignment")
 _Static_assert(sizeof(struct task_record) == 56, "task_record size");
 _Static_assert(sizeof(struct munmap_record) == 40, "munmap_record size");
 _Static_assert(sizeof(struct mmap_record) == 72 + 2 * BPFPROF_PATH_SZ, "mmap_record size");
-_Static_assert(sizeof(struct bpf_stats) == 168, "bpf_stats size");
+_Static_assert(sizeof(struct bpf_stats) == 192, "bpf_stats size");
 _Static_assert(sizeof(struct go_stack_record) == 48 + BPFPROF_GO_STACK_SZ, "go_stack_record size");
+_Static_assert(sizeof(struct fp_chain_record) == 40 + 16 * BPFPROF_FP_CHAIN_MAX, "fp_chain_record size");
 _Static_assert(sizeof(struct py_offsets) == 48, "py_offsets size");
 _Static_assert(sizeof(struct py_proc) == 72, "py_proc size");
 _Static_assert(sizeof(struct py_frame) == 24, "py_frame size");

@@ -374,6 +374,9 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool co
 	/* A Go thread's stack switched from: its record precedes the sample's too. */
 	if (w.len)
 		go_stack(pid_tgid, time_ns, w.bp, w.start, w.len);
+	/* Its frames past the copy (a recursion deeper than the copy size): also before. */
+	if (w.len && !compat)
+		go_chain(pid_tgid, time_ns, w.bp, w.start, w.len);
 	rec = reserve_sample(w.len, &cap);
 	if (!rec) {
 		__sync_fetch_and_add(&st->lost, 1);

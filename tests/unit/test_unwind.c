@@ -558,6 +558,54 @@ static void test_fast_jit_frame(void **state)
 	munmap(code, 4096);
 }
 
+/*
+ * Memory past a short copy given as words (what a RECORD_FP_CHAIN gives for a Go stack deeper
+ * than the copy): both unwinders read them as stack, and reach the root again; without them
+ * the copy is short.
+ */
+static void test_fp_chain_words(void **state)
+{
+	struct unwind_frame frames_scratch[64];
+	struct stack_word *words;
+	enum unwind_stop stop;
+	struct pipeline pl;
+	struct unwinder *p;
+	uint32_t full, cut = 256, i, cnt;
+	int n_full, n;
+
+	fill_header();
+	chain_a(1);
+	full = sample->stack_len;
+	pipeline__init(&pl);
+	p = proc__unwinder(proc_table__find(pl.pt, getpid(), true));
+	n_full = assert_same_unwind(p, STACK_CAP, 64, "whole copy");
+	assert_true(n_full >= 8);
+
+	cnt = (full - cut) / 8;
+	words = calloc(cnt, sizeof(*words));
+	assert_non_null(words);
+	for (i = 0; i < cnt; i++) {
+		words[i].addr = sample->stack_addr + cut + 8 * i;
+		memcpy(&words[i].val, sample->stack + cut + 8 * i, 8);
+	}
+	sample->stack_len = cut;
+	unwind_mode(p, UNWIND_MODE_FAST, frames_scratch, 64, cut, &stop);
+	assert_int_equal(stop, UNWIND_STOP_TRUNCATED);
+	for (i = 0; i < 2; i++) {
+		unwinder__set_fp_chain(p, words, cnt);
+		n = unwind_mode(p, i ? UNWIND_MODE_DWFL : UNWIND_MODE_FAST, frames_scratch, 64, cut,
+				&stop);
+		assert_int_equal(stop, UNWIND_STOP_ROOT);
+		assert_int_equal(n, n_full);
+	}
+	/* Set for one unwind only. */
+	unwind_mode(p, UNWIND_MODE_FAST, frames_scratch, 64, cut, &stop);
+	assert_int_equal(stop, UNWIND_STOP_TRUNCATED);
+	free(words);
+	pipeline__fini(&pl);
+	unwind__set_mode(UNWIND_MODE_DWFL);
+}
+
 /* UNWIND_MODE_DIFF on garbage: no divergence; and one row changed on purpose is found. */
 static void test_diff_mode(void **state)
 {
@@ -639,6 +687,7 @@ int main(void)
 		cmocka_unit_test(test_fast_signal_frame),
 		cmocka_unit_test(test_fast_vdso),
 		cmocka_unit_test(test_fast_jit_frame),
+		cmocka_unit_test(test_fp_chain_words),
 		cmocka_unit_test(test_diff_mode),
 	};
 	int ret;

@@ -545,6 +545,7 @@ int session__setup(struct session *s)
 		.target_all = o->all,
 		.self_tgid = getpid(),
 		.no_python = o->no_python,
+		.max_frames = o->max_frames,
 	};
 	struct perf_event_opts po = { .event = o->event, .freq_hz = o->freq_hz };
 	struct loader_error le;

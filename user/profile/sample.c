@@ -16,8 +16,74 @@
 #include "util/util.h"
 #include "python/python.h"
 
-/* CPUs whose RECORD_GO_STACKs are kept (a record of a higher cpu is dropped). */
+/* CPUs whose RECORD_GO_STACKs and RECORD_FP_CHAINs are kept (a record of a higher cpu is
+ * dropped). */
 #define GO_CPUS_MAX 4096
+
+/* The fields RECORD_GO_STACK and RECORD_FP_CHAIN begin with: what ties them to their sample. */
+struct pre_sample {
+	struct record_header hdr;
+	__u32 tgid;
+	__u32 tid;
+	__u64 time_ns;
+	__u32 cpu;
+};
+_Static_assert(offsetof(struct go_stack_record, cpu) == offsetof(struct pre_sample, cpu) &&
+		       offsetof(struct fp_chain_record, cpu) == offsetof(struct pre_sample, cpu),
+	       "pre-sample records' headers");
+
+/* Records of one type waiting for their sample, by cpu (hdr.type 0: none); a cpu's buffer
+ * (sz bytes) allocated at its first record. */
+struct pending {
+	struct pre_sample *rec[GO_CPUS_MAX];
+	size_t sz;
+	uint64_t unmatched; /* replaced before their sample came (it was lost), or not its */
+	uint64_t matched;   /* read by their sample's unwind */
+};
+
+/* Keeps the len bytes of record r for the sample that follows it on its cpu. */
+static void pending__put(struct pending *pd, const void *r, size_t len)
+{
+	const struct pre_sample *h = r;
+	struct pre_sample *p;
+
+	if (h->cpu >= GO_CPUS_MAX || len > pd->sz)
+		return;
+	p = pd->rec[h->cpu];
+	if (p && p->hdr.type)
+		pd->unmatched++;
+	if (!p) {
+		p = malloc(pd->sz);
+		if (!p)
+			return;
+		pd->rec[h->cpu] = p;
+	}
+	memcpy(p, r, len);
+}
+
+/* The record kept for sample s, if it came just before it (same tid and time); consumed. */
+static const void *pending__take(struct pending *pd, const struct sample_record *s)
+{
+	struct pre_sample *p = s->cpu < GO_CPUS_MAX ? pd->rec[s->cpu] : NULL;
+
+	if (!p || !p->hdr.type)
+		return NULL;
+	p->hdr.type = 0;
+	if (p->tid != s->tid || p->time_ns != s->time_ns) {
+		pd->unmatched++;
+		return NULL;
+	}
+	pd->matched++;
+	return p;
+}
+
+static void pending__free(struct pending *pd)
+{
+	size_t i;
+
+	for (i = 0; i < GO_CPUS_MAX; i++)
+		free(pd->rec[i]);
+}
 
 struct sample_handler {
 	struct proc_table *pt;
@@ -28,29 +94,95 @@ struct sample_handler {
 	size_t locs_cap;	     /* max_frames + BPFPROF_PY_FRAMES_MAX + BPFPROF_KSTACK_MAX */
 	int *eval;		     /* per user frame: which Python group replaces it, or -1 */
 	const char **modules;	     /* module of each user frame, for --stats */
-	/* RECORD_GO_STACKs waiting for their sample, by cpu (hdr.type 0: none); allocated at the
-	 * first one of a cpu */
-	struct go_stack_record *go_pending[GO_CPUS_MAX];
-	uint64_t go_unmatched; /* of them, replaced before their sample came (it was lost) */
-	uint64_t go_matched;   /* of them, read by their sample's unwind */
+	struct pending go_stacks;    /* RECORD_GO_STACKs */
+	struct pending fp_chains;    /* RECORD_FP_CHAINs */
+	struct stack_word *words;    /* a sample's RECORD_FP_CHAINs' words: 2 per frame */
+	uint64_t fp_chain_frames;    /* frames in the RECORD_FP_CHAINs matched */
 };
 
 void sample_handler__go_stack(struct sample_handler *sh, const struct go_stack_record *r)
 {
-	struct go_stack_record *p;
+	pending__put(&sh->go_stacks, r, offsetof(struct go_stack_record, data) + r->len);
+}
 
-	if (r->cpu >= GO_CPUS_MAX)
+/*
+ * A sample's RECORD_FP_CHAIN pieces (bpf/record.h) as one record (its cnt the pieces' frames,
+ * its next the last piece's) in the cpu's pending buffer, BPFPROF_FP_CHAIN_PIECES records long.
+ */
+void sample_handler__fp_chain(struct sample_handler *sh, const struct fp_chain_record *r)
+{
+	struct pending *pd = &sh->fp_chains;
+	struct fp_chain_record *p = r->cpu < GO_CPUS_MAX ? (void *)pd->rec[r->cpu] : NULL;
+	size_t frames = r->cnt * sizeof(r->frames[0]);
+
+	if (p && p->hdr.type && p->tid == r->tid && p->time_ns == r->time_ns &&
+	    p->cnt <= BPFPROF_FP_CHAIN_MAX * (BPFPROF_FP_CHAIN_PIECES - 1)) {
+		memcpy(&p->frames[p->cnt], r->frames, frames);
+		p->cnt += r->cnt;
+		p->next = r->next;
 		return;
-	p = sh->go_pending[r->cpu];
-	if (p && p->hdr.type)
-		sh->go_unmatched++;
-	if (!p) {
-		p = malloc(sizeof(*p));
-		if (!p)
-			return;
-		sh->go_pending[r->cpu] = p;
 	}
-	memcpy(p, r, offsetof(struct go_stack_record, data) + r->len);
+	pending__put(pd, r, offsetof(struct fp_chain_record, frames) + frames);
+}
+
+static int stack_word_cmp(const void *a, const void *b)
+{
+	const struct stack_word *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The words of a RECORD_FP_CHAIN (bpf/record.h) as memory for the unwind of its sample: at
+ * each frame pointer, the next one (the caller's rbp), and the return address above it;
+ * sorted by address (a chain that switched stacks goes down somewhere). Returns the count. */
+static size_t fp_chain_words(struct sample_handler *sh, const struct fp_chain_record *r)
+{
+	struct stack_word *w = sh->words;
+	bool sorted = true;
+	uint32_t i;
+
+	for (i = 0; i < r->cnt; i++) {
+		w[2 * i].addr = r->frames[i].bp;
+		w[2 * i].val = i + 1 < r->cnt ? r->frames[i + 1].bp : r->next;
+		w[2 * i + 1].addr = r->frames[i].bp + 8;
+		w[2 * i + 1].val = r->frames[i].ret;
+		if (i && r->frames[i].bp <= r->frames[i - 1].bp)
+			sorted = false;
+	}
+	if (!sorted)
+		qsort(w, 2 * (size_t)r->cnt, sizeof(*w), stack_word_cmp);
+	sh->fp_chain_frames += r->cnt;
+	return 2 * (size_t)r->cnt;
+}
+
+void sample_handler__print_go(const struct sample_handler *sh, const struct bpf_stats *bpf,
+			      FILE *fp)
+{
+	const struct pending *go = &sh->go_stacks, *fc = &sh->fp_chains;
+
+	if (go->matched || go->unmatched || (bpf && bpf->go_stacks)) {
+		fprintf(fp,
+			"bpfprof: Go stack switches: %llu samples unwound with the goroutine stack "
+			"they switched from, %llu copies without their sample",
+			(unsigned long long)go->matched, (unsigned long long)go->unmatched);
+		if (bpf)
+			fprintf(fp, "; %llu copied by BPF, %llu lost (ringbuf full)",
+				(unsigned long long)bpf->go_stacks,
+				(unsigned long long)bpf->go_lost);
+		fprintf(fp, "\n");
+	}
+	if (fc->matched || fc->unmatched || (bpf && bpf->fp_chains)) {
+		fprintf(fp,
+			"bpfprof: Go stacks deeper than the copy: %llu samples unwound with the "
+			"frame-pointer chain past it (%llu frames), %llu chains without their sample",
+			(unsigned long long)fc->matched, (unsigned long long)sh->fp_chain_frames,
+			(unsigned long long)fc->unmatched);
+		if (bpf)
+			fprintf(fp, "; %llu recorded by BPF, %llu lost (ringbuf full)",
+				(unsigned long long)bpf->fp_chains,
+				(unsigned long long)bpf->fp_chain_lost);
+		fprintf(fp, "\n");
+	}
 }
 
 void sample_handler__forget(struct sample_handler *sh, uint32_t tgid, bool exec)
@@ -80,38 +212,6 @@ int sample_handler__go_arm(struct sample_handler *sh, uint32_t tgid, bool next_e
 	return bpf_map_update_elem(sh->opts.go_procs_fd, &tgid, &one, BPF_ANY) ? -errno : 0;
 }
 
-/* The Go stack recorded for sample s, if its record came just before it; consumed. */
-static const struct go_stack_record *go_stack_take(struct sample_handler *sh,
-						   const struct sample_record *s)
-{
-	struct go_stack_record *p = s->cpu < GO_CPUS_MAX ? sh->go_pending[s->cpu] : NULL;
-
-	if (!p || !p->hdr.type)
-		return NULL;
-	p->hdr.type = 0;
-	if (p->tid != s->tid || p->time_ns != s->time_ns) {
-		sh->go_unmatched++;
-		return NULL;
-	}
-	sh->go_matched++;
-	return p;
-}
-
-void sample_handler__print_go(const struct sample_handler *sh, const struct bpf_stats *bpf,
-			      FILE *fp)
-{
-	if (!sh->go_matched && !sh->go_unmatched && (!bpf || !bpf->go_stacks))
-		return;
-	fprintf(fp,
-		"bpfprof: Go stack switches: %llu samples unwound with the goroutine stack they "
-		"switched from, %llu copies without their sample",
-		(unsigned long long)sh->go_matched, (unsigned long long)sh->go_unmatched);
-	if (bpf)
-		fprintf(fp, "; %llu copied by BPF, %llu lost (ringbuf full)",
-			(unsigned long long)bpf->go_stacks, (unsigned long long)bpf->go_lost);
-	fprintf(fp, "\n");
-}
-
 /* A Go process (its unwind used .gopclntab): armed once for RECORD_GO_STACKs. */
 static void go_arm(struct sample_handler *sh, struct proc *p, uint32_t tgid)
 {
@@ -139,7 +239,11 @@ struct sample_handler *sample_handler__new(struct proc_table *pt, struct aggrega
 	sh->locs = calloc(sh->locs_cap, sizeof(*sh->locs));
 	sh->modules = calloc(opts->max_frames, sizeof(*sh->modules));
 	sh->eval = calloc(opts->max_frames, sizeof(*sh->eval));
-	if (!sh->frames || !sh->locs || !sh->modules || !sh->eval) {
+	sh->go_stacks.sz = sizeof(struct go_stack_record);
+	sh->fp_chains.sz = offsetof(struct fp_chain_record, frames) +
+			   BPFPROF_FP_CHAIN_PIECES * BPFPROF_FP_CHAIN_MAX * sizeof(struct fp_chain_frame);
+	sh->words = calloc(2 * BPFPROF_FP_CHAIN_PIECES * BPFPROF_FP_CHAIN_MAX, sizeof(*sh->words));
+	if (!sh->frames || !sh->locs || !sh->modules || !sh->eval || !sh->words) {
 		sample_handler__free(sh);
 		errno = ENOMEM;
 		return NULL;
@@ -154,16 +258,15 @@ void sample_handler__set_aggregate(struct sample_handler *sh, struct aggregate *
 
 void sample_handler__free(struct sample_handler *sh)
 {
-	size_t i;
-
 	if (!sh)
 		return;
 	free(sh->frames);
 	free(sh->locs);
 	free(sh->modules);
 	free(sh->eval);
-	for (i = 0; i < GO_CPUS_MAX; i++)
-		free(sh->go_pending[i]);
+	free(sh->words);
+	pending__free(&sh->go_stacks);
+	pending__free(&sh->fp_chains);
 	free(sh);
 }
 
@@ -351,6 +454,7 @@ static void learn_copy_size(struct sample_handler *sh, struct proc *p, struct un
 int sample_handler__handle(struct sample_handler *sh, const struct sample_record *s)
 {
 	const struct go_stack_record *go;
+	const struct fp_chain_record *chain;
 	char comm[BPFPROF_COMM_LEN + 1];
 	struct proc_stats *stats;
 	struct unwinder *uw;
@@ -373,9 +477,12 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 
 	t0 = stage_timers_on ? now_ns() : 0;
 	cap = s->flags & SAMPLE_F_STACK_CAPPED ? s->stack_len : sh->opts.stack_cap;
-	go = go_stack_take(sh, s);
+	go = pending__take(&sh->go_stacks, s);
 	if (go)
 		unwinder__set_stack2(uw, go->addr, go->data, go->len, go->bp);
+	chain = pending__take(&sh->fp_chains, s);
+	if (chain)
+		unwinder__set_fp_chain(uw, sh->words, fp_chain_words(sh, chain));
 	cnt = unwind__sample(uw, s, cap, sh->frames, sh->opts.max_frames, &stop);
 	if (unwinder__go_frames(uw))
 		go_arm(sh, p, s->tgid);

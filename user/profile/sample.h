@@ -50,9 +50,15 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
  */
 void sample_handler__go_stack(struct sample_handler *sh, const struct go_stack_record *r);
 
-/* The --stats line of Go stack switches (RECORD_GO_STACK): copies read by their sample's
- * unwind, those without a sample; with bpf (NULL for a replay), those BPF made and lost. Nothing
- * when no Go stack was copied. */
+/*
+ * A RECORD_FP_CHAIN (bpf/go.bpf.h): kept the same way, for the sample's unwind to read the
+ * frame pointers and return addresses past its copy as stack memory (unwinder__set_fp_chain()).
+ */
+void sample_handler__fp_chain(struct sample_handler *sh, const struct fp_chain_record *r);
+
+/* The --stats lines of Go stack switches (RECORD_GO_STACK) and of Go stacks deeper than the
+ * copy (RECORD_FP_CHAIN): records read by their sample's unwind, those without a sample; with
+ * bpf (NULL for a replay), those BPF made and lost. Nothing for a kind no record was made of. */
 void sample_handler__print_go(const struct sample_handler *sh, const struct bpf_stats *bpf,
 			      FILE *fp);
 

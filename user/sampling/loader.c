@@ -137,6 +137,9 @@ struct loader *loader__load(const struct loader_opts *opts, struct loader_error 
 	l->skel->rodata->target_all = opts->target_all;
 	l->skel->rodata->self_tgid = opts->self_tgid;
 	l->skel->rodata->python_frames = !opts->no_python;
+	if (opts->max_frames)
+		l->skel->rodata->fp_chain_pieces =
+			(opts->max_frames + BPFPROF_FP_CHAIN_MAX - 1) / BPFPROF_FP_CHAIN_MAX;
 	/* A quarter full: wake the consumer instead of waiting for its timer. */
 	l->skel->rodata->wakeup_bytes = opts->ringbuf_sz / 4;
 	err = bpf_map__set_max_entries(l->skel->maps.ringbuf, opts->ringbuf_sz);

@@ -16,6 +16,8 @@ struct loader_opts {
 	bool target_all;	/* every process but self_tgid is a target (-a) */
 	uint32_t self_tgid;	/* never sampled */
 	bool no_python;		/* --no-python: the Python walk is not even loaded */
+	uint32_t max_frames;	/* --max-frames: a Go stack's frame-pointer chain is read this
+				 * far at most (0: as far as BPF goes) */
 };
 
 struct loader;

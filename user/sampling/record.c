@@ -74,6 +74,15 @@ int record__decode(const void *data, size_t sz, struct record_view *view)
 		    view->go_stack->addr + view->go_stack->len < view->go_stack->addr)
 			return -EINVAL;
 		return 0;
+	case RECORD_FP_CHAIN:
+		if (sz < offsetof(struct fp_chain_record, frames))
+			return -EINVAL;
+		view->fp_chain = data;
+		if (!view->fp_chain->cnt || view->fp_chain->cnt > BPFPROF_FP_CHAIN_MAX ||
+		    view->fp_chain->cnt > (sz - offsetof(struct fp_chain_record, frames)) /
+						  sizeof(struct fp_chain_frame))
+			return -EINVAL;
+		return 0;
 	case RECORD_FORK:
 	case RECORD_EXEC:
 	case RECORD_EXIT:

@@ -39,6 +39,8 @@ struct unwinder {
 	uint64_t stack2_addr;
 	uint32_t stack2_len;
 	uint64_t stack2_bp; /* the frame pointer it was copied around */
+	const struct stack_word *words; /* unwinder__set_fp_chain()'s, for one sample; or NULL */
+	size_t words_cnt;
 	uint64_t bad_read;    /* the first address memory_read refused, or 0 */
 	struct unwind_frame *frames;
 	size_t frames_cap;
@@ -158,6 +160,26 @@ static bool get_thread(Dwfl *dwfl, pid_t tid, void *dwfl_arg, void **thread_argp
 	return true;
 }
 
+/* The word at addr among words[0..cnt) (sorted), into *val. */
+static bool stack_word_find(const struct stack_word *words, size_t cnt, uint64_t addr,
+			    uint64_t *val)
+{
+	size_t lo = 0, hi = cnt, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (words[mid].addr < addr) {
+			lo = mid + 1;
+		} else if (words[mid].addr > addr) {
+			hi = mid;
+		} else {
+			*val = words[mid].val;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Only the copied stack is served: reading the live process or the ELF file would follow
  * bogus registers into confident garbage (docs/design.md, "Unwinding"). The fast path reads
  * through here too, so both fail the same reads. */
@@ -177,6 +199,8 @@ static inline bool stack_read(struct unwinder *ctx, uint64_t addr, uint64_t *res
 		memcpy(result, ctx->stack2 + off, sizeof(*result));
 		return true;
 	}
+	if (ctx->words && stack_word_find(ctx->words, ctx->words_cnt, addr, result))
+		return true;
 	/* Keep the first: after a failed CFI step libdwfl tries a frame-pointer step, whose
 	 * reads through a bogus rbp say nothing about why the CFI step failed. */
 	if (!ctx->bad_read)
@@ -908,6 +932,7 @@ int unwind__sample(struct unwinder *ctx, const struct sample_record *s, uint32_t
 	}
 	if (ctx__init(ctx, s, stack_cap, frames, cap)) {
 		ctx->stack2 = NULL;
+		ctx->words = NULL;
 		return 0;
 	}
 	if (mode == UNWIND_MODE_FAST)
@@ -922,6 +947,7 @@ int unwind__sample(struct unwinder *ctx, const struct sample_record *s, uint32_t
 	ctx->frames = NULL;
 	ctx->stack = NULL;
 	ctx->stack2 = NULL;
+	ctx->words = NULL;
 	ctx->go_frames |= fast_go;
 	return ctx->frames_cnt;
 }
@@ -933,6 +959,12 @@ void unwinder__set_stack2(struct unwinder *uw, uint64_t addr, const uint8_t *dat
 	uw->stack2_addr = addr;
 	uw->stack2_len = len;
 	uw->stack2_bp = bp;
+}
+
+void unwinder__set_fp_chain(struct unwinder *uw, const struct stack_word *words, size_t cnt)
+{
+	uw->words = words;
+	uw->words_cnt = cnt;
 }
 
 bool unwinder__go_frames(const struct unwinder *uw)

@@ -117,6 +117,19 @@ int unwind__sample(struct unwinder *uw, const struct sample_record *s, uint32_t 
 void unwinder__set_stack2(struct unwinder *uw, uint64_t addr, const uint8_t *data, uint32_t len,
 			  uint64_t bp);
 
+/* A word of user memory at addr: the frame-pointer chain past a sample's copy. */
+struct stack_word {
+	uint64_t addr;
+	uint64_t val;
+};
+
+/*
+ * More memory for the next unwind__sample() of uw only: cnt words sorted by addr (borrowed
+ * until then), read where the copies have nothing (a Go stack deeper than the copy:
+ * RECORD_FP_CHAIN's frame pointers and return addresses).
+ */
+void unwinder__set_fp_chain(struct unwinder *uw, const struct stack_word *words, size_t cnt);
+
 /* About the last unwind__sample() of uw: */
 /* Whether a Go function table unwound a frame (the process runs Go code). */
 bool unwinder__go_frames(const struct unwinder *uw);
