@@ -236,6 +236,9 @@ static long go_chain_step(__u32 i, void *ctx)
 			g->pieces--;
 			k = 0;
 		}
+		/* Checked again where it is used (Linux 6.1's verifier lost the bound when k went
+		 * through the stack around the call above). */
+		barrier_var(k);
 		if (k >= BPFPROF_FP_CHAIN_MAX)
 			return 1;
 		w->r->frames[k].bp = bp;
