@@ -1,10 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # run-go.sh: Go binaries without symbols, DWARF or CFI (-ldflags='-s -w', Debian's gofmt): their
-# functions named from .gopclntab, and unwound by it (each function's pcsp table, as Go's own
-# traceback does), leaf functions without a frame pointer included, across the runtime's stack
-# switches (the garbage collector's runtime.systemstack, runtime.mcall, runtime.morestack: from
-# the g0 stack sampled to the goroutine's, copied by BPF as RECORD_GO_STACK).
+# functions named from .gopclntab (inline frames too), and unwound by it (each function's pcsp
+# table, as Go's own traceback does), leaf functions without a frame pointer included, across
+# the runtime's stack switches (the garbage collector's runtime.systemstack, runtime.mcall,
+# runtime.morestack: from the g0 stack sampled to the goroutine's, copied by BPF as
+# RECORD_GO_STACK; a cgo call's runtime.asmcgocall), and through recursions deeper than the copy
+# (RECORD_FP_CHAIN).
 . "$(dirname "$0")/../lib.sh"
 require_bpf
 
@@ -65,6 +67,8 @@ test_alloc() {
 	assert_ge go_alloc_root "${share[2]}" "$MIN_ALLOC_ROOT_PCT" %
 	read -r -a share <<<"$(complete_share_re "$p.folded" gochain_strippe "$ROOT_RE" \
 		';runtime\.systemstack;')"
+	# Inline frames from .gopclntab's inline trees (the runtime inlines lock, unlock...).
+	assert_grep go_alloc_inline_frames "$p.folded" ';runtime\.[^;]+_\[i\];'
 	# Of the samples through runtime.systemstack: the same ratio among them.
 	assert_ge go_alloc_systemstack_samples "$(grep -c ';runtime\.systemstack;' "$p.folded")" 1
 	# --stats: the copies of the goroutine stacks, all used by their samples.

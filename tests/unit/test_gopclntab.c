@@ -2,8 +2,8 @@
 /*
  * test_gopclntab.c: a Go binary's .gopclntab names the same functions, at the same addresses,
  * as its .symtab; the -ldflags='-s -w' build of the same program (no .symtab) is named through
- * symtab.c all the same; its file:line positions are the DWARF line table's; a corrupted table
- * never crashes the reader.
+ * symtab.c all the same; its file:line positions are the DWARF line table's, its inline frames
+ * DWARF's inline scopes; a corrupted table never crashes the reader.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <gelf.h>
 #include <stdio.h>
@@ -194,7 +195,7 @@ static const struct dline *dwarf_row(const struct dline *rows, size_t n, uint64_
 /*
  * gopclntab__line() against the DWARF line table the Go linker wrote from the same pcln data:
  * every 4th byte of every function, the same file and line wherever the pclntab gives one
- * (inlined code gives none), and most addresses have one.
+ * (in inlined code, the inlined function's, as DWARF), and most addresses have one.
  */
 static void test_lines_match_dwarf(void **state)
 {
@@ -250,6 +251,175 @@ static void test_lines_match_dwarf(void **state)
 	free(fs.f);
 }
 
+/* A DW_TAG_subprogram's range, for finding the function DIE of a pc (Go writes no aranges;
+ * libdw 0.188's dwarf_getscopes() leaks on Go's inlined subroutines, so the scopes are found
+ * here). */
+struct sub_range {
+	uint64_t lo, hi;
+	Dwarf_Off off;
+};
+
+static int sub_cmp(const void *a, const void *b)
+{
+	const struct sub_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Every concrete DW_TAG_subprogram with a pc range, sorted. */
+static struct sub_range *sub_ranges(Dwarf *dw, size_t *cnt)
+{
+	Dwarf_Off off = 0, next;
+	struct sub_range *r = NULL;
+	Dwarf_Addr lo, hi;
+	size_t hsz, n = 0, cap = 0;
+	Dwarf_Die cu, die;
+
+	while (!dwarf_nextcu(dw, off, &next, &hsz, NULL, NULL, NULL)) {
+		if (dwarf_offdie(dw, off + hsz, &cu) && !dwarf_child(&cu, &die)) {
+			do {
+				if (dwarf_tag(&die) != DW_TAG_subprogram || dwarf_lowpc(&die, &lo) ||
+				    dwarf_highpc(&die, &hi) || hi <= lo)
+					continue;
+				if (n == cap) {
+					cap = cap ? 2 * cap : 1024;
+					r = realloc(r, cap * sizeof(*r));
+					assert_non_null(r);
+				}
+				r[n++] = (struct sub_range){ lo, hi, dwarf_dieoffset(&die) };
+			} while (!dwarf_siblingof(&die, &die));
+		}
+		off = next;
+	}
+	qsort(r, n, sizeof(*r), sub_cmp);
+	*cnt = n;
+	return r;
+}
+
+/* The innermost DW_TAG_inlined_subroutine under parent holding pc, into *out. */
+static bool innermost_inlined(Dwarf_Die *parent, uint64_t pc, Dwarf_Die *out)
+{
+	Dwarf_Die child;
+	int tag;
+
+	if (dwarf_child(parent, &child))
+		return false;
+	do {
+		tag = dwarf_tag(&child);
+		if ((tag != DW_TAG_inlined_subroutine && tag != DW_TAG_lexical_block) ||
+		    dwarf_haspc(&child, pc) <= 0)
+			continue;
+		if (innermost_inlined(&child, pc, out))
+			return true;
+		if (tag == DW_TAG_inlined_subroutine) {
+			*out = child;
+			return true;
+		}
+	} while (!dwarf_siblingof(&child, &child));
+	return false;
+}
+
+/* The inline frames DWARF gives at pc, innermost first: names, and the call line of each but
+ * the innermost (what bpfprof's own DWARF reader does: the innermost function scope, then its
+ * concrete parents to the DW_TAG_subprogram). Returns the count. */
+static int dwarf_frames(Dwarf *dw, const struct sub_range *r, size_t nr, uint64_t pc,
+			const char **names, int *lines, int cap)
+{
+	Dwarf_Die sub, in, *chain = NULL;
+	size_t lo = 0, hi = nr, mid;
+	Dwarf_Attribute attr;
+	int nc, i, n = 0, tag;
+	Dwarf_Word w;
+
+	while (hi - lo > 1) {
+		mid = lo + (hi - lo) / 2;
+		if (r[mid].lo <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (!nr || pc < r[lo].lo || pc >= r[lo].hi || !dwarf_offdie(dw, r[lo].off, &sub))
+		return 0;
+	nc = dwarf_getscopes_die(innermost_inlined(&sub, pc, &in) ? &in : &sub, &chain);
+	for (i = 0; i < nc && n < cap; i++) {
+		tag = dwarf_tag(&chain[i]);
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+			continue;
+		names[n] = dwarf_formstring(dwarf_attr_integrate(&chain[i], DW_AT_name, &attr));
+		if (n + 1 < cap)
+			lines[n + 1] = !dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_line, &attr),
+							&w) ? (int)w : -1;
+		n++;
+		if (tag == DW_TAG_subprogram)
+			break;
+	}
+	free(chain);
+	return n;
+}
+
+/*
+ * gopclntab__frames() against the DWARF inline scopes the Go compiler wrote for the same code:
+ * at every 48th byte of every function, the same functions in the same order, the callers at
+ * their inlined callees' call lines; and code inlined somewhere (the runtime inlines its lock
+ * helpers, for one).
+ */
+static void test_inline_frames_match_dwarf(void **state)
+{
+	struct go_src_frame gf[16];
+	const char *dn[16];
+	int dl[16];
+	uint64_t pc, tried = 0, same = 0, inlined = 0;
+	struct sub_range *r;
+	struct gopclntab *g;
+	struct funcs fs = {};
+	size_t i, nr;
+	int n, m, k, fd;
+	Dwarf *dw;
+	Elf *elf;
+
+	(void)state;
+	elf = elf_open(GOCHAIN, &fd);
+	g = gopclntab__new(elf);
+	assert_non_null(g);
+	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	assert_non_null(dw);
+	r = sub_ranges(dw, &nr);
+	assert_true(gopclntab__functions(elf, collect, &fs) > 500);
+	for (i = 0; i < fs.cnt; i++) {
+		for (pc = fs.f[i].start; pc < fs.f[i].start + fs.f[i].size; pc += 48) {
+			m = dwarf_frames(dw, r, nr, pc, dn, dl, 16);
+			if (m <= 0)
+				continue;
+			tried++;
+			n = gopclntab__frames(g, pc, gf, 16);
+			inlined += n > 1;
+			/* Names, and each caller's line: its inlined callee's call site. */
+			for (k = 0; k < n && k < m && dn[k] && !strcmp(gf[k].name, dn[k]) &&
+				    (!k || dl[k] < 0 || (int)gf[k].line == dl[k]);
+			     k++)
+				;
+			if (k == n && n == m)
+				same++;
+			else if (tried - same < 5)
+				fprintf(stderr, "%#lx in %s: pclntab %d frames (%s, %s), DWARF %d (%s, %s)\n",
+					(unsigned long)pc, fs.f[i].name, n, n > 0 ? gf[0].name : "-",
+					n > 1 ? gf[1].name : "-", m, dn[0] ? dn[0] : "-",
+					m > 1 && dn[1] ? dn[1] : "-");
+		}
+	}
+	fprintf(stderr, "gopclntab inline frames: %lu addresses with DWARF scopes, %lu the same, "
+		"%lu inlined\n", (unsigned long)tried, (unsigned long)same, (unsigned long)inlined);
+	assert_true(tried > 5000);
+	assert_true(inlined * 100 >= tried);
+	assert_true(same * 1000 >= tried * 995);
+	free(r);
+	dwarf_end(dw);
+	gopclntab__free(g);
+	elf_end(elf);
+	close(fd);
+	free(fs.f);
+}
+
 /* The stripped build: symtab.c names the chain from .gopclntab. */
 static void test_stripped_names(void **state)
 {
@@ -294,7 +464,8 @@ static int count_only(void *ctx, uint64_t start, uint64_t size, const char *name
 	return 0;
 }
 
-/* Random bytes written over the table of a copy: no crash, nothing unterminated. */
+/* Random bytes written over the table of a copy: no crash, nothing unterminated, in the
+ * function walk and in the lookups (frame, line, inline frames). */
 static void test_corrupted(void **state)
 {
 	char path[] = "/tmp/bpfprof-test-gopclntab-XXXXXX", cmd[512];
@@ -302,13 +473,21 @@ static void test_corrupted(void **state)
 	uint64_t off = 0, len = 0;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
-	size_t cnt;
-	int fd, i, j, wfd;
+	struct go_src_frame src[16];
+	struct funcs fs = {};
+	struct gopclntab *g;
+	struct go_frame gf;
+	const char *file;
+	uint32_t line;
+	size_t cnt, k;
+	int fd, i, j, n, wfd;
+	uint64_t pc;
 	Elf *elf;
 	uint8_t b;
 
 	(void)state;
 	elf = elf_open(GOCHAIN ".stripped", &fd);
+	assert_true(gopclntab__functions(elf, collect, &fs) > 500);
 	while ((scn = elf_nextscn(elf, scn))) {
 		size_t shstrndx;
 
@@ -342,10 +521,23 @@ static void test_corrupted(void **state)
 		elf = elf_open(path, &fd);
 		cnt = 0;
 		gopclntab__functions(elf, count_only, &cnt);
+		/* The unwinding and naming lookups at addresses of the intact table's functions. */
+		g = gopclntab__new(elf);
+		for (k = 0; g && k < fs.cnt; k += 3) {
+			pc = fs.f[k].start + fs.f[k].size / 2;
+			gopclntab__frame(g, pc, &gf);
+			gopclntab__line(g, pc, &file, &line);
+			n = gopclntab__frames(g, pc, src, 16);
+			assert_true(n <= 16);
+			while (n-- > 0)
+				assert_non_null(memchr(src[n].name, '\0', 1 << 20));
+		}
+		gopclntab__free(g);
 		elf_end(elf);
 		close(fd);
 	}
 	unlink(path);
+	free(fs.f);
 }
 
 int main(void)
@@ -353,6 +545,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_matches_symtab),
 		cmocka_unit_test(test_lines_match_dwarf),
+		cmocka_unit_test(test_inline_frames_match_dwarf),
 		cmocka_unit_test(test_stripped_names),
 		cmocka_unit_test(test_corrupted),
 	};

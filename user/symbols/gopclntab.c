@@ -30,8 +30,20 @@ struct pcln {
 	uint8_t min_lc;	     /* pc quantum: pc deltas are in these units */
 };
 
+/* moduledata.gofunc's offset (runtime/symtab.go moduledata: Go 1.18, 1.19; 1.20 added covctrs,
+ * ecovctrs before it) and text's, in both. */
+#define GO_MD_GOFUNC_118 304
+#define GO_MD_GOFUNC_120 320
+#define GO_MD_TEXT	 176
+
 struct gopclntab {
 	struct pcln t;
+	/* go.func.* (moduledata.gofunc), the base of funcdata offsets (1.18+): the inline trees
+	 * are there. gofunc_p: the bytes of the section holding it, from gofunc on (gofunc_sz);
+	 * NULL when it was not found (no inline frames). */
+	uint64_t gofunc;
+	const uint8_t *gofunc_p;
+	uint64_t gofunc_sz;
 };
 
 /* _func.flag (Go 1.18+, runtime/symtab.go funcFlag) */
@@ -160,11 +172,60 @@ int gopclntab__functions(Elf *elf, gopclntab_fn fn, void *ctx)
 	return n;
 }
 
+/* The section data holding ELF vaddr addr: *p at addr, *sz bytes to its end; false if none. */
+static bool vaddr_data(Elf *elf, uint64_t addr, const uint8_t **p, uint64_t *sz)
+{
+	Elf_Scn *scn = NULL;
+	Elf_Data *d;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || addr < sh.sh_addr ||
+		    addr - sh.sh_addr >= sh.sh_size)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || addr - sh.sh_addr >= d->d_size)
+			return false;
+		*p = (const uint8_t *)d->d_buf + (addr - sh.sh_addr);
+		*sz = d->d_size - (addr - sh.sh_addr);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * moduledata.gofunc (Go 1.18+), for the inline trees: the module's moduledata (the runtime's
+ * firstmoduledata, in .noptrdata; it has no symbol in a stripped binary) is the one whose first
+ * word is the .gopclntab's address (pcHeader), the next funcnametab's, and text the table's
+ * textStart. Without it, no inline frames.
+ */
+static void gofunc_find(struct gopclntab *g, Elf *elf, uint64_t pcln_addr)
+{
+	uint64_t off = g->t.magic == GO_MAGIC_118 ? GO_MD_GOFUNC_118 : GO_MD_GOFUNC_120, i, gofunc;
+	Elf_Scn *scn = elf_read__section(elf, ".noptrdata");
+	const uint8_t *p;
+	Elf_Data *d;
+
+	if (g->t.magic == GO_MAGIC_116 || !scn || !(d = elf_getdata(scn, NULL)) || !d->d_buf)
+		return;
+	p = d->d_buf;
+	for (i = 0; i + off + 8 <= d->d_size; i += 8) {
+		if (rd64(p + i) != pcln_addr || rd64(p + i + 8) != pcln_addr + g->t.funcname ||
+		    rd64(p + i + GO_MD_TEXT) != g->t.text_start)
+			continue;
+		gofunc = rd64(p + i + off);
+		if (vaddr_data(elf, gofunc, &g->gofunc_p, &g->gofunc_sz))
+			g->gofunc = gofunc;
+		return;
+	}
+}
+
 struct gopclntab *gopclntab__new(Elf *elf)
 {
 	Elf_Scn *scn = elf_read__section(elf, ".gopclntab");
 	struct gopclntab *g;
 	Elf_Data *d;
+	GElf_Shdr sh;
 	int err;
 
 	if (!scn) {
@@ -187,6 +248,8 @@ struct gopclntab *gopclntab__new(Elf *elf)
 		errno = -err;
 		return NULL;
 	}
+	if (gelf_getshdr(scn, &sh))
+		gofunc_find(g, elf, sh.sh_addr);
 	return g;
 }
 
@@ -318,60 +381,67 @@ int gopclntab__frame(const struct gopclntab *g, uint64_t pc, struct go_frame *f)
 	return pcvalue(t, t->pctab + pcsp, f->start, pc, &f->sp_delta);
 }
 
-/* _PCDATA_InlTreeIndex (runtime/symtab.go): >= 0 where pc runs code inlined into the function. */
+/* _PCDATA_InlTreeIndex, _FUNCDATA_InlTree (runtime/symtab.go) */
 #define GO_PCDATA_INL_TREE_INDEX 2
+#define GO_FUNCDATA_INL_TREE	 3
+/* Inline levels followed at one pc, at most. */
+#define GO_INLINE_DEPTH 64
+
+/* A function's _func and what the position lookups need of it. */
+struct func_ref {
+	uint64_t func;	/* its _func's offset in the table */
+	uint64_t start; /* its entry, ELF vaddr */
+	uint64_t idx;	/* its functab index */
+};
 
 /*
- * Whether pc of the function at func (its entry start) runs an inlined call: then pcfile and
- * pcln give the inlined function's position, not the function's. The pcdata offsets follow
- * _func's fixed part: 44 bytes (1.16, 1.17, 1.20+) or 40 (1.18, 1.19); npcdata at 32 (1.16)
- * or 28.
+ * The inline tree index at pc of function f: >= 0 where pc runs code inlined into it, -1
+ * where it runs the function's own code (or its tables say nothing). The pcdata offsets follow
+ * _func's fixed part: 44 bytes (1.16, 1.17, 1.20+) or 40 (1.18, 1.19); npcdata at 32 (1.16) or
+ * 28. -2 when the table is malformed there.
  */
-static bool inlined(const struct pcln *t, uint64_t func, uint64_t start, uint64_t pc)
+static int32_t inline_index(const struct pcln *t, const struct func_ref *f, uint64_t pc)
 {
 	uint64_t fixed = t->magic == GO_MAGIC_118 ? 40 : 44, at;
-	uint32_t npcdata = rd32(t->p + func + (t->magic == GO_MAGIC_116 ? 32 : 28)), off;
+	uint32_t npcdata = rd32(t->p + f->func + (t->magic == GO_MAGIC_116 ? 32 : 28)), off;
 	int32_t idx;
 
 	if (npcdata <= GO_PCDATA_INL_TREE_INDEX)
-		return false;
-	at = func + fixed + 4 * GO_PCDATA_INL_TREE_INDEX;
+		return -1;
+	at = f->func + fixed + 4 * GO_PCDATA_INL_TREE_INDEX;
 	if (at + 4 > t->sz)
-		return true; /* unsure: no position */
+		return -2;
 	off = rd32(t->p + at);
 	if (!off)
-		return false;
-	if (t->pctab + off >= t->sz || pcvalue(t, t->pctab + off, start, pc, &idx))
-		return true;
-	return idx >= 0;
+		return -1;
+	if (t->pctab + off >= t->sz || pcvalue(t, t->pctab + off, f->start, pc, &idx))
+		return -2;
+	return idx < 0 ? -1 : idx;
 }
 
-int gopclntab__line(const struct gopclntab *g, uint64_t pc, const char **file, uint32_t *line)
+/* The source position of pc in function f: the innermost inlined function's where pc runs
+ * inlined code (runtime/symtab.go: funcfile, funcline1). 0 or -ENOENT. */
+static int position(const struct pcln *t, const struct func_ref *f, uint64_t pc,
+		    const char **file, uint32_t *line)
 {
-	const struct pcln *t = &g->t;
-	uint64_t lo, func, start, cu, foff, name;
+	uint64_t cu, foff, name;
 	uint32_t pcfile, pcln;
 	int32_t fileno, ln;
 	const char *s;
 
-	if (func_find(t, pc, &func, &lo))
-		return -ENOENT;
 	/* _func: pcfile, pcln right after pcsp; cuOffset after npcdata (runtime/runtime2.go). */
 	if (t->magic == GO_MAGIC_116) {
-		pcfile = rd32(t->p + func + 24);
-		pcln = rd32(t->p + func + 28);
-		cu = rd32(t->p + func + 36);
+		pcfile = rd32(t->p + f->func + 24);
+		pcln = rd32(t->p + f->func + 28);
+		cu = rd32(t->p + f->func + 36);
 	} else {
-		pcfile = rd32(t->p + func + 20);
-		pcln = rd32(t->p + func + 24);
-		cu = rd32(t->p + func + 32);
+		pcfile = rd32(t->p + f->func + 20);
+		pcln = rd32(t->p + f->func + 24);
+		cu = rd32(t->p + f->func + 32);
 	}
-	start = entry_start(t, lo);
-	if (inlined(t, func, start, pc))
-		return -ENOENT;
 	if (!pcfile || !pcln || t->pctab + pcfile >= t->sz || t->pctab + pcln >= t->sz ||
-	    pcvalue(t, t->pctab + pcfile, start, pc, &fileno) ||
-	    pcvalue(t, t->pctab + pcln, start, pc, &ln) || fileno < 0 || ln <= 0)
+	    pcvalue(t, t->pctab + pcfile, f->start, pc, &fileno) ||
+	    pcvalue(t, t->pctab + pcln, f->start, pc, &ln) || fileno < 0 || ln <= 0)
 		return -ENOENT;
 	/* The file: cutab[cuOffset + fileno], an offset into filetab (runtime.funcfile). */
 	foff = t->cutab + (cu + (uint64_t)fileno) * 4;
@@ -386,4 +456,106 @@ int gopclntab__line(const struct gopclntab *g, uint64_t pc, const char **file, u
 	*file = s;
 	*line = (uint32_t)ln;
 	return 0;
+}
+
+int gopclntab__line(const struct gopclntab *g, uint64_t pc, const char **file, uint32_t *line)
+{
+	const struct pcln *t = &g->t;
+	struct func_ref f;
+
+	if (func_find(t, pc, &f.func, &f.idx))
+		return -ENOENT;
+	f.start = entry_start(t, f.idx);
+	return position(t, &f, pc, file, line);
+}
+
+/* A name in funcnametab at nameoff, or NULL when out of the table or unterminated. */
+static const char *funcname_at(const struct pcln *t, int32_t nameoff)
+{
+	const char *s;
+
+	if (nameoff < 0 || t->funcname + (uint64_t)nameoff >= t->sz)
+		return NULL;
+	s = (const char *)t->p + t->funcname + nameoff;
+	return memchr(s, '\0', t->sz - (t->funcname + nameoff)) && *s ? s : NULL;
+}
+
+/* Entry ix of f's inline tree (_FUNCDATA_InlTree, at gofunc + its funcdata offset): the
+ * inlined function's name and the offset from f's entry of an instruction at its call site.
+ * inlinedCall: Go 1.18, 1.19 {parent int16, funcID, _, file, line, func_ int32, parentPc
+ * int32}, 20 bytes; 1.20+ {funcID, _ [3]byte, nameOff, parentPc, startLine int32}, 16. */
+static int inline_call(const struct gopclntab *g, const struct func_ref *f, int32_t ix,
+		       const char **name, uint32_t *parent_pc)
+{
+	const struct pcln *t = &g->t;
+	uint64_t fixed = t->magic == GO_MAGIC_118 ? 40 : 44, esz, e, at;
+	uint32_t npcdata = rd32(t->p + f->func + 28), off;
+	uint8_t nfuncdata = t->p[f->func + fixed - 1];
+	int32_t nameoff;
+
+	if (!g->gofunc_p || nfuncdata <= GO_FUNCDATA_INL_TREE)
+		return -ENOENT;
+	at = f->func + fixed + 4 * (uint64_t)npcdata + 4 * GO_FUNCDATA_INL_TREE;
+	if (at + 4 > t->sz)
+		return -ENOENT;
+	off = rd32(t->p + at);
+	esz = t->magic == GO_MAGIC_118 ? 20 : 16;
+	e = off + (uint64_t)ix * esz;
+	if (off == UINT32_MAX || e + esz > g->gofunc_sz)
+		return -ENOENT;
+	if (t->magic == GO_MAGIC_118) {
+		memcpy(&nameoff, g->gofunc_p + e + 12, 4);
+		*parent_pc = rd32(g->gofunc_p + e + 16);
+	} else {
+		memcpy(&nameoff, g->gofunc_p + e + 4, 4);
+		*parent_pc = rd32(g->gofunc_p + e + 8);
+	}
+	*name = funcname_at(t, nameoff);
+	return *name ? 0 : -ENOENT;
+}
+
+/* Bytes of function f's code (to the next function's entry). */
+static uint64_t func_size(const struct pcln *t, const struct func_ref *f)
+{
+	uint64_t end = entry_start(t, f->idx + 1);
+
+	return end != UINT64_MAX && end > f->start ? end - f->start : 0;
+}
+
+int gopclntab__frames(const struct gopclntab *g, uint64_t pc, struct go_src_frame *frames,
+		      size_t cap)
+{
+	const struct pcln *t = &g->t;
+	struct func_ref f;
+	uint32_t parent_pc;
+	const char *name;
+	uint64_t s, e;
+	size_t n = 0;
+	int32_t ix;
+
+	if (!cap || func_find(t, pc, &f.func, &f.idx))
+		return -ENOENT;
+	f.start = entry_start(t, f.idx);
+	/* As the runtime's traceback expands them (runtime/symtab.go, 1.19 CallersFrames; 1.21
+	 * inlineUnwinder): the inlined function at pc, then from parentPc, an instruction of its
+	 * call site, the function it was inlined into, until the real one. */
+	while ((ix = inline_index(t, &f, pc)) >= 0 && n + 1 < cap && n < GO_INLINE_DEPTH) {
+		if (inline_call(g, &f, ix, &name, &parent_pc) || parent_pc >= func_size(t, &f))
+			break;
+		frames[n].name = name;
+		if (position(t, &f, pc, &frames[n].file, &frames[n].line)) {
+			frames[n].file = NULL;
+			frames[n].line = 0;
+		}
+		n++;
+		pc = f.start + parent_pc;
+	}
+	if (!function_read(t, f.idx, &s, &e, &name))
+		return n ? (int)n : -ENOENT;
+	frames[n].name = name;
+	if (position(t, &f, pc, &frames[n].file, &frames[n].line)) {
+		frames[n].file = NULL;
+		frames[n].line = 0;
+	}
+	return (int)n + 1;
 }

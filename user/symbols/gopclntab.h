@@ -56,11 +56,28 @@ int gopclntab__frame(const struct gopclntab *t, uint64_t pc, struct go_frame *f)
  * The source position of ELF vaddr pc (a call: pass a return address - 1): *file, the path
  * the Go toolchain recorded (valid as long as the ELF), and *line, from the function's pcfile
  * and pcln tables and the compilation unit's file table (runtime/symtab.go: funcfile,
- * funcline1). 0, or -ENOENT when no function covers pc, its tables say nothing of it, or pc
- * runs code inlined into the function (_PCDATA_InlTreeIndex >= 0): the position would be the
- * inlined function's, whose frame is not expanded (the inline tree is funcdata outside the
- * pclntab from Go 1.18 on).
+ * funcline1): in code inlined into the function, the inlined function's position, as in the
+ * DWARF line table. 0, or -ENOENT when no function covers pc or its tables say nothing of it.
  */
 int gopclntab__line(const struct gopclntab *g, uint64_t pc, const char **file, uint32_t *line);
+
+/* A source frame at a pc: a function, and its position there (file NULL, line 0 if unknown).
+ * Strings valid as long as the ELF. */
+struct go_src_frame {
+	const char *name;
+	const char *file;
+	uint32_t line;
+};
+
+/*
+ * The source frames at ELF vaddr pc (a call: pass a return address - 1), innermost first, at
+ * most cap: the functions inlined there from the function's inline tree (_FUNCDATA_InlTree in
+ * go.func.*, Go 1.18+: found through the module's moduledata), each at its position (the
+ * innermost at pc's, the others at their call site's), then the function itself, as the Go
+ * runtime's tracebacks expand them. Without the inline tree (Go 1.16, 1.17, moduledata not
+ * found), the function alone. Returns the count, or -ENOENT when no function covers pc.
+ */
+int gopclntab__frames(const struct gopclntab *g, uint64_t pc, struct go_src_frame *frames,
+		      size_t cap);
 
 #endif /* BPFPROF_GOPCLNTAB_H */

@@ -73,29 +73,36 @@ static int line_names(struct aggregate *agg, const struct agg_location *l, struc
 	return 0;
 }
 
-/* A Go function's file and line from its .gopclntab (no DWARF: -ldflags='-s -w'), when e has
- * one. 0 or a negative errno. */
-static int go_position(struct aggregate *agg, struct module *e, uint64_t addr,
-		       struct agg_line *line)
+/* Source frames of a location in a Go binary without DWARF (-ldflags='-s -w') from its
+ * .gopclntab, innermost first: inline frames, names, files and lines. 0 when the table does not
+ * cover the address (a cgo binary's C code), the count, or a negative errno. */
+static int go_lines(struct aggregate *agg, const struct agg_location *l, struct gopclntab *go,
+		    struct agg_line *lines, size_t cap)
 {
-	struct gopclntab *go = module_symbols__go(e);
-	const char *file;
-	uint32_t ln;
+	struct go_src_frame src[SYMBOLIZE_MAX_INLINE];
+	int n, i, err;
 	int64_t id;
 
-	if (!go || gopclntab__line(go, addr, &file, &ln))
-		return 0;
-	id = aggregate__string(agg, file);
-	if (id < 0)
-		return id;
-	line->file = id;
-	line->line = ln;
-	return 0;
+	n = gopclntab__frames(go, l->addr, src,
+			      cap < SYMBOLIZE_MAX_INLINE ? cap : SYMBOLIZE_MAX_INLINE);
+	for (i = 0; i < n; i++) {
+		lines[i] = (struct agg_line){ .line = src[i].line };
+		err = line_names(agg, l, &lines[i], src[i].name, NULL);
+		if (err)
+			return err;
+		if (src[i].file) {
+			id = aggregate__string(agg, src[i].file);
+			if (id < 0)
+				return id;
+			lines[i].file = id;
+		}
+	}
+	return n > 0 ? n : 0;
 }
 
 /* Source frames of a user location in an ELF file, innermost first: from DWARF (inline
- * frames, files, lines), else the function symbol (a Go function's file and line from its
- * .gopclntab), else "module+0xSTART" (unnamed_function()).
+ * frames, files, lines), else a Go binary's .gopclntab (the same), else the function symbol,
+ * else "module+0xSTART" (unnamed_function()).
  * Returns the count or a negative errno. */
 static int elf_location_lines(struct aggregate *agg, const struct agg_location *l,
 			      struct agg_line *lines, size_t cap, bool dwarf)
@@ -103,6 +110,7 @@ static int elf_location_lines(struct aggregate *agg, const struct agg_location *
 	struct src_frame src[SYMBOLIZE_MAX_INLINE];
 	struct module *e = l->entry;
 	const char *name, *raw = NULL;
+	struct gopclntab *go;
 	struct symtab *st;
 	int64_t id;
 	uint64_t off;
@@ -127,6 +135,10 @@ static int elf_location_lines(struct aggregate *agg, const struct agg_location *
 	}
 	if (n > 0)
 		return n;
+	go = module_symbols__go(e);
+	n = go ? go_lines(agg, l, go, lines, cap) : 0;
+	if (n)
+		return n;
 	if (module_symbols__symtab_stale(
 		    e)) /* a debuginfod fetch brought a stripped file's .symtab */
 		module_symbols__drop_symtab(e);
@@ -134,8 +146,6 @@ static int elf_location_lines(struct aggregate *agg, const struct agg_location *
 	name = st ? symtab__find_sym(st, l->addr, &off, &raw) : NULL;
 	lines[0] = (struct agg_line){};
 	err = line_names(agg, l, &lines[0], name, raw);
-	if (!err)
-		err = go_position(agg, e, l->addr, &lines[0]);
 	return err ? err : 1;
 }
 
