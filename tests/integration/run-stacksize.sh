@@ -71,8 +71,8 @@ size=$(sed -n 's/.*copy size \([0-9]*\) KiB at the end.*/\1/p' <<<"$line")
 assert_eq edge_copy_size_kib "${size:-0}" 64
 
 # Real recursion: deep -s nests 1500 frames of 32 bytes (~48 KiB of stack, one copy holds it).
-# The default frame limit is what the largest copy can hold (--max-stack-size / 16 = 8192), so
-# the stacks reach _start with every level (256 cut them: "depth limit"). An explicit
+# The default frame limit (16384) is more than the largest copy can hold (8192 frames of 16
+# bytes), so the stacks reach _start with every level (256 cut them: "depth limit"). An explicit
 # --max-frames still bounds them, and says so.
 LEVELS=1500
 p=$TEST_TMP/recursion

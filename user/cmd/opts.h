@@ -40,7 +40,7 @@ struct bpfprof_opts {
 	uint32_t copy_size;	 /* --stack-size: first copy size per process (default 16 KiB) */
 	uint32_t max_copy_size;	 /* --max-stack-size: largest copy size (default 128 KiB) */
 	uint32_t max_frames;	 /* --max-frames: user frames per stack (default
-					 * max_copy_size / 16) */
+					 * 16384) */
 	uint32_t ringbuf_sz;	 /* --ringbuf-size: bytes (default 16 MiB) */
 	uint32_t drain_ms;	 /* ringbuf drain period (default 10 ms) */
 	unsigned int top;	 /* functions in the summary (default 10, 0 = none) */
