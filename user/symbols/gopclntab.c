@@ -38,11 +38,15 @@ struct pcln {
 
 struct gopclntab {
 	struct pcln t;
+	Elf *elf;
+	uint64_t pcln_addr; /* .gopclntab's address */
 	/* go.func.* (moduledata.gofunc), the base of funcdata offsets (1.18+): the inline trees
-	 * are there. gofunc_p: the bytes of the section holding it, from gofunc on (gofunc_sz);
-	 * NULL when it was not found (no inline frames). */
-	uint64_t gofunc;
-	const uint8_t *gofunc_p;
+	 * are there, read a few bytes at a time (elf_getdata_rawchunk(): .rodata stays on disk,
+	 * it is 60% of the table's size) from the file offset gofunc_off, gofunc_sz bytes to its
+	 * section's end. Looked for at the first inline lookup (gofunc_tried); gofunc_sz 0 when
+	 * it was not found (no inline frames). */
+	bool gofunc_tried;
+	uint64_t gofunc_off;
 	uint64_t gofunc_sz;
 };
 
@@ -172,22 +176,19 @@ int gopclntab__functions(Elf *elf, gopclntab_fn fn, void *ctx)
 	return n;
 }
 
-/* The section data holding ELF vaddr addr: *p at addr, *sz bytes to its end; false if none. */
-static bool vaddr_data(Elf *elf, uint64_t addr, const uint8_t **p, uint64_t *sz)
+/* The file offset of ELF vaddr addr in a section with file data: *off, *sz bytes to the
+ * section's end; false if none. */
+static bool vaddr_offset(Elf *elf, uint64_t addr, uint64_t *off, uint64_t *sz)
 {
 	Elf_Scn *scn = NULL;
-	Elf_Data *d;
 	GElf_Shdr sh;
 
 	while ((scn = elf_nextscn(elf, scn))) {
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || addr < sh.sh_addr ||
 		    addr - sh.sh_addr >= sh.sh_size)
 			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf || addr - sh.sh_addr >= d->d_size)
-			return false;
-		*p = (const uint8_t *)d->d_buf + (addr - sh.sh_addr);
-		*sz = d->d_size - (addr - sh.sh_addr);
+		*off = sh.sh_offset + (addr - sh.sh_addr);
+		*sz = sh.sh_size - (addr - sh.sh_addr);
 		return true;
 	}
 	return false;
@@ -199,23 +200,24 @@ static bool vaddr_data(Elf *elf, uint64_t addr, const uint8_t **p, uint64_t *sz)
  * word is the .gopclntab's address (pcHeader), the next funcnametab's, and text the table's
  * textStart. Without it, no inline frames.
  */
-static void gofunc_find(struct gopclntab *g, Elf *elf, uint64_t pcln_addr)
+static void gofunc_find(struct gopclntab *g)
 {
-	uint64_t off = g->t.magic == GO_MAGIC_118 ? GO_MD_GOFUNC_118 : GO_MD_GOFUNC_120, i, gofunc;
-	Elf_Scn *scn = elf_read__section(elf, ".noptrdata");
+	uint64_t off = g->t.magic == GO_MAGIC_118 ? GO_MD_GOFUNC_118 : GO_MD_GOFUNC_120, i;
+	Elf_Scn *scn;
 	const uint8_t *p;
 	Elf_Data *d;
 
-	if (g->t.magic == GO_MAGIC_116 || !scn || !(d = elf_getdata(scn, NULL)) || !d->d_buf)
+	g->gofunc_tried = true;
+	scn = g->t.magic == GO_MAGIC_116 ? NULL : elf_read__section(g->elf, ".noptrdata");
+	if (!scn || !(d = elf_getdata(scn, NULL)) || !d->d_buf)
 		return;
 	p = d->d_buf;
 	for (i = 0; i + off + 8 <= d->d_size; i += 8) {
-		if (rd64(p + i) != pcln_addr || rd64(p + i + 8) != pcln_addr + g->t.funcname ||
+		if (rd64(p + i) != g->pcln_addr || rd64(p + i + 8) != g->pcln_addr + g->t.funcname ||
 		    rd64(p + i + GO_MD_TEXT) != g->t.text_start)
 			continue;
-		gofunc = rd64(p + i + off);
-		if (vaddr_data(elf, gofunc, &g->gofunc_p, &g->gofunc_sz))
-			g->gofunc = gofunc;
+		if (!vaddr_offset(g->elf, rd64(p + i + off), &g->gofunc_off, &g->gofunc_sz))
+			g->gofunc_sz = 0;
 		return;
 	}
 }
@@ -248,8 +250,9 @@ struct gopclntab *gopclntab__new(Elf *elf)
 		errno = -err;
 		return NULL;
 	}
+	g->elf = elf;
 	if (gelf_getshdr(scn, &sh))
-		gofunc_find(g, elf, sh.sh_addr);
+		g->pcln_addr = sh.sh_addr;
 	return g;
 }
 
@@ -484,16 +487,20 @@ static const char *funcname_at(const struct pcln *t, int32_t nameoff)
  * inlined function's name and the offset from f's entry of an instruction at its call site.
  * inlinedCall: Go 1.18, 1.19 {parent int16, funcID, _, file, line, func_ int32, parentPc
  * int32}, 20 bytes; 1.20+ {funcID, _ [3]byte, nameOff, parentPc, startLine int32}, 16. */
-static int inline_call(const struct gopclntab *g, const struct func_ref *f, int32_t ix,
+static int inline_call(struct gopclntab *g, const struct func_ref *f, int32_t ix,
 		       const char **name, uint32_t *parent_pc)
 {
 	const struct pcln *t = &g->t;
 	uint64_t fixed = t->magic == GO_MAGIC_118 ? 40 : 44, esz, e, at;
 	uint32_t npcdata = rd32(t->p + f->func + 28), off;
 	uint8_t nfuncdata = t->p[f->func + fixed - 1];
+	const uint8_t *p;
 	int32_t nameoff;
+	Elf_Data *d;
 
-	if (!g->gofunc_p || nfuncdata <= GO_FUNCDATA_INL_TREE)
+	if (!g->gofunc_tried)
+		gofunc_find(g);
+	if (!g->gofunc_sz || nfuncdata <= GO_FUNCDATA_INL_TREE)
 		return -ENOENT;
 	at = f->func + fixed + 4 * (uint64_t)npcdata + 4 * GO_FUNCDATA_INL_TREE;
 	if (at + 4 > t->sz)
@@ -501,14 +508,18 @@ static int inline_call(const struct gopclntab *g, const struct func_ref *f, int3
 	off = rd32(t->p + at);
 	esz = t->magic == GO_MAGIC_118 ? 20 : 16;
 	e = off + (uint64_t)ix * esz;
-	if (off == UINT32_MAX || e + esz > g->gofunc_sz)
+	if (off == UINT32_MAX || e + esz > g->gofunc_sz || g->gofunc_off + e > INT64_MAX)
 		return -ENOENT;
+	d = elf_getdata_rawchunk(g->elf, (int64_t)(g->gofunc_off + e), esz, ELF_T_BYTE);
+	if (!d || !d->d_buf || d->d_size < esz)
+		return -ENOENT;
+	p = d->d_buf;
 	if (t->magic == GO_MAGIC_118) {
-		memcpy(&nameoff, g->gofunc_p + e + 12, 4);
-		*parent_pc = rd32(g->gofunc_p + e + 16);
+		memcpy(&nameoff, p + 12, 4);
+		*parent_pc = rd32(p + 16);
 	} else {
-		memcpy(&nameoff, g->gofunc_p + e + 4, 4);
-		*parent_pc = rd32(g->gofunc_p + e + 8);
+		memcpy(&nameoff, p + 4, 4);
+		*parent_pc = rd32(p + 8);
 	}
 	*name = funcname_at(t, nameoff);
 	return *name ? 0 : -ENOENT;
@@ -522,8 +533,7 @@ static uint64_t func_size(const struct pcln *t, const struct func_ref *f)
 	return end != UINT64_MAX && end > f->start ? end - f->start : 0;
 }
 
-int gopclntab__frames(const struct gopclntab *g, uint64_t pc, struct go_src_frame *frames,
-		      size_t cap)
+int gopclntab__frames(struct gopclntab *g, uint64_t pc, struct go_src_frame *frames, size_t cap)
 {
 	const struct pcln *t = &g->t;
 	struct func_ref f;

@@ -72,12 +72,12 @@ struct go_src_frame {
 /*
  * The source frames at ELF vaddr pc (a call: pass a return address - 1), innermost first, at
  * most cap: the functions inlined there from the function's inline tree (_FUNCDATA_InlTree in
- * go.func.*, Go 1.18+: found through the module's moduledata), each at its position (the
- * innermost at pc's, the others at their call site's), then the function itself, as the Go
- * runtime's tracebacks expand them. Without the inline tree (Go 1.16, 1.17, moduledata not
- * found), the function alone. Returns the count, or -ENOENT when no function covers pc.
+ * go.func.*, Go 1.18+: found through the module's moduledata at the first call, then read from
+ * the file a few bytes at a time), each at its position (the innermost at pc's, the others at
+ * their call site's), then the function itself, as the Go runtime's tracebacks expand them.
+ * Without the inline tree (Go 1.16, 1.17, moduledata not found), the function alone. Returns
+ * the count, or -ENOENT when no function covers pc.
  */
-int gopclntab__frames(const struct gopclntab *g, uint64_t pc, struct go_src_frame *frames,
-		      size_t cap);
+int gopclntab__frames(struct gopclntab *g, uint64_t pc, struct go_src_frame *frames, size_t cap);
 
 #endif /* BPFPROF_GOPCLNTAB_H */
