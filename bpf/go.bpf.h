@@ -173,7 +173,8 @@ static __always_inline long go_chain_read(struct go_walk *g)
 {
 	__u64 bp = g->bp, off = bp - g->base;
 
-	if (off + 16 > g->have) {
+	/* have is 0, 16 or GO_CHUNK_SZ; bp below base is outside too (off would wrap). */
+	if (!g->have || bp < g->base || off > g->have - 16) {
 		if (!bpf_probe_read_user(g->data, GO_CHUNK_SZ, (void *)bp))
 			g->have = GO_CHUNK_SZ;
 		else if (!bpf_probe_read_user(g->data, 16, (void *)bp))
@@ -221,15 +222,18 @@ static long go_chain_step(__u32 i, void *ctx)
 		return 1;
 	saved = *(__u64 *)&g->data[off];
 	ret = *(__u64 *)&g->data[off + 8];
-	if (bp - w->lo < w->len) {
-		/* In the copy: user space has these words; back in it after frames outside,
-		 * the chain went somewhere these records cannot describe. */
+	if (bp - w->lo < w->len && w->len - (bp - w->lo) >= 16) {
+		/* In the copy, return address included: user space has these words; back in it
+		 * after frames outside, the chain went somewhere these records cannot describe. */
 		if (g->outside)
 			return 1;
 	} else {
 		if (k >= BPFPROF_FP_CHAIN_MAX) {
-			/* A full record: out, and on with the next (the chain's root side). */
-			if (g->pieces <= 1 || !go_chain_output(w, BPFPROF_FP_CHAIN_MAX)) {
+			/* A full record: the last allowed one is go_chain()'s to output; else out,
+			 * and on with the next (the chain's root side). */
+			if (g->pieces <= 1)
+				return 1;
+			if (!go_chain_output(w, BPFPROF_FP_CHAIN_MAX)) {
 				g->cnt = 0;
 				return 1;
 			}
@@ -246,9 +250,10 @@ static long go_chain_step(__u32 i, void *ctx)
 		g->cnt = k + 1;
 		g->outside = 1;
 	}
+	/* g->bp is the word at the last frame recorded (the record's next) whatever ends here. */
+	g->bp = saved;
 	if (saved <= bp && ++g->downs > GO_CHAIN_DOWNS)
 		return 1;
-	g->bp = saved;
 	return 0;
 }
 

@@ -523,6 +523,8 @@ static void test_fast_vdso(void **state)
  */
 static void test_fast_jit_frame(void **state)
 {
+	struct unwind_frame frames[64];
+	enum unwind_stop stop;
 	uint64_t ip, sp, bp, full, sz;
 	struct pipeline pl;
 	struct unwinder *p;
@@ -553,6 +555,15 @@ static void test_fast_jit_frame(void **state)
 		snprintf(what, sizeof(what), "JIT frame, copy of %u bytes", (unsigned int)sz);
 		assert_same_unwind(p, sz, 64, what);
 	}
+	/* Blamed on the JIT frame, but the copy was short: a larger one is asked for. */
+	sample->stack_len = 256;
+	unwind_mode(p, UNWIND_MODE_FAST, frames, 64, 256, &stop);
+	assert_int_equal(stop, UNWIND_STOP_ERROR);
+	assert_true(unwinder__copy_short(p));
+	sample->stack_len = full;
+	unwind_mode(p, UNWIND_MODE_FAST, frames, 64, STACK_CAP, &stop);
+	assert_int_equal(stop, UNWIND_STOP_ROOT);
+	assert_false(unwinder__copy_short(p));
 	pipeline__fini(&pl);
 	unwind__set_mode(UNWIND_MODE_DWFL);
 	munmap(code, 4096);

@@ -1252,7 +1252,7 @@ static void defaults(struct bpfprof_opts *o)
 	o->event = "cpu-clock";
 	o->copy_size = 16384;
 	o->max_copy_size = BPFPROF_STACK_SZ_MAX;
-	o->max_frames = 0; /* from --max-stack-size once it is known */
+	o->max_frames = 0; /* MAX_FRAMES_MAX unless given */
 	o->ringbuf_sz = 0; /* default_ringbuf_sz() once -F is known */
 	o->drain_ms = 10;
 	o->top = 10;

@@ -115,8 +115,10 @@ void sample_handler__fp_chain(struct sample_handler *sh, const struct fp_chain_r
 	struct fp_chain_record *p = r->cpu < GO_CPUS_MAX ? (void *)pd->rec[r->cpu] : NULL;
 	size_t frames = r->cnt * sizeof(r->frames[0]);
 
-	if (p && p->hdr.type && p->tid == r->tid && p->time_ns == r->time_ns &&
-	    p->cnt <= BPFPROF_FP_CHAIN_MAX * (BPFPROF_FP_CHAIN_PIECES - 1)) {
+	if (p && p->hdr.type && p->tid == r->tid && p->time_ns == r->time_ns) {
+		/* A piece past the pieces BPF was given (a capture's): dropped, the others kept. */
+		if (p->cnt > BPFPROF_FP_CHAIN_MAX * (BPFPROF_FP_CHAIN_PIECES - 1))
+			return;
 		memcpy(&p->frames[p->cnt], r->frames, frames);
 		p->cnt += r->cnt;
 		p->next = r->next;
@@ -438,6 +440,10 @@ static void learn_copy_size(struct sample_handler *sh, struct proc *p, struct un
 
 	if (sp > s->stack_addr && sp - s->stack_addr < s->stack_len)
 		used = sp - s->stack_addr + 512;
+	/* A walk through a frame without CFI that ran out of copy is blamed on that frame,
+	 * but a larger copy may still go on. */
+	if (stop != UNWIND_STOP_ROOT && unwinder__copy_short(uw))
+		stop = UNWIND_STOP_TRUNCATED;
 	ret = stack_size__observe(&sh->opts.copy, proc__stack_copy(p), s->tgid, s, stop,
 				  used > UINT32_MAX ? UINT32_MAX : used);
 	if (ret > 0)

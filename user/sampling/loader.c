@@ -137,7 +137,10 @@ struct loader *loader__load(const struct loader_opts *opts, struct loader_error 
 	l->skel->rodata->target_all = opts->target_all;
 	l->skel->rodata->self_tgid = opts->self_tgid;
 	l->skel->rodata->python_frames = !opts->no_python;
-	if (opts->max_frames)
+	/* RECORD_FP_CHAINs of a sample: enough for --max-frames past the copy, at most the
+	 * BPFPROF_FP_CHAIN_PIECES user space joins (16,320 frames). */
+	if (opts->max_frames &&
+	    (opts->max_frames + BPFPROF_FP_CHAIN_MAX - 1) / BPFPROF_FP_CHAIN_MAX < BPFPROF_FP_CHAIN_PIECES)
 		l->skel->rodata->fp_chain_pieces =
 			(opts->max_frames + BPFPROF_FP_CHAIN_MAX - 1) / BPFPROF_FP_CHAIN_MAX;
 	/* A quarter full: wake the consumer instead of waiting for its timer. */

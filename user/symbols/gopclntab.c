@@ -563,7 +563,9 @@ int gopclntab__frames(struct gopclntab *g, uint64_t pc, struct go_src_frame *fra
 	if (!function_read(t, f.idx, &s, &e, &name))
 		return n ? (int)n : -ENOENT;
 	frames[n].name = name;
-	if (position(t, &f, pc, &frames[n].file, &frames[n].line)) {
+	/* At pc still in inlined code (no inline tree, a malformed one, cap reached), the
+	 * position is an inlined function's: none rather than that. */
+	if (ix != -1 || position(t, &f, pc, &frames[n].file, &frames[n].line)) {
 		frames[n].file = NULL;
 		frames[n].line = 0;
 	}

@@ -262,6 +262,11 @@ uint64_t unwinder__last_sp(const struct unwinder *uw)
 	return uw->last_sp;
 }
 
+bool unwinder__copy_short(const struct unwinder *uw)
+{
+	return uw->bad_read && uw->bad_read >= uw->stack_addr + uw->stack_len && uw->stack_full;
+}
+
 size_t unwinder__dwfl_from(const struct unwinder *uw)
 {
 	return uw->dwfl_from;

@@ -138,6 +138,10 @@ bool unwinder__go_frames(const struct unwinder *uw);
 size_t unwinder__stop_frame(const struct unwinder *uw);
 /* The last frame's stack pointer (0 if unknown): how much of the copy was needed. */
 uint64_t unwinder__last_sp(const struct unwinder *uw);
+/* Whether the walk ended reading past the end of a copy of the full copy size: "stack copy
+ * truncated", also when the stop is blamed on a frame-pointer step below it ("no CFI"): a
+ * larger copy may go on. */
+bool unwinder__copy_short(const struct unwinder *uw);
 /* The first frame libdwfl unwound (the fast path handed over there; 0 with UNWIND_MODE_DWFL). */
 size_t unwinder__dwfl_from(const struct unwinder *uw);
 /* The address space uw unwinds. */
