@@ -140,4 +140,7 @@ test_gofmt() {
 		"$p-root.err")" 1
 }
 
+test_chain
+test_alloc
+test_cgo
 test_gofmt
