@@ -20,15 +20,22 @@ ROOT_RE='^_start;'
 THREAD_ROOT_RE='^(clone|clone3);'
 CHAIN='<module>_[py];main_[py];Worker.run_[py];middle_[py];leaf_spin_[py]'
 
+# The interpreter's start-up, not the script's work: the dynamic loader, the interpreter's
+# initialization, imports. With both CPUs busy a 4 s run gets half a CPU, and start-up took 5% of
+# the asyncio case's samples (94.3% against the 95% floor; 97-98% on a quiet machine). A failed
+# Python walk leaves none of these native frames: such samples still count.
+STARTUP_RE='(^|;)(_dl_start|_Py_PreInitializeFromPyArgv|Py_InitializeFromConfig|_find_and_load(_unlocked)?_\[py\])(;|$)'
+
 # py_share FILE COMM ROOT_RE CHAIN [BETWEEN_A BETWEEN_B]: "TOTAL OK PCT" over COMM's samples
-# (only those whose user stack matches PY_SELECT_RE, when set): OK are those whose user stack
-# matches ROOT_RE and whose Python frames, in stack order, hold CHAIN (';'-separated) as a
-# contiguous run: native frames may lie between two of them (CPython 3.10 evaluates each
-# Python call in a C call of its own), other Python frames not. With BETWEEN_A and BETWEEN_B,
-# also Python frame A, then one or more native frames (a C function), then Python frame B:
-# Python -> C -> Python, in that order.
+# but the start-up's (STARTUP_RE; only those whose user stack matches PY_SELECT_RE, when set):
+# OK are those whose user stack matches ROOT_RE and whose Python frames, in stack order, hold
+# CHAIN (';'-separated) as a contiguous run: native frames may lie between two of them (CPython
+# 3.10 evaluates each Python call in a C call of its own), other Python frames not. With
+# BETWEEN_A and BETWEEN_B, also Python frame A, then one or more native frames (a C function),
+# then Python frame B: Python -> C -> Python, in that order.
 py_share() {
-	Q_COMM=$2 Q_ROOT_RE=$3 Q_CHAIN=$4 Q_SELECT=${PY_SELECT_RE:-} awk -v a="${5:-}" -v b="${6:-}" \
+	Q_COMM=$2 Q_ROOT_RE=$3 Q_CHAIN=$4 Q_SELECT=${PY_SELECT_RE:-} Q_STARTUP=$STARTUP_RE \
+		awk -v a="${5:-}" -v b="${6:-}" \
 		"$FOLDED_AWK"'
 		function c_between(    i, j) {
 			for (i = 1; i < nuser; i++) {
@@ -48,7 +55,8 @@ py_share() {
 					s = s ";" fr[i]
 			return s ";"
 		}
-		parse($0) && selected() && (ENVIRON["Q_SELECT"] == "" || user ~ ENVIRON["Q_SELECT"]) {
+		parse($0) && selected() && (ENVIRON["Q_SELECT"] == "" || user ~ ENVIRON["Q_SELECT"]) &&
+		    user !~ ENVIRON["Q_STARTUP"] {
 			total += cnt
 			if (user ~ root_re && index(python(), ";" chain ";") && (a == "" || c_between()))
 				ok += cnt
