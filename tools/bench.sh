@@ -525,8 +525,8 @@ go_run() {
 	wait "${pids[@]}" 2>/dev/null || true
 	put "$k/max_rss_kib" "$(stat_value "$TMP/go.err" '^bpfprof: max RSS' 4)"
 	put "$k/samples" "$(stat_value "$TMP/go.err" 'samples received' 8)"
-	put "$k/go_files" "$(stage_items "$TMP/go.err" 'Go names (per .gopclntab)')"
-	put "$k/go_names_ms" "$(stage_ms "$TMP/go.err" 'Go names (per .gopclntab)')"
+	put "$k/go_files" "$(stage_items "$TMP/go.err" 'Go table (per .gopclntab)')"
+	put "$k/go_table_ms" "$(stage_ms "$TMP/go.err" 'Go table (per .gopclntab)')"
 }
 
 bench_go() {

@@ -289,8 +289,8 @@ def go_section(v):
         res[mode] = {"max_rss_mb": dist([x * 1024 / 1e6 for x in v[p + "max_rss_kib"]]),
                      "samples": dist(v[p + "samples"]),
                      "go_files": dist(v.get(p + "go_files", [])),
-                     "go_names_ms_per_file": dist(paired(lambda ms, n: ms / n if n else 0,
-                                                         v.get(p + "go_names_ms", []),
+                     "go_table_ms_per_file": dist(paired(lambda ms, n: ms / n if n else 0,
+                                                         v.get(p + "go_table_ms", []),
                                                          v.get(p + "go_files", [])))}
     if "distinct" in res and "same" in res:
         res["rss_per_extra_file_mb"] = dist(paired(
@@ -487,13 +487,13 @@ def text(r):
         L.append("8. Go binaries: bpfprof -a -d 3 -F 99 beside %s gochain processes (-s -w)" %
                  fx(r["machine"].get("go_bins"), "%d"))
         L.append("%-10s %-24s %-14s %-26s %2s" % ("builds", "max RSS MB", "Go files",
-                                                 "ms per .gopclntab's names", "n"))
+                                                 "ms per .gopclntab read", "n"))
         for m in ("distinct", "same"):
             e = r["go"].get(m)
             if e:
                 L.append("%-10s %-24s %-14s %-26s %2d" % (m, q3(e["max_rss_mb"], "%.1f"),
                                                          q3(e["go_files"]),
-                                                         q3(e["go_names_ms_per_file"], "%.2f"),
+                                                         q3(e["go_table_ms_per_file"], "%.2f"),
                                                          e["max_rss_mb"]["n"]))
         if "rss_per_extra_file_mb" in r["go"]:
             L.append("RSS per Go file beyond the first (paired): %s MB" %

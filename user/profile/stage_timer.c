@@ -12,7 +12,7 @@ static const char *const stage_names[STAGE_CNT] = {
 	[STAGE_AGGREGATE] = "aggregate (per sample)",
 	[STAGE_SYMBOLIZE] = "symbolize (per unique location)",
 	[STAGE_OUTPUT] = "output",
-	[STAGE_GO_NAMES] = "Go names (per .gopclntab)",
+	[STAGE_GO_TABLE] = "Go table (per .gopclntab)",
 };
 
 void stage_timer__add(enum stage st, uint64_t ns)

@@ -14,8 +14,8 @@ enum stage {
 	STAGE_AGGREGATE, /* one sample's frames turned into locations and counted */
 	STAGE_SYMBOLIZE, /* one unique location named (at output time) */
 	STAGE_OUTPUT,	 /* writing the output, once */
-	STAGE_GO_NAMES,	 /* one Go file's function names read from .gopclntab (within a
-			  * symbolize item: the first location of the file) */
+	STAGE_GO_TABLE,	 /* one Go file's .gopclntab read and its header parsed (within an
+			  * unwind or symbolize item: the first pc in the file) */
 	STAGE_CNT,
 };
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "profile/stage_timer.h"
 #include "symbols/debug_file.h"
 #include "symbols/debuginfod.h"
 #include "symbols/gopclntab.h"
@@ -11,6 +12,7 @@
 #include "symbols/symtab.h"
 #include "util/elf_read.h"
 #include "util/log.h"
+#include "util/util.h"
 
 struct module_symbols {
 	struct symtab *symtab; /* function symbols, built at the first lookup */
@@ -174,8 +176,13 @@ static char no_go_mark;
 
 struct gopclntab *module_symbols__go(struct module *e)
 {
+	uint64_t t0;
+
 	if (!e->go) {
+		t0 = stage_timers_on ? now_ns() : 0;
 		e->go = e->elf ? gopclntab__new(e->elf) : NULL;
+		if (e->go && stage_timers_on)
+			stage_timer__add(STAGE_GO_TABLE, now_ns() - t0);
 		e->go_free = e->go ? gopclntab__free : NULL;
 		if (!e->go)
 			e->go = NO_GO;

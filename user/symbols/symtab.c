@@ -9,7 +9,6 @@
 #include <unistd.h>
 #include "symbols/debug_file.h"
 #include "symbols/demangle.h"
-#include "profile/stage_timer.h"
 #include "symbols/gopclntab.h"
 #include "symbols/symtab.h"
 #include "unwind/eh_frame.h"
@@ -435,15 +434,11 @@ struct symtab *symtab__new(Elf *elf, const char *path)
 	/* A Go binary without .symtab (-ldflags='-s -w'; a cgo one keeps a .dynsym of its C
 	 * side's exports): the runtime's own function table names the Go functions. */
 	if (!full) {
-		uint64_t t0 = stage_timers_on ? now_ns() : 0;
-
 		n = gopclntab__functions(elf, builder__add_go, &b);
 		if (n == -ENOMEM) {
 			err = n;
 			goto cleanup;
 		}
-		if (stage_timers_on && n > 0)
-			stage_timer__add(STAGE_GO_NAMES, now_ns() - t0);
 	}
 	err = builder__finish(&b, st);
 	if (err)
