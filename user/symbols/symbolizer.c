@@ -73,6 +73,26 @@ static int line_names(struct aggregate *agg, const struct agg_location *l, struc
 	return 0;
 }
 
+/* *line for a source frame: function (and its system_name) at file:lineno (file NULL, lineno 0
+ * when unknown). 0 or a negative errno. */
+static int source_line(struct aggregate *agg, const struct agg_location *l, struct agg_line *line,
+		       const char *function, const char *system_name, const char *file,
+		       uint32_t lineno)
+{
+	int64_t id;
+	int err;
+
+	*line = (struct agg_line){ .line = lineno };
+	err = line_names(agg, l, line, function, system_name);
+	if (err || !file)
+		return err;
+	id = aggregate__string(agg, file);
+	if (id < 0)
+		return id;
+	line->file = id;
+	return 0;
+}
+
 /* Source frames of a location in a Go binary without DWARF (-ldflags='-s -w') from its
  * .gopclntab, innermost first: inline frames, names, files and lines. 0 when the table does not
  * cover the address (a cgo binary's C code), the count, or a negative errno. */
@@ -81,21 +101,13 @@ static int go_lines(struct aggregate *agg, const struct agg_location *l, struct 
 {
 	struct go_src_frame src[SYMBOLIZE_MAX_INLINE];
 	int n, i, err;
-	int64_t id;
 
 	n = gopclntab__frames(go, l->addr, src,
 			      cap < SYMBOLIZE_MAX_INLINE ? cap : SYMBOLIZE_MAX_INLINE);
 	for (i = 0; i < n; i++) {
-		lines[i] = (struct agg_line){ .line = src[i].line };
-		err = line_names(agg, l, &lines[i], src[i].name, NULL);
+		err = source_line(agg, l, &lines[i], src[i].name, NULL, src[i].file, src[i].line);
 		if (err)
 			return err;
-		if (src[i].file) {
-			id = aggregate__string(agg, src[i].file);
-			if (id < 0)
-				return id;
-			lines[i].file = id;
-		}
 	}
 	return n > 0 ? n : 0;
 }
@@ -112,7 +124,6 @@ static int elf_location_lines(struct aggregate *agg, const struct agg_location *
 	const char *name, *raw = NULL;
 	struct gopclntab *go;
 	struct symtab *st;
-	int64_t id;
 	uint64_t off;
 	int n, i, err;
 
@@ -121,17 +132,10 @@ static int elf_location_lines(struct aggregate *agg, const struct agg_location *
 		    module_symbols__frames(e, l->addr, src,
 					   cap < SYMBOLIZE_MAX_INLINE ? cap : SYMBOLIZE_MAX_INLINE);
 	for (i = 0; i < n; i++) {
-		lines[i] = (struct agg_line){ .line = src[i].line };
-		err = line_names(agg, l, &lines[i], src[i].function ? src[i].function : "[unknown]",
-				 src[i].system_name);
+		err = source_line(agg, l, &lines[i], src[i].function ? src[i].function : "[unknown]",
+				  src[i].system_name, src[i].file, src[i].line);
 		if (err)
 			return err;
-		if (src[i].file) {
-			id = aggregate__string(agg, src[i].file);
-			if (id < 0)
-				return id;
-			lines[i].file = id;
-		}
 	}
 	if (n > 0)
 		return n;
