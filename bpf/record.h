@@ -296,6 +296,20 @@ struct py_code_record {
 	__u8 linetable[BPFPROF_PY_LINETABLE_SZ];
 };
 
+/*
+ * The fields the records written just before their sample begin with (RECORD_GO_STACK,
+ * RECORD_FP_CHAIN): the sample's tgid, tid, time_ns and cpu tie them to it. Each record
+ * spells them out (the BPF code fills them by name); the asserts below keep the layouts the
+ * same, so user space reads any of them as this.
+ */
+struct pre_sample {
+	struct record_header hdr;
+	__u32 tgid;
+	__u32 tid;
+	__u64 time_ns;
+	__u32 cpu;
+};
+
 /* go_stack_record sizes (bytes) */
 #define BPFPROF_GO_STACK_SZ    16384 /* copied at most */
 #define BPFPROF_GO_STACK_BELOW 4096  /* of which below the frame pointer found */
@@ -399,6 +413,12 @@ _Static_assert(sizeof(struct mmap_record) == 72 + 2 * BPFPROF_PATH_SZ, "mmap_rec
 _Static_assert(sizeof(struct bpf_stats) == 192, "bpf_stats size");
 _Static_assert(sizeof(struct go_stack_record) == 48 + BPFPROF_GO_STACK_SZ, "go_stack_record size");
 _Static_assert(sizeof(struct fp_chain_record) == 40 + 16 * BPFPROF_FP_CHAIN_MAX, "fp_chain_record size");
+#define PRE_SAMPLE_OFF(rec, f) (__builtin_offsetof(struct rec, f) == __builtin_offsetof(struct pre_sample, f))
+#define PRE_SAMPLE_SAME(rec)                                                                \
+	(PRE_SAMPLE_OFF(rec, tgid) && PRE_SAMPLE_OFF(rec, tid) && PRE_SAMPLE_OFF(rec, time_ns) && \
+	 PRE_SAMPLE_OFF(rec, cpu))
+_Static_assert(PRE_SAMPLE_SAME(go_stack_record), "go_stack_record's pre_sample fields");
+_Static_assert(PRE_SAMPLE_SAME(fp_chain_record), "fp_chain_record's pre_sample fields");
 _Static_assert(sizeof(struct py_offsets) == 48, "py_offsets size");
 _Static_assert(sizeof(struct py_proc) == 72, "py_proc size");
 _Static_assert(sizeof(struct py_frame) == 24, "py_frame size");

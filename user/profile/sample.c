@@ -20,18 +20,6 @@
  * dropped). */
 #define GO_CPUS_MAX 4096
 
-/* The fields RECORD_GO_STACK and RECORD_FP_CHAIN begin with: what ties them to their sample. */
-struct pre_sample {
-	struct record_header hdr;
-	__u32 tgid;
-	__u32 tid;
-	__u64 time_ns;
-	__u32 cpu;
-};
-_Static_assert(offsetof(struct go_stack_record, cpu) == offsetof(struct pre_sample, cpu) &&
-		       offsetof(struct fp_chain_record, cpu) == offsetof(struct pre_sample, cpu),
-	       "pre-sample records' headers");
-
 /* Records of one type waiting for their sample, by cpu (hdr.type 0: none); a cpu's buffer
  * (sz bytes) allocated at its first record. */
 struct pending {
