@@ -192,6 +192,36 @@ static const struct dline *dwarf_row(const struct dline *rows, size_t n, uint64_
 	return lo && !rows[lo - 1].end && rows[lo - 1].file ? &rows[lo - 1] : NULL;
 }
 
+/* The unstripped gochain opened for a comparison with its DWARF: its table, DWARF and
+ * functions (more than 500). */
+struct go_dwarf {
+	Elf *elf;
+	int fd;
+	struct gopclntab *g;
+	Dwarf *dw;
+	struct funcs fs;
+};
+
+static void go_dwarf_open(struct go_dwarf *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->elf = elf_open(GOCHAIN, &d->fd);
+	d->g = gopclntab__new(d->elf);
+	assert_non_null(d->g);
+	d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
+	assert_non_null(d->dw);
+	assert_true(gopclntab__functions(d->elf, collect, &d->fs) > 500);
+}
+
+static void go_dwarf_close(struct go_dwarf *d)
+{
+	dwarf_end(d->dw);
+	gopclntab__free(d->g);
+	elf_end(d->elf);
+	close(d->fd);
+	free(d->fs.f);
+}
+
 /*
  * gopclntab__line() against the DWARF line table the Go linker wrote from the same pcln data:
  * every 4th byte of every function, the same file and line wherever the pclntab gives one
@@ -202,28 +232,19 @@ static void test_lines_match_dwarf(void **state)
 	uint64_t pc, tried = 0, given = 0, same = 0;
 	const struct dline *row;
 	struct dline *rows;
-	struct gopclntab *g;
-	struct funcs fs = {};
+	struct go_dwarf d;
 	const char *file;
 	uint32_t line;
 	size_t i, nrows;
-	Dwarf *dw;
-	int fd;
-	Elf *elf;
 
 	(void)state;
-	elf = elf_open(GOCHAIN, &fd);
-	g = gopclntab__new(elf);
-	assert_non_null(g);
-	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-	assert_non_null(dw);
-	rows = dwarf_rows(dw, &nrows);
+	go_dwarf_open(&d);
+	rows = dwarf_rows(d.dw, &nrows);
 	assert_true(nrows > 1000);
-	assert_true(gopclntab__functions(elf, collect, &fs) > 500);
-	for (i = 0; i < fs.cnt; i++) {
-		for (pc = fs.f[i].start; pc < fs.f[i].start + fs.f[i].size; pc += 4) {
+	for (i = 0; i < d.fs.cnt; i++) {
+		for (pc = d.fs.f[i].start; pc < d.fs.f[i].start + d.fs.f[i].size; pc += 4) {
 			tried++;
-			if (gopclntab__line(g, pc, &file, &line))
+			if (gopclntab__line(d.g, pc, &file, &line))
 				continue;
 			given++;
 			row = dwarf_row(rows, nrows, pc);
@@ -233,7 +254,7 @@ static void test_lines_match_dwarf(void **state)
 				same++;
 			else if (given - same < 5)
 				fprintf(stderr, "%#lx %s: pclntab %s:%u, DWARF %s:%d\n",
-					(unsigned long)pc, fs.f[i].name, file, line,
+					(unsigned long)pc, d.fs.f[i].name, file, line,
 					row ? row->file : "-", row ? row->line : 0);
 		}
 	}
@@ -242,13 +263,9 @@ static void test_lines_match_dwarf(void **state)
 	assert_true(given * 100 >= tried * 60);
 	assert_true(same * 1000 >= given * 995);
 	/* Outside every function: nothing. */
-	assert_int_equal(gopclntab__line(g, 0, &file, &line), -ENOENT);
+	assert_int_equal(gopclntab__line(d.g, 0, &file, &line), -ENOENT);
 	free(rows);
-	dwarf_end(dw);
-	gopclntab__free(g);
-	elf_end(elf);
-	close(fd);
-	free(fs.f);
+	go_dwarf_close(&d);
 }
 
 /* A DW_TAG_subprogram's range, for finding the function DIE of a pc (Go writes no aranges;
@@ -370,28 +387,20 @@ static void test_inline_frames_match_dwarf(void **state)
 	int dl[16];
 	uint64_t pc, tried = 0, same = 0, inlined = 0;
 	struct sub_range *r;
-	struct gopclntab *g;
-	struct funcs fs = {};
+	struct go_dwarf d;
 	size_t i, nr;
-	int n, m, k, fd;
-	Dwarf *dw;
-	Elf *elf;
+	int n, m, k;
 
 	(void)state;
-	elf = elf_open(GOCHAIN, &fd);
-	g = gopclntab__new(elf);
-	assert_non_null(g);
-	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-	assert_non_null(dw);
-	r = sub_ranges(dw, &nr);
-	assert_true(gopclntab__functions(elf, collect, &fs) > 500);
-	for (i = 0; i < fs.cnt; i++) {
-		for (pc = fs.f[i].start; pc < fs.f[i].start + fs.f[i].size; pc += 48) {
-			m = dwarf_frames(dw, r, nr, pc, dn, dl, 16);
+	go_dwarf_open(&d);
+	r = sub_ranges(d.dw, &nr);
+	for (i = 0; i < d.fs.cnt; i++) {
+		for (pc = d.fs.f[i].start; pc < d.fs.f[i].start + d.fs.f[i].size; pc += 48) {
+			m = dwarf_frames(d.dw, r, nr, pc, dn, dl, 16);
 			if (m <= 0)
 				continue;
 			tried++;
-			n = gopclntab__frames(g, pc, gf, 16);
+			n = gopclntab__frames(d.g, pc, gf, 16);
 			inlined += n > 1;
 			/* Names, and each caller's line: its inlined callee's call site. */
 			for (k = 0; k < n && k < m && dn[k] && !strcmp(gf[k].name, dn[k]) &&
@@ -402,7 +411,7 @@ static void test_inline_frames_match_dwarf(void **state)
 				same++;
 			else if (tried - same < 5)
 				fprintf(stderr, "%#lx in %s: pclntab %d frames (%s, %s), DWARF %d (%s, %s)\n",
-					(unsigned long)pc, fs.f[i].name, n, n > 0 ? gf[0].name : "-",
+					(unsigned long)pc, d.fs.f[i].name, n, n > 0 ? gf[0].name : "-",
 					n > 1 ? gf[1].name : "-", m, dn[0] ? dn[0] : "-",
 					m > 1 && dn[1] ? dn[1] : "-");
 		}
@@ -413,11 +422,7 @@ static void test_inline_frames_match_dwarf(void **state)
 	assert_true(inlined * 100 >= tried);
 	assert_true(same * 1000 >= tried * 995);
 	free(r);
-	dwarf_end(dw);
-	gopclntab__free(g);
-	elf_end(elf);
-	close(fd);
-	free(fs.f);
+	go_dwarf_close(&d);
 }
 
 /* The stripped build: symtab.c names the chain from .gopclntab. */
