@@ -76,7 +76,9 @@ test_stack_size() {
 	run_bpfprof 40 "$p" --stack-size 65536 -F 999 -o "$p.folded" -- \
 		setarch -R "$TARGETS/chain" -b 40000 2
 	assert_eq chain_stack_size_exit "$BP_RC" 0
-	check_chain "$p.folded" chain_stack_size
+	# The leaf's share below chain_f01: setarch's exec, ld.so and main's 40000-byte memset come
+	# first (10.8% of the samples on 5.10 under qemu's TCG in CI).
+	check_chain "$p.folded" chain_stack_size chain_f01
 }
 
 # A stack that grows through pages not yet present: chain -w spins 0.1 s below main's pad

@@ -77,7 +77,11 @@ run_qemu() {
 	local accel=$1 cpu=max threads='' model=${VMTEST_9P_MODEL:-passthrough}
 	[ "$accel" = kvm ] && cpu=host
 	[ "$accel" = tcg ] && threads=,thread=${VMTEST_TCG_THREAD:-multi}
+	# init_on_alloc=0: Debian's kernels zero every allocation, and 9p allocates two msize
+	# (512 KiB) buffers per request: under TCG that zeroing made a program's exec and
+	# ld.so 10-16% of a 2 s run's samples on 5.10 (docs/vmtest.md, Limits).
 	local append="console=ttyS0 panic=-1 oops=panic mitigations=off random.trust_cpu=on"
+	append+=" init_on_alloc=0"
 	append+=" tsc=reliable no_timer_check vmtest.src=$SRC vmtest.run=$RUN vmtest.kdir=$KDIR"
 	append+=" ${VMTEST_APPEND:-}"
 	local qemu=(
