@@ -15,6 +15,9 @@ MIN_COMPLETE_PCT=95
 # Samples against the CPU time the driver measured (wait4): that time includes the children's
 # fork, exec and dynamic loading, part of which runs under the driver's comm.
 MIN_RATE_PCT=80
+# Under qemu's TCG the guest's cpu-clock timer falls behind (lib.sh emulated()): 71.6% on 5.10
+# in one run, 90.8% in the next, with no sample lost in BPF or the ringbuf.
+emulated && MIN_RATE_PCT=70
 MAX_RATE_PCT=110
 
 # result_value FILE NAME: what shortlived -t wrote for NAME.
