@@ -39,6 +39,7 @@
 			   * switched from */
 #define RECORD_FP_CHAIN 10 /* struct fp_chain_record: the frame-pointer chain of the next
 			    * sample past its stack copy */
+#define RECORD_OFF_CPU 11 /* struct off_cpu_record: the time off CPU of the next sample */
 
 /* sample_record.regs_arch */
 #define BPFPROF_ARCH_X86_64 1
@@ -50,6 +51,9 @@
 /* The live stack goes on past the copy: it was cut at the process's copy size, not at the end
  * of the stack mapping (an unwind that runs out of bytes should raise the copy size). */
 #define SAMPLE_F_STACK_CAPPED (1u << 2)
+/* Not a perf_event sample: the stack a thread blocked in, taken as its system call returns
+ * (off_cpu.bpf.c); its RECORD_OFF_CPU comes just before it. */
+#define SAMPLE_F_OFF_CPU      (1u << 3)
 
 /* target_tgids values (BPF hash map, key: tgid) */
 #define TARGET_PENDING_EXEC  1u	       /* armed at the task's next exec (bpfprof -- CMD) */
@@ -375,6 +379,26 @@ struct fp_chain_record {
 	struct fp_chain_frame frames[BPFPROF_FP_CHAIN_MAX];
 };
 
+/*
+ * RECORD_OFF_CPU: how long a target thread was off CPU, blocked (switched out in a system call,
+ * not runnable: sleeping, waiting for a lock, I/O), from tp_btf/sched_switch: each period from
+ * its switch-out to its switch-in, the periods of at least --off-cpu-min-us counted. Preemption
+ * is not blocking (the thread stays runnable) and is not counted. Written as the system call
+ * returns, just before its sample (RECORD_SAMPLE with SAMPLE_F_OFF_CPU: same cpu, tid and
+ * time_ns) whose stacks are where the thread blocked: the kernel stack at its first counted
+ * switch-in, the user stack as the system call returns (unchanged while it blocked).
+ */
+struct off_cpu_record {
+	struct record_header hdr;
+	__u32 tgid;
+	__u32 tid;
+	__u64 time_ns;	/* the sample's: the system call's return */
+	__u32 cpu;	/* the sample's */
+	__u32 switches; /* periods counted */
+	__u64 off_ns;	/* their total, ns */
+	__u64 first_ns; /* the first one's switch-out (bpf_ktime_get_ns()) */
+};
+
 /* Per-CPU counters (BPF percpu array "stats", one element): __u64 fields only (user space
  * sums them as an array). */
 struct bpf_stats {
@@ -402,6 +426,14 @@ struct bpf_stats {
 	__u64 fp_chains;	 /* RECORD_FP_CHAINs submitted */
 	__u64 fp_chain_frames;	 /* frames in them */
 	__u64 fp_chain_lost;	 /* of them lost: ringbuf full */
+	__u64 off_cpu_switches;	 /* switch-outs of target threads blocked in a system call */
+	__u64 off_cpu_short;	 /* of their periods, shorter than --off-cpu-min-us */
+	__u64 off_cpu_no_syscall; /* switch-outs of target threads blocked outside a system
+				   * call (a page fault's I/O): not counted */
+	__u64 off_cpu_records;	 /* RECORD_OFF_CPU samples submitted */
+	__u64 off_cpu_limited;	 /* of them not written: over --off-cpu-max-rate */
+	__u64 off_cpu_limited_ns; /* their time off CPU, ns */
+	__u64 off_cpu_lost;	 /* of them lost: ringbuf full */
 };
 
 _Static_assert(sizeof(struct record_header) == 8, "record_header size");
@@ -410,7 +442,8 @@ _Static_assert(sizeof(struct sample_record) % 8 == 0, "sample_record alignment")
 _Static_assert(sizeof(struct task_record) == 56, "task_record size");
 _Static_assert(sizeof(struct munmap_record) == 40, "munmap_record size");
 _Static_assert(sizeof(struct mmap_record) == 72 + 2 * BPFPROF_PATH_SZ, "mmap_record size");
-_Static_assert(sizeof(struct bpf_stats) == 192, "bpf_stats size");
+_Static_assert(sizeof(struct bpf_stats) == 248, "bpf_stats size");
+_Static_assert(sizeof(struct off_cpu_record) == 48, "off_cpu_record size");
 _Static_assert(sizeof(struct go_stack_record) == 48 + BPFPROF_GO_STACK_SZ, "go_stack_record size");
 _Static_assert(sizeof(struct fp_chain_record) == 40 + 16 * BPFPROF_FP_CHAIN_MAX, "fp_chain_record size");
 #define PRE_SAMPLE_OFF(rec, f) (__builtin_offsetof(struct rec, f) == __builtin_offsetof(struct pre_sample, f))
@@ -419,6 +452,7 @@ _Static_assert(sizeof(struct fp_chain_record) == 40 + 16 * BPFPROF_FP_CHAIN_MAX,
 	 PRE_SAMPLE_OFF(rec, cpu))
 _Static_assert(PRE_SAMPLE_SAME(go_stack_record), "go_stack_record's pre_sample fields");
 _Static_assert(PRE_SAMPLE_SAME(fp_chain_record), "fp_chain_record's pre_sample fields");
+_Static_assert(PRE_SAMPLE_SAME(off_cpu_record), "off_cpu_record's pre_sample fields");
 _Static_assert(sizeof(struct py_offsets) == 48, "py_offsets size");
 _Static_assert(sizeof(struct py_proc) == 72, "py_proc size");
 _Static_assert(sizeof(struct py_frame) == 24, "py_frame size");

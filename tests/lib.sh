@@ -171,6 +171,17 @@ assert_true() {
 	fi
 }
 
+# kernel_at_least MAJOR MINOR: uname -r is that release or later.
+kernel_at_least() {
+	local r maj min
+
+	r=$(uname -r)
+	maj=${r%%.*}
+	min=${r#*.}
+	min=${min%%[!0-9]*}
+	[ "$maj" -gt "$1" ] || { [ "$maj" -eq "$1" ] && [ "$min" -ge "$2" ]; }
+}
+
 # Whether this runs under instruction emulation (make vmtest with qemu's TCG): there the
 # guest's cpu-clock timer fires late while both vCPUs are busy (88% of the samples the CPU time
 # calls for, none lost by bpfprof, in a run of two chains at 999 Hz on 6.1), so sample-rate

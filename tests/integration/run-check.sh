@@ -7,17 +7,6 @@
 . "$(dirname "$0")/../lib.sh"
 require_bpf
 
-# kernel_at_least MAJOR MINOR: uname -r is that release or later.
-kernel_at_least() {
-	local r maj min
-
-	r=$(uname -r)
-	maj=${r%%.*}
-	min=${r#*.}
-	min=${min%%[!0-9]*}
-	[ "$maj" -gt "$1" ] || { [ "$maj" -eq "$1" ] && [ "$min" -ge "$2" ]; }
-}
-
 # no_features FEATURES PREFIX ARGS...: bpfprof ARGS with those probes failing.
 no_features() {
 	local features=$1 prefix=$2

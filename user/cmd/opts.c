@@ -120,6 +120,7 @@ struct parse_ctx {
 	const char *config_read; /* agent: the --config file read before parsing */
 	bool format_set;	 /* --format given */
 	bool agent_opt;		 /* an agent option given */
+	bool off_cpu_opt;	 /* --off-cpu-min-us or --off-cpu-max-rate given */
 	int status;		 /* OPTS_RUN, or the exit status after --help or --version */
 };
 
@@ -166,6 +167,9 @@ enum {
 	OPT_CONFIG,
 	OPT_EXEC,
 	OPT_STRICT,
+	OPT_OFF_CPU,
+	OPT_OFF_CPU_MIN_US,
+	OPT_OFF_CPU_MAX_RATE,
 	OPT_USAGE, /* help_options[] */
 	OPT_PROGNAME,
 	OPT_HANG,
@@ -188,6 +192,18 @@ static const struct argp_option options[] = {
 	{ "event", 'e', "EVENT", 0,
 	  "cpu-clock (default, software timer) or cycles (needs a "
 	  "hardware PMU)",
+	  2 },
+	{ "off-cpu", OPT_OFF_CPU, NULL, 0,
+	  "Profile the time target threads spend blocked (off CPU, switched out in a system "
+	  "call: sleeping, waiting for a lock, a pipe, I/O) instead of CPU samples, with the "
+	  "stack where they blocked; folded and SVG count microseconds, pprof has "
+	  "off_cpu/nanoseconds and switches/count. Preemption is not counted. Linux 5.17+",
+	  2 },
+	{ "off-cpu-min-us", OPT_OFF_CPU_MIN_US, "US", 0,
+	  "With --off-cpu: shorter blocked periods are not counted (default 5, 0-10000000)", 2 },
+	{ "off-cpu-max-rate", OPT_OFF_CPU_MAX_RATE, "N", 0,
+	  "With --off-cpu: blocked stacks written per second per CPU, at most (default 2000, "
+	  "1-1000000); the others are counted in the summary, not profiled",
 	  2 },
 	{ "stack-size", OPT_STACK_SIZE, "BYTES", 0,
 	  "User stack bytes first copied per sample of "
@@ -659,6 +675,23 @@ static error_t parse_target_opt(int key, char *arg, struct argp_state *state)
 			return usage_error(state, "unknown event '%s' (cpu-clock or cycles)", arg);
 		o->event = arg;
 		break;
+	case OPT_OFF_CPU:
+		o->off_cpu = true;
+		break;
+	case OPT_OFF_CPU_MIN_US:
+		if (parse_uint(arg, 0, 10000000, &v))
+			return usage_error(state, "invalid --off-cpu-min-us '%s' (0-10000000)",
+					   arg);
+		o->off_cpu_min_ns = v * 1000;
+		ctx->off_cpu_opt = true;
+		break;
+	case OPT_OFF_CPU_MAX_RATE:
+		if (parse_uint(arg, 1, 1000000, &v))
+			return usage_error(state, "invalid --off-cpu-max-rate '%s' (1-1000000)",
+					   arg);
+		o->off_cpu_max_rate = v;
+		ctx->off_cpu_opt = true;
+		break;
 	case OPT_STACK_SIZE:
 		if (parse_size(arg, 512, BPFPROF_STACK_SZ_MAX, &v))
 			return usage_error(
@@ -958,6 +991,10 @@ static error_t parse_end(struct argp_state *state)
 				"(.pb.gz or .pprof: pprof, .svg: flame graph; or --format)\n",
 				o->outputs[i]);
 	}
+	if (ctx->off_cpu_opt && !o->off_cpu)
+		return usage_error(state, "--off-cpu-min-us and --off-cpu-max-rate go with --off-cpu");
+	if (o->off_cpu && (o->agent || o->exec))
+		return usage_error(state, "--off-cpu: not for the agent or --exec yet");
 	if (ctx->agent_opt && !o->agent && !o->exec)
 		return usage_error(state, "agent options need 'bpfprof agent' or --exec");
 	if (o->exec && !o->cmd)
@@ -1253,6 +1290,8 @@ static void defaults(struct bpfprof_opts *o)
 	o->copy_size = 16384;
 	o->max_copy_size = BPFPROF_STACK_SZ_MAX;
 	o->max_frames = 0; /* MAX_FRAMES_MAX unless given */
+	o->off_cpu_min_ns = 5000;
+	o->off_cpu_max_rate = 2000;
 	o->ringbuf_sz = 0; /* default_ringbuf_sz() once -F is known */
 	o->drain_ms = 10;
 	o->top = 10;

@@ -182,18 +182,24 @@ static int set_realtime(const struct bpfprof_opts *o)
 static int start_targets(struct session *s)
 {
 	const struct bpfprof_opts *o = s->opts;
+	char how[64];
 	int err;
 
+	if (o->off_cpu)
+		snprintf(how, sizeof(how), "off CPU (blocked >= %" PRIu64 " us)",
+			 o->off_cpu_min_ns / 1000);
+	else
+		snprintf(how, sizeof(how), "at %" PRIu64 " Hz", o->freq_hz);
 	if (o->cmd) {
 		err = start_cmd(s);
 		if (err) {
 			pr_warn("start %s: %s", o->cmd[0], strerror(-err));
 			return BPFPROF_EXIT_ERROR;
 		}
-		pr_info("profiling %s (PID %d) at %" PRIu64 " Hz", o->cmd[0], s->child, o->freq_hz);
+		pr_info("profiling %s (PID %d) %s", o->cmd[0], s->child, how);
 	} else if (o->all) {
 		s->busy_start_ns = session__machine_busy_ns();
-		pr_info("profiling every process at %" PRIu64 " Hz%s", o->freq_hz,
+		pr_info("profiling every process %s%s", how,
 			o->duration_ns ? "" : "; Ctrl-C to stop");
 	} else {
 		err = add_pids(s);
@@ -201,8 +207,8 @@ static int start_targets(struct session *s)
 			pr_warn("add target processes: %s", strerror(-err));
 			return BPFPROF_EXIT_ERROR;
 		}
-		pr_info("profiling %zu process%s at %" PRIu64 " Hz%s", o->pids_cnt,
-			o->pids_cnt > 1 ? "es" : "", o->freq_hz,
+		pr_info("profiling %zu process%s %s%s", o->pids_cnt,
+			o->pids_cnt > 1 ? "es" : "", how,
 			o->duration_ns ? "" : "; Ctrl-C to stop");
 	}
 	return 0;

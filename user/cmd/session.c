@@ -232,7 +232,7 @@ static int write_profile(struct session *s, FILE *fp, enum output_format format,
 			o->report ? o->report :
 				    "processes",
 		.event = o->event,
-		.freq_hz = o->freq_hz,
+		.freq_hz = o->off_cpu ? 0 : o->freq_hz,
 		.time_ns = s->start_realtime_ns,
 		.duration_ns = s->end_ns - s->start_ns,
 		.comment = s->cmdline,
@@ -303,8 +303,11 @@ static int write_one(struct session *s, struct output_file *of, enum output_form
 	if (err)
 		pr_warn("write %s: %s", path ? path : "stdout", strerror(-err));
 	else if (path && format == OUTPUT_FOLDED)
-		pr_info("wrote %" PRIu64 " folded stacks (%" PRIu64 " samples) to %s", c.stacks,
-			c.samples, path);
+		pr_info("wrote %" PRIu64 " folded stacks (%" PRIu64 " %s) to %s", c.stacks,
+			c.samples, s->opts->off_cpu ? "us off CPU" : "samples", path);
+	else if (path && s->opts->off_cpu)
+		pr_info("wrote %s of %.3f s off CPU to %s", output__format_name(format),
+			aggregate__off_ns(s->agg) / 1e9, path);
 	else if (path && format == OUTPUT_PPROF)
 		pr_info("wrote pprof profile of %" PRIu64 " samples (%" PRIu64 " stacks by thread) "
 			"to %s",
@@ -427,6 +430,8 @@ void session__print_summary(struct session *s)
 		.agg = s->agg,
 		.pt = s->pt,
 		.top = s->opts->top,
+		.off_cpu = s->opts->off_cpu,
+		.off_cpu_min_ns = s->opts->off_cpu_min_ns,
 	};
 
 	if (s->loader)
@@ -546,12 +551,15 @@ int session__setup(struct session *s)
 		.self_tgid = getpid(),
 		.no_python = o->no_python,
 		.max_frames = o->max_frames,
+		.off_cpu = o->off_cpu,
+		.off_cpu_min_ns = o->off_cpu_min_ns,
+		.off_cpu_max_rate = o->off_cpu_max_rate,
 	};
 	struct perf_event_opts po = { .event = o->event, .freq_hz = o->freq_hz };
 	struct loader_error le;
 	struct capture_header ch = {
 		.max_copy_size = o->max_copy_size,
-		.freq_hz = o->freq_hz,
+		.freq_hz = o->off_cpu ? 0 : o->freq_hz,
 		.flags = o->all ? CAPTURE_F_LAZY_MAPS : 0,
 	};
 	int err, cpu = -1;
@@ -567,11 +575,12 @@ int session__setup(struct session *s)
 		pr_debug("kernel %s: BPF programs with fallbacks for features before 5.17 "
 			 "(`bpfprof check` lists them)",
 			 loader__features(s->loader)->release);
-	err = perf_events__open(&s->events, &po, &cpu);
+	/* --off-cpu: sched_switch, no perf_event. */
+	err = o->off_cpu ? 0 : perf_events__open(&s->events, &po, &cpu);
 	if (err)
 		return report_event_error(o, -err, cpu, loader__features(s->loader));
 	err = loader__attach_tracepoints(s->loader);
-	if (!err)
+	if (!err && !o->off_cpu)
 		err = loader__attach_perf_events(s->loader, &s->events);
 	if (err) {
 		pr_warn("attach BPF programs: %s", strerror(-err));

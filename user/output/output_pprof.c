@@ -47,7 +47,11 @@ struct encoder {
 	const struct pprof_opts *o;
 	uint64_t period;
 	Profile prof;
-	ValueType types[2], *type_ptrs[2], period_type;
+	/* samples/count, cpu/nanoseconds, then with off-CPU stacks (--off-cpu) switches/count,
+	 * off_cpu/nanoseconds; without perf_event samples, the last two only. */
+	ValueType types[4], *type_ptrs[4], period_type;
+	size_t n_types;
+	bool cpu, off_cpu; /* which pairs the profile has */
 	Mapping *maps;
 	Mapping **map_ptrs;
 	size_t maps_cnt, maps_cap;
@@ -67,7 +71,7 @@ struct encoder {
 	Sample **sample_ptrs;
 	size_t samples_cnt;
 	uint64_t *sample_locs;	/* all samples' location ids, back to back */
-	int64_t *sample_values; /* two per sample */
+	int64_t *sample_values; /* n_types per sample */
 	Label *labels;		/* labels_per_sample per sample */
 	Label **label_ptrs;
 	size_t labels_per_sample; /* pid, tid, comm, then o->labels */
@@ -356,10 +360,17 @@ static int add_sample(const struct agg_stack *st, void *arg)
 	for (j = 0; j < st->n; j++) /* leaf first */
 		s->location_id[j] = enc->loc_ids[st->locs[st->n - 1 - j]];
 	enc->sample_locs_used += st->n;
-	s->value = &enc->sample_values[2 * i];
-	s->n_value = 2;
-	s->value[0] = st->count;
-	s->value[1] = st->count * enc->period;
+	s->value = &enc->sample_values[enc->n_types * i];
+	s->n_value = enc->n_types;
+	j = 0;
+	if (enc->cpu) {
+		s->value[j++] = st->kind == AGG_CPU ? st->count : 0;
+		s->value[j++] = st->kind == AGG_CPU ? st->count * enc->period : 0;
+	}
+	if (enc->off_cpu) {
+		s->value[j++] = st->kind == AGG_OFF_CPU ? st->count : 0;
+		s->value[j++] = st->kind == AGG_OFF_CPU ? st->off_ns : 0;
+	}
 	for (j = 0; j < nl; j++) {
 		perftools__profiles__label__init(&lb[j]);
 		enc->label_ptrs[nl * i + j] = &lb[j];
@@ -389,7 +400,7 @@ static int encode_samples(struct encoder *enc)
 	enc->samples = calloc(n[0] + 1, sizeof(*enc->samples));
 	enc->sample_ptrs = calloc(n[0] + 1, sizeof(*enc->sample_ptrs));
 	enc->sample_locs = calloc(n[1] + 1, sizeof(*enc->sample_locs));
-	enc->sample_values = calloc(2 * n[0] + 1, sizeof(*enc->sample_values));
+	enc->sample_values = calloc(enc->n_types * n[0] + 1, sizeof(*enc->sample_values));
 	enc->labels = calloc(enc->labels_per_sample * n[0] + 1, sizeof(*enc->labels));
 	enc->label_ptrs = calloc(enc->labels_per_sample * n[0] + 1, sizeof(*enc->label_ptrs));
 	if (!enc->samples || !enc->sample_ptrs || !enc->sample_locs || !enc->sample_values ||
@@ -513,15 +524,27 @@ static int encode(struct aggregate *agg, const struct pprof_opts *o, void **gz, 
 
 	perftools__profiles__profile__init(p);
 	enc.period = o->freq_hz ? 1000000000ull / o->freq_hz : 0;
-	for (i = 0; i < 2; i++) {
+	enc.off_cpu = aggregate__has_off_cpu(agg);
+	enc.cpu = !enc.off_cpu || o->freq_hz;
+	enc.n_types = 2 * enc.cpu + 2 * enc.off_cpu;
+	for (i = 0; i < enc.n_types; i++) {
 		perftools__profiles__value_type__init(&enc.types[i]);
 		enc.type_ptrs[i] = &enc.types[i];
 	}
-	/* By convention the first value is a count; consumers show the last by default. */
-	enc.types[0].type = str(&enc, "samples");
-	enc.types[0].unit = str(&enc, "count");
-	enc.types[1].type = str(&enc, "cpu");
-	enc.types[1].unit = str(&enc, "nanoseconds");
+	/* By convention the first value of a pair is a count; consumers show the last by default. */
+	i = 0;
+	if (enc.cpu) {
+		enc.types[i].type = str(&enc, "samples");
+		enc.types[i++].unit = str(&enc, "count");
+		enc.types[i].type = str(&enc, "cpu");
+		enc.types[i++].unit = str(&enc, "nanoseconds");
+	}
+	if (enc.off_cpu) {
+		enc.types[i].type = str(&enc, "switches");
+		enc.types[i++].unit = str(&enc, "count");
+		enc.types[i].type = str(&enc, "off_cpu");
+		enc.types[i++].unit = str(&enc, "nanoseconds");
+	}
 	perftools__profiles__value_type__init(&enc.period_type);
 	enc.period_type.type = enc.types[1].type;
 	enc.period_type.unit = enc.types[1].unit;
@@ -555,7 +578,7 @@ static int encode(struct aggregate *agg, const struct pprof_opts *o, void **gz, 
 		enc.strings[i] = (char *)aggregate__str(agg, i);
 
 	p->sample_type = enc.type_ptrs;
-	p->n_sample_type = 2;
+	p->n_sample_type = enc.n_types;
 	p->sample = enc.sample_ptrs;
 	p->n_sample = enc.samples_cnt;
 	p->mapping = enc.map_ptrs;

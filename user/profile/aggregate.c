@@ -46,6 +46,8 @@ struct aggregate {
 	uint32_t loc_cache[1u << LOC_CACHE_BITS]; /* location id + 1, or 0 */
 	struct stack_entry *stacks;
 	uint64_t samples;
+	bool off_cpu; /* an AGG_OFF_CPU stack was added */
+	uint64_t off_ns;
 };
 
 struct aggregate *aggregate__new(void)
@@ -245,8 +247,8 @@ int aggregate__set_lines(struct aggregate *agg, uint32_t id, const struct agg_li
 	return 0;
 }
 
-int aggregate__add(struct aggregate *agg, uint32_t pid, uint32_t tid, uint32_t comm,
-		   const uint32_t *locs, size_t n, uint64_t count)
+static int add(struct aggregate *agg, uint32_t pid, uint32_t tid, uint32_t comm, uint32_t kind,
+	       const uint32_t *locs, size_t n, uint64_t count, uint64_t off_ns)
 {
 	size_t sz = sizeof(struct agg_stack) + n * sizeof(*locs);
 	struct agg_stack *key;
@@ -257,9 +259,11 @@ int aggregate__add(struct aggregate *agg, uint32_t pid, uint32_t tid, uint32_t c
 	if (!key)
 		return -ENOMEM;
 	key->count = 0;
+	key->off_ns = 0;
 	key->pid = pid;
 	key->tid = tid;
 	key->comm = comm;
+	key->kind = kind;
 	key->n = n;
 	memcpy(key->locs, locs, n * sizeof(*locs));
 	HASH_FIND(hh, agg->stacks, (char *)key + STACK_KEY_OFF, sz - STACK_KEY_OFF, e);
@@ -277,8 +281,39 @@ int aggregate__add(struct aggregate *agg, uint32_t pid, uint32_t tid, uint32_t c
 	if (key != (struct agg_stack *)buf)
 		free(key);
 	e->st.count += count;
+	e->st.off_ns += off_ns;
 	agg->samples += count;
+	agg->off_ns += off_ns;
+	if (kind == AGG_OFF_CPU)
+		agg->off_cpu = true;
 	return 0;
+}
+
+int aggregate__add(struct aggregate *agg, uint32_t pid, uint32_t tid, uint32_t comm,
+		   const uint32_t *locs, size_t n, uint64_t count)
+{
+	return add(agg, pid, tid, comm, AGG_CPU, locs, n, count, 0);
+}
+
+int aggregate__add_off_cpu(struct aggregate *agg, uint32_t pid, uint32_t tid, uint32_t comm,
+			   const uint32_t *locs, size_t n, uint64_t switches, uint64_t off_ns)
+{
+	return add(agg, pid, tid, comm, AGG_OFF_CPU, locs, n, switches, off_ns);
+}
+
+uint64_t agg_stack__value(const struct agg_stack *st)
+{
+	return st->kind == AGG_OFF_CPU ? (st->off_ns + 500) / 1000 : st->count;
+}
+
+uint64_t aggregate__off_ns(const struct aggregate *agg)
+{
+	return agg->off_ns;
+}
+
+bool aggregate__has_off_cpu(const struct aggregate *agg)
+{
+	return agg->off_cpu;
 }
 
 size_t aggregate__stacks(const struct aggregate *agg)
@@ -341,7 +376,7 @@ int aggregate__for_each_frames(const struct aggregate *agg, aggregate_frames_fn 
 				frames[n++].kind = j == l->lines_cnt - 1 ? l->kind : FRAME_INLINE;
 			}
 		}
-		ret = cb(frames, n, st->count, st, arg);
+		ret = cb(frames, n, agg_stack__value(st), st, arg);
 		if (ret)
 			break;
 	}

@@ -9,6 +9,7 @@
 #ifndef BPFPROF_AGGREGATE_H
 #define BPFPROF_AGGREGATE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -53,11 +54,19 @@ struct agg_location {
 	uint32_t lines_cnt;
 };
 
-/* One unique sample key and its count (pprof Sample). */
+/* agg_stack.kind */
+enum agg_kind {
+	AGG_CPU,     /* perf_event samples */
+	AGG_OFF_CPU, /* blocked periods (--off-cpu, bpf/off_cpu.bpf.c) */
+};
+
+/* One unique sample key and its values (pprof Sample). */
 struct agg_stack {
-	uint64_t count; /* samples */
+	uint64_t count;	 /* AGG_CPU: samples; AGG_OFF_CPU: blocked periods (switches) */
+	uint64_t off_ns; /* AGG_OFF_CPU: their time off CPU, ns; else 0 */
 	uint32_t pid, tid;
 	uint32_t comm;	 /* string id of the thread's name */
+	uint32_t kind;	 /* enum agg_kind */
 	uint32_t n;	 /* locations */
 	uint32_t locs[]; /* location ids, root first */
 };
@@ -105,10 +114,20 @@ void aggregate__set_kind(struct aggregate *agg, uint32_t id, enum frame_kind kin
  * locs[0..n), root first. 0 or -ENOMEM. */
 int aggregate__add(struct aggregate *agg, uint32_t pid, uint32_t tid, uint32_t comm,
 		   const uint32_t *locs, size_t n, uint64_t count);
+/* Adds switches blocked periods of off_ns ns in all (AGG_OFF_CPU), as aggregate__add(). */
+int aggregate__add_off_cpu(struct aggregate *agg, uint32_t pid, uint32_t tid, uint32_t comm,
+			   const uint32_t *locs, size_t n, uint64_t switches, uint64_t off_ns);
+/* What the folded and flame graph outputs count for st: samples, or for an off-CPU stack
+ * microseconds off CPU (bcc offcputime -f's unit), rounded to nearest. */
+uint64_t agg_stack__value(const struct agg_stack *st);
 
-/* Unique sample keys, total samples. */
+/* Unique sample keys, total samples (perf_event samples and off-CPU periods). */
 size_t aggregate__stacks(const struct aggregate *agg);
 uint64_t aggregate__samples(const struct aggregate *agg);
+/* Time off CPU of all AGG_OFF_CPU stacks, ns. */
+uint64_t aggregate__off_ns(const struct aggregate *agg);
+/* Whether any stack is AGG_OFF_CPU. */
+bool aggregate__has_off_cpu(const struct aggregate *agg);
 
 /* Calls cb once per unique sample key (order unspecified); stops early when cb returns non-zero
  * and returns that value. */
@@ -122,7 +141,7 @@ struct agg_frame {
 };
 
 /*
- * Calls cb once per unique sample key with its frames: the comm first (FRAME_COMM), then per
+ * Calls cb once per unique sample key with its frames and agg_stack__value(): the comm first (FRAME_COMM), then per
  * location from the root its lines outermost first, the inlined ones as FRAME_INLINE (run the
  * symbolizer first: a location without lines is one frame named AGG_NO_NAME). Stops early as
  * aggregate__for_each() does; -ENOMEM.

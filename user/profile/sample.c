@@ -84,6 +84,7 @@ struct sample_handler {
 	const char **modules;	     /* module of each user frame, for --stats */
 	struct pending go_stacks;    /* RECORD_GO_STACKs */
 	struct pending fp_chains;    /* RECORD_FP_CHAINs */
+	struct pending off_cpu;	     /* RECORD_OFF_CPUs */
 	struct stack_word *words;    /* a sample's RECORD_FP_CHAINs' words: 2 per frame */
 	uint64_t fp_chain_frames;    /* frames in the RECORD_FP_CHAINs matched */
 };
@@ -113,6 +114,11 @@ void sample_handler__fp_chain(struct sample_handler *sh, const struct fp_chain_r
 		return;
 	}
 	pending__put(pd, r, offsetof(struct fp_chain_record, frames) + frames);
+}
+
+void sample_handler__off_cpu(struct sample_handler *sh, const struct off_cpu_record *r)
+{
+	pending__put(&sh->off_cpu, r, sizeof(*r));
 }
 
 static int stack_word_cmp(const void *a, const void *b)
@@ -230,6 +236,7 @@ struct sample_handler *sample_handler__new(struct proc_table *pt, struct aggrega
 	sh->modules = calloc(opts->max_frames, sizeof(*sh->modules));
 	sh->eval = calloc(opts->max_frames, sizeof(*sh->eval));
 	sh->go_stacks.sz = sizeof(struct go_stack_record);
+	sh->off_cpu.sz = sizeof(struct off_cpu_record);
 	sh->fp_chains.sz = offsetof(struct fp_chain_record, frames) +
 			   BPFPROF_FP_CHAIN_PIECES * BPFPROF_FP_CHAIN_MAX * sizeof(struct fp_chain_frame);
 	sh->words = calloc(2 * BPFPROF_FP_CHAIN_PIECES * BPFPROF_FP_CHAIN_MAX, sizeof(*sh->words));
@@ -257,6 +264,7 @@ void sample_handler__free(struct sample_handler *sh)
 	free(sh->words);
 	pending__free(&sh->go_stacks);
 	pending__free(&sh->fp_chains);
+	pending__free(&sh->off_cpu);
 	free(sh);
 }
 
@@ -447,6 +455,7 @@ static void learn_copy_size(struct sample_handler *sh, struct proc *p, struct un
 
 int sample_handler__handle(struct sample_handler *sh, const struct sample_record *s)
 {
+	const struct off_cpu_record *off = NULL;
 	const struct go_stack_record *go;
 	const struct fp_chain_record *chain;
 	char comm[BPFPROF_COMM_LEN + 1];
@@ -460,6 +469,11 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 	int cnt, err;
 	uint32_t cap;
 
+	if (s->flags & SAMPLE_F_OFF_CPU) {
+		off = pending__take(&sh->off_cpu, s);
+		if (!off) /* its RECORD_OFF_CPU was lost: no time to count */
+			return 0;
+	}
 	p = proc_table__find(sh->pt, s->tgid, true);
 	uw = p ? proc__unwinder(p) : NULL;
 	if (!uw)
@@ -508,7 +522,11 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 			return id;
 		sh->locs[n++] = id;
 	}
-	err = aggregate__add(sh->agg, s->tgid, s->tid, comm_id, sh->locs, n, 1);
+	if (off)
+		err = aggregate__add_off_cpu(sh->agg, s->tgid, s->tid, comm_id, sh->locs, n,
+					     off->switches, off->off_ns);
+	else
+		err = aggregate__add(sh->agg, s->tgid, s->tid, comm_id, sh->locs, n, 1);
 	if (stage_timers_on)
 		stage_timer__add(STAGE_AGGREGATE, now_ns() - t1);
 	return err;

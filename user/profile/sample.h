@@ -56,6 +56,13 @@ void sample_handler__go_stack(struct sample_handler *sh, const struct go_stack_r
  */
 void sample_handler__fp_chain(struct sample_handler *sh, const struct fp_chain_record *r);
 
+/*
+ * A RECORD_OFF_CPU (bpf/off_cpu.bpf.c): kept for the sample of the same cpu, tid and time that
+ * follows it (SAMPLE_F_OFF_CPU), which is counted as its blocked periods and time off CPU
+ * (aggregate__add_off_cpu()). An off-CPU sample without it is dropped.
+ */
+void sample_handler__off_cpu(struct sample_handler *sh, const struct off_cpu_record *r);
+
 /* The --stats lines of Go stack switches (RECORD_GO_STACK) and of Go stacks deeper than the
  * copy (RECORD_FP_CHAIN): records read by their sample's unwind, those without a sample; with
  * bpf (NULL for a replay), those BPF made and lost. Nothing for a kind no record was made of. */

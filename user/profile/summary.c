@@ -15,6 +15,7 @@ struct func_count {
 struct top_ctx {
 	struct func_count *f; /* by string id */
 	uint64_t stack_no;
+	uint64_t total; /* samples, or off CPU us (agg_stack__value()) */
 };
 
 static int count_stack(const struct agg_frame *frames, size_t n, uint64_t count,
@@ -25,6 +26,7 @@ static int count_stack(const struct agg_frame *frames, size_t n, uint64_t count,
 	size_t i;
 
 	t->stack_no++;
+	t->total += count;
 	if (n < 2)
 		return 0;
 	/* A location the symbolizer has not named (AGG_NO_NAME) is no function. */
@@ -76,13 +78,16 @@ static void print_top(FILE *fp, const struct summary_input *in)
 	if (!t.f || !order)
 		goto out;
 	aggregate__for_each_frames(agg, count_stack, &t);
+	samples = t.total;
+	if (!samples)
+		goto out;
 	for (i = 0; i < nids; i++)
 		order[i] = i;
 	sort_base = t.f;
 	for (int pass = 0; pass < 2; pass++) {
 		qsort(order, nids, sizeof(*order), pass ? by_total : by_self);
-		fprintf(fp, "bpfprof: top %u functions by %s time:\n", in->top,
-			pass ? "total" : "self");
+		fprintf(fp, "bpfprof: top %u functions by %s time%s:\n", in->top,
+			pass ? "total" : "self", in->off_cpu ? " off CPU (us)" : "");
 		for (i = 0; i < nids && i < in->top; i++) {
 			const struct func_count *f = &t.f[order[i]];
 			uint64_t v = pass ? f->total : f->self;
@@ -103,6 +108,30 @@ out:
 	free(order);
 }
 
+/* --off-cpu: what BPF saw of the targets' blocked periods and what it kept. */
+static void print_off_cpu(FILE *fp, const struct summary_input *in)
+{
+	const struct bpf_stats *b = in->bpf;
+
+	fprintf(fp,
+		"bpfprof: profiled %.2f s off CPU: %llu blocked stacks received, %.3f s blocked "
+		"in %llu periods of >= %.0f us\n",
+		in->duration_ns / 1e9, (unsigned long long)in->consumer->samples,
+		aggregate__off_ns(in->agg) / 1e9, (unsigned long long)aggregate__samples(in->agg),
+		in->off_cpu_min_ns / 1e3);
+	fprintf(fp,
+		"bpfprof: switch-outs blocked in a system call: %llu; periods shorter: %llu; "
+		"blocked outside a system call (not counted): %llu\n",
+		(unsigned long long)b->off_cpu_switches, (unsigned long long)b->off_cpu_short,
+		(unsigned long long)b->off_cpu_no_syscall);
+	fprintf(fp,
+		"bpfprof: dropped: %llu stacks over --off-cpu-max-rate (%.3f s blocked), %llu "
+		"lost (ringbuf full); %llu stack copies failed, %llu bad records\n",
+		(unsigned long long)b->off_cpu_limited, b->off_cpu_limited_ns / 1e9,
+		(unsigned long long)b->off_cpu_lost, (unsigned long long)b->stack_copy_failed,
+		(unsigned long long)in->consumer->bad);
+}
+
 void summary__print(FILE *fp, const struct summary_input *in)
 {
 	const struct consumer_stats *cs = in->consumer;
@@ -113,6 +142,10 @@ void summary__print(FILE *fp, const struct summary_input *in)
 	int i;
 
 	proc_table__stats(in->pt, &st);
+	if (in->off_cpu) {
+		print_off_cpu(fp, in);
+		goto unwound;
+	}
 	fprintf(fp, "bpfprof: profiled %.2f s at %llu Hz: %llu samples received",
 		in->duration_ns / 1e9, (unsigned long long)in->freq_hz,
 		(unsigned long long)cs->samples);
@@ -128,6 +161,7 @@ void summary__print(FILE *fp, const struct summary_input *in)
 		"%llu stack copies failed, %llu bad records\n",
 		(unsigned long long)b->lost, (unsigned long long)b->events_lost,
 		(unsigned long long)b->stack_copy_failed, (unsigned long long)cs->bad);
+unwound:
 	user_samples = st.samples - st.stops[UNWIND_STOP_NO_REGS];
 	if (user_samples) {
 		fprintf(fp, "bpfprof: unwound to root: %.1f%% of %llu user stacks",

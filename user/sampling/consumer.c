@@ -74,6 +74,9 @@ int consumer__handle(struct consumer *c, const void *data, size_t sz)
 	case RECORD_FP_CHAIN:
 		sample_handler__fp_chain(c->sh, v.fp_chain);
 		break;
+	case RECORD_OFF_CPU:
+		sample_handler__off_cpu(c->sh, v.off_cpu);
+		break;
 	case RECORD_FORK:
 		c->stats.forks++;
 		pr_debug("fork: %u -> %u (%s)", v.task->parent_tgid, v.task->tgid,

@@ -18,6 +18,7 @@ struct loader {
 	int perf_links_cnt;
 	struct kernel_features kf;
 	bool compat;
+	bool off_cpu;
 };
 
 /* libbpf's messages during a load, kept for the error report: the last bytes only. */
@@ -80,9 +81,14 @@ static void classify(struct loader_error *e)
 	}
 }
 
-/* Loads one program of each pair: NAME or NAME_compat (bpf/compat.bpf.h). */
-static void select_programs(struct bpfprof_bpf *s, bool compat)
+/* Loads one program of each pair: NAME or NAME_compat (bpf/compat.bpf.h); the off-CPU ones
+ * (and their maps) only for --off-cpu. */
+static void select_programs(struct bpfprof_bpf *s, bool compat, bool off_cpu)
 {
+	bpf_program__set_autoload(s->progs.handle_sched_switch, off_cpu);
+	bpf_program__set_autoload(s->progs.handle_off_cpu_sys_exit, off_cpu);
+	bpf_map__set_autocreate(s->maps.off_cpu_states, off_cpu);
+	bpf_map__set_autocreate(s->maps.off_cpu_rates, off_cpu);
 	bpf_program__set_autoload(s->progs.handle_perf_event, !compat);
 	bpf_program__set_autoload(s->progs.handle_sys_exit, !compat);
 	bpf_program__set_autoload(s->progs.handle_exec, !compat);
@@ -126,12 +132,20 @@ struct loader *loader__load(const struct loader_opts *opts, struct loader_error 
 		goto fail;
 	}
 	l->compat = kernel_features__compat(&l->kf);
+	if (opts->off_cpu && l->compat) {
+		e->off_cpu_compat = true;
+		err = -EOPNOTSUPP;
+		goto fail;
+	}
+	l->off_cpu = opts->off_cpu;
 	l->skel = bpfprof_bpf__open();
 	if (!l->skel) {
 		err = -errno;
 		goto fail;
 	}
-	select_programs(l->skel, l->compat);
+	select_programs(l->skel, l->compat, l->off_cpu);
+	l->skel->rodata->off_cpu_min_ns = opts->off_cpu_min_ns;
+	l->skel->rodata->off_cpu_max_rate = opts->off_cpu_max_rate;
 	l->skel->rodata->stack_max_sz = opts->max_copy_size;
 	l->skel->rodata->stack_init_sz = opts->copy_size;
 	l->skel->rodata->target_all = opts->target_all;
@@ -202,6 +216,11 @@ void loader__report_error(const struct loader_error *e)
 		pr_warn("load BPF programs: this kernel (%s) has no BTF (/sys/kernel/btf/vmlinux): "
 			"bpfprof needs a kernel built with CONFIG_DEBUG_INFO_BTF=y, Linux >= 5.10",
 			rel);
+		return;
+	}
+	if (e->off_cpu_compat) {
+		pr_warn("load BPF programs: --off-cpu needs Linux >= 5.17 (task storage, "
+			"bpf_task_pt_regs(), bpf_get_task_stack()); this kernel is %s", rel);
 		return;
 	}
 	if (e->err == EOPNOTSUPP && missing != KF__CNT) {
@@ -292,6 +311,10 @@ int loader__attach_tracepoints(struct loader *l)
 		err = attach(LOADED(l, s, handle_exit));
 	if (!err)
 		err = attach(LOADED(l, s, handle_sys_exit));
+	if (!err && l->off_cpu)
+		err = attach(s->progs.handle_sched_switch, &s->links.handle_sched_switch);
+	if (!err && l->off_cpu)
+		err = attach(s->progs.handle_off_cpu_sys_exit, &s->links.handle_off_cpu_sys_exit);
 	return err;
 }
 

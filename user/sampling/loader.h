@@ -18,6 +18,9 @@ struct loader_opts {
 	bool no_python;		/* --no-python: the Python walk is not even loaded */
 	uint32_t max_frames;	/* --max-frames: a Go stack's frame-pointer chain is read this
 				 * far at most (0: as far as BPF goes) */
+	bool off_cpu;		/* --off-cpu: load the off-CPU programs (bpf/off_cpu.bpf.c) */
+	uint64_t off_cpu_min_ns; /* --off-cpu-min-us, in ns: shorter blocked periods not counted */
+	uint32_t off_cpu_max_rate; /* --off-cpu-max-rate: off-CPU records per second per CPU */
 };
 
 struct loader;
@@ -29,6 +32,7 @@ struct loader_error {
 	bool privileged;	   /* CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN */
 	bool verifier;		   /* the verifier refused a program (its log is in log) */
 	bool core;		   /* a CO-RE relocation failed: a kernel field is missing */
+	bool off_cpu_compat;	   /* --off-cpu on a kernel before 5.17 (EOPNOTSUPP) */
 	char prog[64];		   /* the program libbpf failed to load, or "" */
 	char log[4096];		   /* libbpf's last lines (the verifier's last lines) */
 };
@@ -51,7 +55,8 @@ const struct kernel_features *loader__features(const struct loader *l);
 /* Detaches and unloads everything. NULL is fine. */
 void loader__free(struct loader *l);
 
-/* Attaches the fork/exec/exit and sys_exit (mapping changes) tracepoints. 0 or -errno. */
+/* Attaches the fork/exec/exit and sys_exit (mapping changes) tracepoints, and with
+ * opts.off_cpu sched_switch and the off-CPU sys_exit program. 0 or -errno. */
 int loader__attach_tracepoints(struct loader *l);
 /* Attaches the sampler to every opened event. 0 or a negative errno. */
 int loader__attach_perf_events(struct loader *l, const struct perf_events *pe);

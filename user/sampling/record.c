@@ -83,6 +83,11 @@ int record__decode(const void *data, size_t sz, struct record_view *view)
 						  sizeof(struct fp_chain_frame))
 			return -EINVAL;
 		return 0;
+	case RECORD_OFF_CPU:
+		if (sz < sizeof(struct off_cpu_record))
+			return -EINVAL;
+		view->off_cpu = data;
+		return 0;
 	case RECORD_FORK:
 	case RECORD_EXEC:
 	case RECORD_EXIT:

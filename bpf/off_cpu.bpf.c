@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * off_cpu.bpf.c: time target threads spend blocked (--off-cpu), from tp_btf/sched_switch, and
+ * where they blocked, written as their system call returns (tp_btf/sys_exit).
+ *
+ * A target thread switched out in a system call and not runnable (sleeping, waiting for a
+ * futex, a pipe, I/O) gets its switch-out time in its task storage. At its switch-in the period
+ * counts when it lasted at least --off-cpu-min-us; the first counted one takes the thread's
+ * kernel stack (bpf_get_task_stack(): it is still switched out, so the stack ends in the
+ * function that called schedule()). When the system call returns, the thread is current again
+ * and its user stack is as it was when it blocked: RECORD_OFF_CPU and a sample record (user
+ * registers, stack copy, that kernel stack) go to the ringbuf, at most --off-cpu-max-rate a
+ * second per CPU. Preemption leaves a thread runnable: on-CPU wait, not counted.
+ *
+ * Linux 5.17+ (the non-compat programs: task storage, bpf_task_pt_regs(), bpf_get_task_stack()).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "record.h"
+#include "maps.bpf.h"
+#include "stack_copy.bpf.h"
+
+/* Set by the loader (--off-cpu-min-us, --off-cpu-max-rate). */
+const volatile __u64 off_cpu_min_ns = 5000;
+const volatile __u32 off_cpu_max_rate = 2000; /* records per second per CPU */
+
+/* A target thread's blocked time not written yet: the periods of one system call. */
+struct off_cpu_state {
+	__u64 out_ns;	/* switch-out of the period under way; 0 on CPU */
+	__u64 first_ns; /* switch-out of the first counted period */
+	__u64 off_ns;	/* counted periods' total, ns */
+	__u32 switches; /* counted periods */
+	__u32 kstack_cnt;
+	__u64 kstack[BPFPROF_KSTACK_MAX]; /* leaf first, at the first counted switch-in */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct off_cpu_state);
+} off_cpu_states SEC(".maps");
+
+/* Records written in the CPU's current second (--off-cpu-max-rate). */
+struct off_cpu_rate {
+	__u64 window_ns;
+	__u64 cnt;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct off_cpu_rate);
+} off_cpu_rates SEC(".maps");
+
+/* The state a task is in as it is switched out (task_struct.__state since 5.14; the programs
+ * load on 5.17+ only). 0: TASK_RUNNING. */
+static __always_inline unsigned int task_state(struct task_struct *t)
+{
+	return BPF_CORE_READ(t, __state);
+}
+
+/* prev leaves the CPU: a target thread blocked in a system call starts a period. */
+static __always_inline void switch_out(struct task_struct *prev, __u64 now, struct bpf_stats *st)
+{
+	struct off_cpu_state *s;
+	struct pt_regs *regs;
+
+	if (prev->flags & PF_KTHREAD || !target_active(prev->tgid))
+		return;
+	/* orig_ax: the system call's number, -1 outside one (an exception, a page fault). */
+	regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+	if ((long)BPF_CORE_READ(regs, orig_ax) < 0) {
+		__sync_fetch_and_add(&st->off_cpu_no_syscall, 1);
+		return;
+	}
+	s = bpf_task_storage_get(&off_cpu_states, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!s)
+		return;
+	s->out_ns = now;
+	__sync_fetch_and_add(&st->off_cpu_switches, 1);
+}
+
+/* next takes the CPU: its period ends, and counts if long enough. */
+static __always_inline void switch_in(struct task_struct *next, __u64 now, struct bpf_stats *st)
+{
+	struct off_cpu_state *s = bpf_task_storage_get(&off_cpu_states, next, 0, 0);
+	__u64 d;
+	long n;
+
+	if (!s || !s->out_ns)
+		return;
+	d = now - s->out_ns;
+	if (d < off_cpu_min_ns) {
+		s->out_ns = 0;
+		__sync_fetch_and_add(&st->off_cpu_short, 1);
+		return;
+	}
+	if (!s->switches) {
+		s->first_ns = s->out_ns;
+		n = bpf_get_task_stack(next, s->kstack, sizeof(s->kstack), 0);
+		s->kstack_cnt = n > 0 ? n / sizeof(__u64) : 0;
+	}
+	s->out_ns = 0;
+	s->off_ns += d;
+	s->switches++;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	struct bpf_stats *st = stats__get();
+	__u64 now = bpf_ktime_get_ns();
+
+	if (!st)
+		return 0;
+	if (!preempt && task_state(prev) != 0)
+		switch_out(prev, now, st);
+	switch_in(next, now, st);
+	return 0;
+}
+
+/* Whether one more record fits this CPU's second. */
+static __always_inline bool rate_ok(__u64 now)
+{
+	__u32 zero = 0;
+	struct off_cpu_rate *r = bpf_map_lookup_elem(&off_cpu_rates, &zero);
+
+	if (!r)
+		return false;
+	if (now - r->window_ns >= 1000000000ull) {
+		r->window_ns = now;
+		r->cnt = 0;
+	}
+	if (r->cnt >= off_cpu_max_rate)
+		return false;
+	r->cnt++;
+	return true;
+}
+
+/* RECORD_OFF_CPU, then the sample of where the thread blocked. */
+static __always_inline void off_cpu_write(struct task_struct *task, struct off_cpu_state *s,
+					  __u64 now, struct bpf_stats *st)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct off_cpu_record head;
+	struct sample_record *rec;
+	struct stack_window w = {};
+	struct pt_regs *uregs;
+	__u32 cap, cpu = bpf_get_smp_processor_id();
+
+	uregs = (struct pt_regs *)bpf_task_pt_regs(task);
+	w.sp = BPF_CORE_READ(uregs, sp);
+	w.bp = BPF_CORE_READ(uregs, bp);
+	stack_window_find(task, pid_tgid, &w, st, false);
+
+	head.hdr.type = RECORD_OFF_CPU;
+	head.hdr.sz = sizeof(head);
+	head.tgid = pid_tgid >> 32;
+	head.tid = (__u32)pid_tgid;
+	head.time_ns = now;
+	head.cpu = cpu;
+	head.switches = s->switches;
+	head.off_ns = s->off_ns;
+	head.first_ns = s->first_ns;
+	if (bpf_ringbuf_output(&ringbuf, &head, sizeof(head), BPF_RB_NO_WAKEUP)) {
+		__sync_fetch_and_add(&st->off_cpu_lost, 1);
+		return;
+	}
+	rec = reserve_sample(w.len, &cap);
+	if (!rec) {
+		__sync_fetch_and_add(&st->off_cpu_lost, 1);
+		return;
+	}
+	record_init(rec, pid_tgid, cap, now, cpu);
+	rec->flags |= SAMPLE_F_OFF_CPU | SAMPLE_F_KERNEL;
+	if (s->kstack_cnt && s->kstack_cnt <= BPFPROF_KSTACK_MAX) {
+		bpf_probe_read_kernel(rec->kstack, sizeof(rec->kstack), s->kstack);
+		rec->kstack_cnt = s->kstack_cnt;
+	} else {
+		rec->kstack_err = -2; /* -ENOENT: bpf_get_task_stack() found none */
+	}
+	user_regs_copy(rec, NULL, uregs, true);
+	user_stack_copy(rec, &w, cap, st);
+	__sync_fetch_and_add(&st->off_cpu_records, 1);
+	bpf_ringbuf_submit(rec, ringbuf_flags());
+}
+
+/* A target thread's system call returns: what it blocked there is written. */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(handle_off_cpu_sys_exit, struct pt_regs *regs, long ret)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct off_cpu_state *s = bpf_task_storage_get(&off_cpu_states, task, 0, 0);
+	struct bpf_stats *st;
+	__u64 now;
+
+	if (!s || !s->switches)
+		return 0;
+	st = stats__get();
+	now = bpf_ktime_get_ns();
+	if (st && rate_ok(now)) {
+		off_cpu_write(task, s, now, st);
+	} else if (st) {
+		__sync_fetch_and_add(&st->off_cpu_limited, 1);
+		__sync_fetch_and_add(&st->off_cpu_limited_ns, s->off_ns);
+	}
+	s->switches = 0;
+	s->off_ns = 0;
+	s->kstack_cnt = 0;
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

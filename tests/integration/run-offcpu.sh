@@ -1,0 +1,102 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# run-offcpu.sh: --off-cpu. offcpu's "blocker" thread sleeps 10 ms at a time under
+# blk_entry;blk_level1;blk_leaf_sleep and spins 1 ms; "spinner" never blocks. The time off CPU
+# attributed to blocker's chain must match what the thread measured itself (its wall time less
+# its CPU time), the spinner must have next to none, the leaf must be the kernel function it
+# blocked in; pprof carries off_cpu/nanoseconds and switches/count. Before Linux 5.17 --off-cpu
+# says what it needs and exits 1.
+. "$(dirname "$0")/../lib.sh"
+require_bpf
+
+CHAIN=$("$TARGETS/offcpu" --print-chain)
+THREAD_ROOT_RE='^(clone3|clone);start_thread;'
+# The issue's bound: blocked time within 10% of the thread's own account. The difference is
+# the time from the thread's nanosleep() return to its system call exit, and its wake-up wait
+# on a busy CPU (off CPU, runnable: counted, as the thread's wall time holds it too).
+TOLERANCE_PCT=10
+# The spinner is preempted (not counted) but never blocks: at most 1% of its time.
+SPINNER_MAX_PCT=1
+RUN_S=3
+
+# account FILE NAME: "WALL_NS CPU_NS" that offcpu -t wrote for thread NAME.
+account() {
+	awk -v n="$2" '$1 == n { print $2, $3 }' "$1"
+}
+
+# check_offcpu PREFIX LABEL: the folded and pprof outputs against offcpu's own accounts.
+check_offcpu() {
+	local p=$1 label=$2 wall cpu blocked_us chain_us spinner_us stats leaf_k
+
+	if [ ! -s "$p.res" ]; then
+		fail "${label}_accounts" "offcpu wrote no accounts"
+		return
+	fi
+	read -r wall cpu <<<"$(account "$p.res" blocker)"
+	blocked_us=$(((wall - cpu) / 1000))
+	read -r -a stats <<<"$(complete_share "$p.folded" blocker "$THREAD_ROOT_RE" "$CHAIN")"
+	chain_us=${stats[1]}
+	echo "  blocker: wall ${wall} ns, CPU ${cpu} ns: ${blocked_us} us blocked by its account;" \
+		"profile: ${stats[0]} us off CPU, ${chain_us} us under its chain"
+	assert_within "${label}_blocker_off_cpu_us" "$chain_us" "$blocked_us" \
+		$((blocked_us * TOLERANCE_PCT / 100)) " us"
+	read -r wall cpu <<<"$(account "$p.res" spinner)"
+	spinner_us=$(folded_samples "$p.folded" spinner)
+	echo "  spinner: wall ${wall} ns; profile: ${spinner_us} us off CPU"
+	assert_le "${label}_spinner_off_cpu_pct" "$(ratio_pct "$spinner_us" $((wall / 1000)))" \
+		"$SPINNER_MAX_PCT" %
+	# Where it blocked: every blocker stack under the chain ends in the kernel, below the
+	# nanosleep system call.
+	leaf_k=$(awk -v chain=";$CHAIN;" '$0 ~ /^blocker;/ {
+			cnt = $NF; line = $0; sub(/ [0-9]+$/, "", line)
+			if (index(line ";", chain)) { all += cnt; if (line ~ /_\[k\]$/ && line ~ /nanosleep/) k += cnt }
+		} END { printf "%.1f", all ? 100 * k / all : 0 }' "$p.folded")
+	assert_ge "${label}_kernel_leaf" "$leaf_k" 99 %
+}
+
+# -- CMD, with folded and pprof outputs.
+test_cmd() {
+	local p=$TEST_TMP/cmd
+
+	run_bpfprof $((RUN_S + 60)) "$p" --off-cpu -o "$p.folded" -o "$p.pb.gz" -- \
+		"$TARGETS/offcpu" -t "$p.res" "$RUN_S"
+	assert_eq offcpu_cmd_exit "$BP_RC" 0
+	assert_grep offcpu_cmd_summary "$p.err" '^bpfprof: profiled [0-9.]+ s off CPU: [1-9][0-9]* blocked stacks received'
+	check_offcpu "$p" offcpu_cmd
+	# The pprof profile's sample types, as go tool pprof lists them, and its total.
+	HOME=${HOME:-$TEST_TMP} GOCACHE=$TEST_TMP/gocache go tool pprof -raw "$p.pb.gz" \
+		>"$p.raw.txt" 2>"$p.raw.err"
+	assert_eq offcpu_cmd_pprof_raw_exit "$?" 0
+	assert_grep offcpu_cmd_pprof_types "$p.raw.txt" '^switches/count off_cpu/nanoseconds$'
+}
+
+# -p on a running offcpu: its RUN_S start once bpfprof profiles (offcpu -w, SIGUSR2).
+test_pid() {
+	local p=$TEST_TMP/pid pid
+
+	start_target pid "$TARGETS/offcpu" -w -t "$p.res" "$RUN_S"
+	start_bpfprof_profiling $((RUN_S + 60)) "$p" offcpu_pid "$pid" \
+		--off-cpu -p "$pid" -o "$p.folded" || return
+	kill -USR2 "$pid"
+	wait_target "$pid"
+	wait_bpfprof_bg "$p"
+	assert_eq offcpu_pid_exit "$BP_RC" 0
+	check_offcpu "$p" offcpu_pid
+}
+
+# Before 5.17 (the compat programs) --off-cpu fails first, saying why.
+test_old_kernel() {
+	local p=$TEST_TMP/old
+
+	run_bpfprof 60 "$p" --off-cpu -o "$p.folded" -- "$TARGETS/offcpu" 0.1
+	assert_eq offcpu_old_kernel_exit "$BP_RC" 1
+	assert_grep offcpu_old_kernel_message "$p.err" \
+		"^bpfprof: load BPF programs: --off-cpu needs Linux >= 5\.17 .*this kernel is $(uname -r)"
+}
+
+if kernel_at_least 5 17; then
+	test_cmd
+	test_pid
+else
+	test_old_kernel
+fi
