@@ -22,9 +22,10 @@
 #include "maps.bpf.h"
 #include "stack_copy.bpf.h"
 
-/* Set by the loader (--off-cpu-min-us, --off-cpu-max-rate). */
+/* Set by the loader (--off-cpu-min-us, --off-cpu-max-rate, --wakers). */
 const volatile __u64 off_cpu_min_ns = 5000;
 const volatile __u32 off_cpu_max_rate = 2000; /* records per second per CPU */
+const volatile bool off_cpu_wakers = false;
 
 /* A target thread's blocked time not written yet: the periods of one system call. */
 struct off_cpu_state {
@@ -34,6 +35,9 @@ struct off_cpu_state {
 	__u32 switches; /* counted periods */
 	__u32 kstack_cnt;
 	__u64 kstack[BPFPROF_KSTACK_MAX]; /* leaf first, at the first counted switch-in */
+	__u64 waker_ns;	 /* --wakers: the last waker sample written for it (RECORD_WAKER), or 0 */
+	__u32 waker_tid;
+	__u32 pad;
 };
 
 struct {
@@ -166,6 +170,9 @@ static __always_inline void off_cpu_write(struct task_struct *task, struct off_c
 	head.switches = s->switches;
 	head.off_ns = s->off_ns;
 	head.first_ns = s->first_ns;
+	head.waker_ns = s->waker_ns;
+	head.waker_tid = s->waker_tid;
+	head.pad = 0;
 	if (bpf_ringbuf_output(&ringbuf, &head, sizeof(head), BPF_RB_NO_WAKEUP)) {
 		__sync_fetch_and_add(&st->off_cpu_lost, 1);
 		return;
@@ -211,6 +218,90 @@ int BPF_PROG(handle_off_cpu_sys_exit, struct pt_regs *regs, long ret)
 	s->switches = 0;
 	s->off_ns = 0;
 	s->kstack_cnt = 0;
+	s->waker_ns = 0;
+	s->waker_tid = 0;
+	return 0;
+}
+
+/* RECORD_WAKER, then the waking thread's sample: its kernel stack where it wakes wakee, and
+ * its user stack if it is a target. Whether both were written. */
+static __always_inline bool waker_write(void *ctx, struct task_struct *wakee, __u64 now,
+					struct bpf_stats *st)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 cap, cpu = bpf_get_smp_processor_id();
+	struct stack_window w = {};
+	struct waker_record head;
+	struct sample_record *rec;
+	struct pt_regs *uregs = NULL;
+	bool user;
+	long n;
+
+	/* Filter first: the memory of a process that is not a target is never read. */
+	user = pid_tgid >> 32 && !(task->flags & PF_KTHREAD) && target_active(pid_tgid >> 32);
+	if (user) {
+		uregs = (struct pt_regs *)bpf_task_pt_regs(task);
+		w.sp = BPF_CORE_READ(uregs, sp);
+		w.bp = BPF_CORE_READ(uregs, bp);
+		stack_window_find(task, pid_tgid, &w, st, false);
+	}
+	head.hdr.type = RECORD_WAKER;
+	head.hdr.sz = sizeof(head);
+	head.tgid = pid_tgid >> 32;
+	head.tid = (__u32)pid_tgid;
+	head.time_ns = now;
+	head.cpu = cpu;
+	head.wakee_tid = wakee->pid;
+	head.wakee_tgid = wakee->tgid;
+	head.pad = 0;
+	if (bpf_ringbuf_output(&ringbuf, &head, sizeof(head), BPF_RB_NO_WAKEUP))
+		return false;
+	rec = reserve_sample(w.len, &cap);
+	if (!rec)
+		return false;
+	record_init(rec, pid_tgid, cap, now, cpu);
+	rec->flags |= SAMPLE_F_WAKER | SAMPLE_F_KERNEL;
+	n = bpf_get_stack(ctx, rec->kstack, sizeof(rec->kstack), 0);
+	if (n > 0)
+		rec->kstack_cnt = n / sizeof(__u64);
+	else
+		rec->kstack_err = n;
+	if (user) {
+		user_regs_copy(rec, NULL, uregs, true);
+		user_stack_copy(rec, &w, cap, st);
+	}
+	bpf_ringbuf_submit(rec, ringbuf_flags());
+	return true;
+}
+
+/* p is woken (--wakers): if it is a target thread blocked long enough already, the waker's
+ * stack is written, and named in p's state for its RECORD_OFF_CPU. */
+SEC("tp_btf/sched_waking")
+int BPF_PROG(handle_sched_waking, struct task_struct *p)
+{
+	struct off_cpu_state *s;
+	struct bpf_stats *st;
+	__u64 now;
+
+	if (!off_cpu_wakers)
+		return 0;
+	s = bpf_task_storage_get(&off_cpu_states, p, 0, 0);
+	if (!s || !s->out_ns)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (now - s->out_ns < off_cpu_min_ns)
+		return 0;
+	st = stats__get();
+	if (!st)
+		return 0;
+	if (rate_ok(now) && waker_write(ctx, p, now, st)) {
+		s->waker_ns = now;
+		s->waker_tid = (__u32)bpf_get_current_pid_tgid();
+		__sync_fetch_and_add(&st->wakers, 1);
+	} else {
+		__sync_fetch_and_add(&st->wakers_lost, 1);
+	}
 	return 0;
 }
 

@@ -40,6 +40,7 @@
 #define RECORD_FP_CHAIN 10 /* struct fp_chain_record: the frame-pointer chain of the next
 			    * sample past its stack copy */
 #define RECORD_OFF_CPU 11 /* struct off_cpu_record: the time off CPU of the next sample */
+#define RECORD_WAKER   12 /* struct waker_record: the next sample is a waker's (--wakers) */
 
 /* sample_record.regs_arch */
 #define BPFPROF_ARCH_X86_64 1
@@ -54,6 +55,9 @@
 /* Not a perf_event sample: the stack a thread blocked in, taken as its system call returns
  * (off_cpu.bpf.c); its RECORD_OFF_CPU comes just before it. */
 #define SAMPLE_F_OFF_CPU      (1u << 3)
+/* Not a perf_event sample: the stack of a thread waking a blocked target thread (--wakers);
+ * its RECORD_WAKER comes just before it. No user registers unless the waker is a target. */
+#define SAMPLE_F_WAKER	      (1u << 4)
 
 /* target_tgids values (BPF hash map, key: tgid) */
 #define TARGET_PENDING_EXEC  1u	       /* armed at the task's next exec (bpfprof -- CMD) */
@@ -397,6 +401,29 @@ struct off_cpu_record {
 	__u32 switches; /* periods counted */
 	__u64 off_ns;	/* their total, ns */
 	__u64 first_ns; /* the first one's switch-out (bpf_ktime_get_ns()) */
+	/* --wakers: the last counted period's waker sample (its tid and time_ns: a RECORD_WAKER
+	 * written before), or 0 */
+	__u64 waker_ns;
+	__u32 waker_tid;
+	__u32 pad;
+};
+
+/*
+ * RECORD_WAKER (--wakers): written from tp_btf/sched_waking by the thread that wakes a blocked
+ * target thread whose period has lasted --off-cpu-min-us, just before its own sample
+ * (RECORD_SAMPLE with SAMPLE_F_WAKER: same cpu, tid and time_ns): the kernel stack where it
+ * woke it, and its user stack when it is a target too (nothing of another process is read).
+ * The wakee's RECORD_OFF_CPU names it by waker_tid and waker_ns.
+ */
+struct waker_record {
+	struct record_header hdr;
+	__u32 tgid; /* the waker's */
+	__u32 tid;
+	__u64 time_ns;
+	__u32 cpu;
+	__u32 wakee_tid; /* the blocked thread */
+	__u32 wakee_tgid;
+	__u32 pad;
 };
 
 /* Per-CPU counters (BPF percpu array "stats", one element): __u64 fields only (user space
@@ -434,6 +461,8 @@ struct bpf_stats {
 	__u64 off_cpu_limited;	 /* of them not written: over --off-cpu-max-rate */
 	__u64 off_cpu_limited_ns; /* their time off CPU, ns */
 	__u64 off_cpu_lost;	 /* of them lost: ringbuf full */
+	__u64 wakers;		 /* RECORD_WAKER samples submitted (--wakers) */
+	__u64 wakers_lost;	 /* of them lost (ringbuf full) or over --off-cpu-max-rate */
 };
 
 _Static_assert(sizeof(struct record_header) == 8, "record_header size");
@@ -442,8 +471,9 @@ _Static_assert(sizeof(struct sample_record) % 8 == 0, "sample_record alignment")
 _Static_assert(sizeof(struct task_record) == 56, "task_record size");
 _Static_assert(sizeof(struct munmap_record) == 40, "munmap_record size");
 _Static_assert(sizeof(struct mmap_record) == 72 + 2 * BPFPROF_PATH_SZ, "mmap_record size");
-_Static_assert(sizeof(struct bpf_stats) == 248, "bpf_stats size");
-_Static_assert(sizeof(struct off_cpu_record) == 48, "off_cpu_record size");
+_Static_assert(sizeof(struct bpf_stats) == 264, "bpf_stats size");
+_Static_assert(sizeof(struct off_cpu_record) == 64, "off_cpu_record size");
+_Static_assert(sizeof(struct waker_record) == 40, "waker_record size");
 _Static_assert(sizeof(struct go_stack_record) == 48 + BPFPROF_GO_STACK_SZ, "go_stack_record size");
 _Static_assert(sizeof(struct fp_chain_record) == 40 + 16 * BPFPROF_FP_CHAIN_MAX, "fp_chain_record size");
 #define PRE_SAMPLE_OFF(rec, f) (__builtin_offsetof(struct rec, f) == __builtin_offsetof(struct pre_sample, f))
@@ -453,6 +483,7 @@ _Static_assert(sizeof(struct fp_chain_record) == 40 + 16 * BPFPROF_FP_CHAIN_MAX,
 _Static_assert(PRE_SAMPLE_SAME(go_stack_record), "go_stack_record's pre_sample fields");
 _Static_assert(PRE_SAMPLE_SAME(fp_chain_record), "fp_chain_record's pre_sample fields");
 _Static_assert(PRE_SAMPLE_SAME(off_cpu_record), "off_cpu_record's pre_sample fields");
+_Static_assert(PRE_SAMPLE_SAME(waker_record), "waker_record's pre_sample fields");
 _Static_assert(sizeof(struct py_offsets) == 48, "py_offsets size");
 _Static_assert(sizeof(struct py_proc) == 72, "py_proc size");
 _Static_assert(sizeof(struct py_frame) == 24, "py_frame size");

@@ -84,6 +84,42 @@ test_pid() {
 	check_offcpu "$p" offcpu_pid
 }
 
+# waker_share FOLDED COMM BLOCKED WAKER: of COMM's off-CPU microseconds under the chain BLOCKED,
+# the % whose waker part (after the "--" frame, leaf first) holds the chain WAKER, reversed.
+waker_share() {
+	awk -v comm="$2" -v blocked=";$3;" -v waker="$4" '
+		BEGIN { n = split(waker, w, ";"); rev = ""; for (i = n; i >= 1; i--) rev = rev ";" w[i]; rev = rev ";" }
+		{
+			cnt = $NF; line = $0; sub(/ [0-9]+$/, "", line)
+			if (substr(line, 1, length(comm) + 1) != comm ";") next
+			split(line, half, ";--;")
+			if (!index(half[1] ";", blocked)) next
+			all += cnt
+			if ((";" half[2] ";") ~ /;--;/ || !index(line, ";--;")) next
+			if (index(";" half[2] ";", rev)) ok += cnt
+		}
+		END { printf "%.1f %d\n", all ? 100 * ok / all : 0, all }' "$1"
+}
+
+# --wakers: a thread waiting for a mutex is woken by the holder's unlock, under the holder's
+# chain; a pipe reader by the writer process's write(). Both in >= 90% of the waits' time.
+test_wakers() {
+	local p=$TEST_TMP/wakers mode comm waker share
+
+	for mode in mutex pipe; do
+		[ "$mode" = mutex ] && comm=waiter waker=holder || comm=reader waker=writer
+		run_bpfprof 60 "$p-$mode" --wakers -o "$p-$mode.folded" -- "$TARGETS/wake" "$mode" 2
+		assert_eq "wakers_${mode}_exit" "$BP_RC" 0
+		read -r -a share <<<"$(waker_share "$p-$mode.folded" "$comm" \
+			"$("$TARGETS/wake" --print-chain "$comm")" \
+			"$("$TARGETS/wake" --print-chain "$waker")")"
+		echo "  $comm: ${share[1]} us blocked under its chain, ${share[0]}% woken by $waker's chain"
+		assert_ge "wakers_${mode}_blocked_us" "${share[1]}" 100000 " us"
+		assert_ge "wakers_${mode}_waker_share" "${share[0]}" 90 %
+	done
+	assert_grep wakers_summary "$p-pipe.err" '^bpfprof: wakers: [1-9][0-9]* stacks written'
+}
+
 # Before 5.17 (the compat programs) --off-cpu fails first, saying why.
 test_old_kernel() {
 	local p=$TEST_TMP/old
@@ -97,6 +133,7 @@ test_old_kernel() {
 if kernel_at_least 5 17; then
 	test_cmd
 	test_pid
+	test_wakers
 else
 	test_old_kernel
 fi

@@ -3,7 +3,7 @@
 # pointers, through an executable and a shared library. Included by the top Makefile.
 TEST_TARGETS += $(addprefix $(TARGETS_DIR)/,libchain.so libchain_dl.so chain threads sysread \
 	cxxchain libdla.so libdlb.so dlswap forkexec blip shortlived crowd libnocfi.so nocfi \
-	rustchain_legacy rustchain_v0 chain_stripped offcpu)
+	rustchain_legacy rustchain_v0 chain_stripped offcpu wake)
 
 # Debian's rustc (tools/install-deps.sh), not one a user put first in PATH.
 RUSTC ?= /usr/bin/rustc
@@ -37,7 +37,7 @@ $(TARGETS_DIR)/chain_stripped: $(TARGETS_DIR)/chain
 
 # Programs of one file each: no library of their own.
 $(TARGETS_DIR)/sysread $(TARGETS_DIR)/forkexec $(TARGETS_DIR)/blip $(TARGETS_DIR)/shortlived \
-		$(TARGETS_DIR)/crowd $(TARGETS_DIR)/offcpu: \
+		$(TARGETS_DIR)/crowd $(TARGETS_DIR)/offcpu $(TARGETS_DIR)/wake: \
 		$(TARGETS_DIR)/%: $(TARGETS_SRC)/%.c $(TARGET_DEPS) | $(TARGETS_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(TARGET_CHAIN_CFLAGS) $< -o $@

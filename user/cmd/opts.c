@@ -170,6 +170,7 @@ enum {
 	OPT_OFF_CPU,
 	OPT_OFF_CPU_MIN_US,
 	OPT_OFF_CPU_MAX_RATE,
+	OPT_WAKERS,
 	OPT_USAGE, /* help_options[] */
 	OPT_PROGNAME,
 	OPT_HANG,
@@ -204,6 +205,11 @@ static const struct argp_option options[] = {
 	{ "off-cpu-max-rate", OPT_OFF_CPU_MAX_RATE, "N", 0,
 	  "With --off-cpu: blocked stacks written per second per CPU, at most (default 2000, "
 	  "1-1000000); the others are counted in the summary, not profiled",
+	  2 },
+	{ "wakers", OPT_WAKERS, NULL, 0,
+	  "--off-cpu, and for each blocked stack the stack of the thread that woke it, as bcc's "
+	  "offwaketime shows them: the blocked stack, a \"--\" frame, the waker's stack from its "
+	  "leaf to its root and its name (only its kernel stack when it is not a target)",
 	  2 },
 	{ "stack-size", OPT_STACK_SIZE, "BYTES", 0,
 	  "User stack bytes first copied per sample of "
@@ -676,6 +682,10 @@ static error_t parse_target_opt(int key, char *arg, struct argp_state *state)
 		o->event = arg;
 		break;
 	case OPT_OFF_CPU:
+		o->off_cpu = true;
+		break;
+	case OPT_WAKERS:
+		o->wakers = true;
 		o->off_cpu = true;
 		break;
 	case OPT_OFF_CPU_MIN_US:

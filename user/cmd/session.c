@@ -502,6 +502,7 @@ int session__setup_pipeline(struct session *s, int ringbuf_fd, uint32_t stack_ca
 		pr_warn("load kernel symbols (/proc/kallsyms): %s; kernel frames show as "
 			"addresses",
 			strerror(errno));
+	sho.ksyms = s->ksyms;
 	s->pt = proc_table__new(&pto);
 	s->agg = aggregate__new();
 	if (!s->pt || !s->agg) {
@@ -554,6 +555,7 @@ int session__setup(struct session *s)
 		.off_cpu = o->off_cpu,
 		.off_cpu_min_ns = o->off_cpu_min_ns,
 		.off_cpu_max_rate = o->off_cpu_max_rate,
+		.wakers = o->wakers,
 	};
 	struct perf_event_opts po = { .event = o->event, .freq_hz = o->freq_hz };
 	struct loader_error le;

@@ -15,6 +15,7 @@
 #include "profile/unwind_stats.h"
 #include "util/util.h"
 #include "python/python.h"
+#include "profile/wakers.h"
 
 /* CPUs whose RECORD_GO_STACKs and RECORD_FP_CHAINs are kept (a record of a higher cpu is
  * dropped). */
@@ -85,6 +86,10 @@ struct sample_handler {
 	struct pending go_stacks;    /* RECORD_GO_STACKs */
 	struct pending fp_chains;    /* RECORD_FP_CHAINs */
 	struct pending off_cpu;	     /* RECORD_OFF_CPUs */
+	struct pending waker_recs;   /* RECORD_WAKERs */
+	struct wakers *wakers;	     /* waker stacks by the thread they woke */
+	uint32_t *joined;	     /* an off-CPU stack with its waker's: joined_cap */
+	size_t joined_cap;
 	struct stack_word *words;    /* a sample's RECORD_FP_CHAINs' words: 2 per frame */
 	uint64_t fp_chain_frames;    /* frames in the RECORD_FP_CHAINs matched */
 };
@@ -119,6 +124,11 @@ void sample_handler__fp_chain(struct sample_handler *sh, const struct fp_chain_r
 void sample_handler__off_cpu(struct sample_handler *sh, const struct off_cpu_record *r)
 {
 	pending__put(&sh->off_cpu, r, sizeof(*r));
+}
+
+void sample_handler__waker(struct sample_handler *sh, const struct waker_record *r)
+{
+	pending__put(&sh->waker_recs, r, sizeof(*r));
 }
 
 static int stack_word_cmp(const void *a, const void *b)
@@ -189,6 +199,8 @@ void sample_handler__forget(struct sample_handler *sh, uint32_t tgid, bool exec)
 		*proc__go_arm(p) = GO_ARM_ARMED;
 		return;
 	}
+	if (!exec)
+		wakers__forget(sh->wakers, tgid);
 	if (p)
 		*proc__go_arm(p) = GO_ARM_NONE;
 	if (sh->opts.go_procs_fd >= 0)
@@ -237,10 +249,12 @@ struct sample_handler *sample_handler__new(struct proc_table *pt, struct aggrega
 	sh->eval = calloc(opts->max_frames, sizeof(*sh->eval));
 	sh->go_stacks.sz = sizeof(struct go_stack_record);
 	sh->off_cpu.sz = sizeof(struct off_cpu_record);
+	sh->waker_recs.sz = sizeof(struct waker_record);
+	sh->wakers = wakers__new(opts->ksyms);
 	sh->fp_chains.sz = offsetof(struct fp_chain_record, frames) +
 			   BPFPROF_FP_CHAIN_PIECES * BPFPROF_FP_CHAIN_MAX * sizeof(struct fp_chain_frame);
 	sh->words = calloc(2 * BPFPROF_FP_CHAIN_PIECES * BPFPROF_FP_CHAIN_MAX, sizeof(*sh->words));
-	if (!sh->frames || !sh->locs || !sh->modules || !sh->eval || !sh->words) {
+	if (!sh->frames || !sh->locs || !sh->modules || !sh->eval || !sh->words || !sh->wakers) {
 		sample_handler__free(sh);
 		errno = ENOMEM;
 		return NULL;
@@ -265,6 +279,9 @@ void sample_handler__free(struct sample_handler *sh)
 	pending__free(&sh->go_stacks);
 	pending__free(&sh->fp_chains);
 	pending__free(&sh->off_cpu);
+	pending__free(&sh->waker_recs);
+	wakers__free(sh->wakers);
+	free(sh->joined);
 	free(sh);
 }
 
@@ -453,9 +470,45 @@ static void learn_copy_size(struct sample_handler *sh, struct proc *p, struct un
 				    stop == UNWIND_STOP_TRUNCATED);
 }
 
+/* The stack of a waker that is not a target: its kernel frames and its comm. */
+static int waker_only_kernel(struct sample_handler *sh, const struct waker_record *waker,
+			     const struct sample_record *s)
+{
+	char comm[BPFPROF_COMM_LEN + 1];
+	int64_t comm_id;
+
+	memcpy(comm, s->comm, BPFPROF_COMM_LEN);
+	comm[BPFPROF_COMM_LEN] = '\0';
+	comm_id = aggregate__string(sh->agg, comm);
+	if (comm_id < 0)
+		return comm_id;
+	return wakers__put(sh->wakers, sh->agg, waker, s, NULL, 0, comm_id);
+}
+
+/* An off-CPU sample, sh->locs[0..n): with its waker's stack after it when one was kept. */
+static int add_off_cpu(struct sample_handler *sh, const struct sample_record *s,
+		       const struct off_cpu_record *off, uint32_t comm_id, size_t n)
+{
+	const uint32_t *extra = NULL;
+	size_t m = 0;
+
+	if (off->waker_ns)
+		extra = wakers__take(sh->wakers, s->tid, off->waker_tid, off->waker_ns, &m);
+	if (!extra)
+		return aggregate__add_off_cpu(sh->agg, s->tgid, s->tid, comm_id, sh->locs, n,
+					      off->switches, off->off_ns);
+	if (array_grow((void **)&sh->joined, &sh->joined_cap, n + m, sizeof(*sh->joined), 256))
+		return -ENOMEM;
+	memcpy(sh->joined, sh->locs, n * sizeof(*sh->joined));
+	memcpy(sh->joined + n, extra, m * sizeof(*sh->joined));
+	return aggregate__add_off_cpu(sh->agg, s->tgid, s->tid, comm_id, sh->joined, n + m,
+				      off->switches, off->off_ns);
+}
+
 int sample_handler__handle(struct sample_handler *sh, const struct sample_record *s)
 {
 	const struct off_cpu_record *off = NULL;
+	const struct waker_record *waker = NULL;
 	const struct go_stack_record *go;
 	const struct fp_chain_record *chain;
 	char comm[BPFPROF_COMM_LEN + 1];
@@ -473,6 +526,14 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 		off = pending__take(&sh->off_cpu, s);
 		if (!off) /* its RECORD_OFF_CPU was lost: no time to count */
 			return 0;
+	}
+	if (s->flags & SAMPLE_F_WAKER) {
+		waker = pending__take(&sh->waker_recs, s);
+		if (!waker) /* no thread to give it to */
+			return 0;
+		/* Not a target: its kernel stack and comm only, nothing of its process. */
+		if (!(s->flags & SAMPLE_F_USER_REGS))
+			return waker_only_kernel(sh, waker, s);
 	}
 	p = proc_table__find(sh->pt, s->tgid, true);
 	uw = p ? proc__unwinder(p) : NULL;
@@ -512,6 +573,8 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 	err = user_locations(sh, p, s, cnt, &n);
 	if (err)
 		return err;
+	if (waker) /* not a sample of its own: the stack goes with the off-CPU one it woke */
+		return wakers__put(sh->wakers, sh->agg, waker, s, sh->locs, n, comm_id);
 	if (sh->opts.stats &&
 	    unwind_stats__add(sh->opts.stats, s->tgid, proc__comm(p)[0] ? proc__comm(p) : comm,
 			      sh->frames, sh->modules, cnt, stop, unwinder__stop_frame(uw)))
@@ -523,8 +586,7 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 		sh->locs[n++] = id;
 	}
 	if (off)
-		err = aggregate__add_off_cpu(sh->agg, s->tgid, s->tid, comm_id, sh->locs, n,
-					     off->switches, off->off_ns);
+		err = add_off_cpu(sh, s, off, comm_id, n);
 	else
 		err = aggregate__add(sh->agg, s->tgid, s->tid, comm_id, sh->locs, n, 1);
 	if (stage_timers_on)

@@ -13,6 +13,7 @@
 
 struct unwind_stats;
 struct python;
+struct ksyms;
 
 struct sample_handler_opts {
 	uint32_t stack_cap;	     /* copy size of samples without SAMPLE_F_STACK_CAPPED (older
@@ -23,6 +24,7 @@ struct sample_handler_opts {
 	struct python *python;	     /* Python frames (borrowed), or NULL */
 	int go_procs_fd;	     /* BPF map go_procs (bpf/maps.bpf.h): Go processes are
 				      * armed there; -1 when there is none (a replay) */
+	const struct ksyms *ksyms;   /* kernel symbols (borrowed), or NULL */
 };
 
 struct sample_handler;
@@ -62,6 +64,12 @@ void sample_handler__fp_chain(struct sample_handler *sh, const struct fp_chain_r
  * (aggregate__add_off_cpu()). An off-CPU sample without it is dropped.
  */
 void sample_handler__off_cpu(struct sample_handler *sh, const struct off_cpu_record *r);
+
+/*
+ * A RECORD_WAKER (--wakers): kept for the waker's sample that follows it (SAMPLE_F_WAKER),
+ * whose stack is then kept (profile/wakers.h) for the off-CPU sample of the thread it woke.
+ */
+void sample_handler__waker(struct sample_handler *sh, const struct waker_record *r);
 
 /* The --stats lines of Go stack switches (RECORD_GO_STACK) and of Go stacks deeper than the
  * copy (RECORD_FP_CHAIN): records read by their sample's unwind, those without a sample; with

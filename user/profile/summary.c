@@ -116,7 +116,7 @@ static void print_off_cpu(FILE *fp, const struct summary_input *in)
 	fprintf(fp,
 		"bpfprof: profiled %.2f s off CPU: %llu blocked stacks received, %.3f s blocked "
 		"in %llu periods of >= %.0f us\n",
-		in->duration_ns / 1e9, (unsigned long long)in->consumer->samples,
+		in->duration_ns / 1e9, (unsigned long long)b->off_cpu_records,
 		aggregate__off_ns(in->agg) / 1e9, (unsigned long long)aggregate__samples(in->agg),
 		in->off_cpu_min_ns / 1e3);
 	fprintf(fp,
@@ -130,6 +130,11 @@ static void print_off_cpu(FILE *fp, const struct summary_input *in)
 		(unsigned long long)b->off_cpu_limited, b->off_cpu_limited_ns / 1e9,
 		(unsigned long long)b->off_cpu_lost, (unsigned long long)b->stack_copy_failed,
 		(unsigned long long)in->consumer->bad);
+	if (b->wakers || b->wakers_lost)
+		fprintf(fp,
+			"bpfprof: wakers: %llu stacks written, %llu not (ringbuf full or over "
+			"--off-cpu-max-rate)\n",
+			(unsigned long long)b->wakers, (unsigned long long)b->wakers_lost);
 }
 
 void summary__print(FILE *fp, const struct summary_input *in)

@@ -77,6 +77,9 @@ int consumer__handle(struct consumer *c, const void *data, size_t sz)
 	case RECORD_OFF_CPU:
 		sample_handler__off_cpu(c->sh, v.off_cpu);
 		break;
+	case RECORD_WAKER:
+		sample_handler__waker(c->sh, v.waker);
+		break;
 	case RECORD_FORK:
 		c->stats.forks++;
 		pr_debug("fork: %u -> %u (%s)", v.task->parent_tgid, v.task->tgid,

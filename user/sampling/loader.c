@@ -19,6 +19,7 @@ struct loader {
 	struct kernel_features kf;
 	bool compat;
 	bool off_cpu;
+	bool wakers;
 };
 
 /* libbpf's messages during a load, kept for the error report: the last bytes only. */
@@ -83,10 +84,11 @@ static void classify(struct loader_error *e)
 
 /* Loads one program of each pair: NAME or NAME_compat (bpf/compat.bpf.h); the off-CPU ones
  * (and their maps) only for --off-cpu. */
-static void select_programs(struct bpfprof_bpf *s, bool compat, bool off_cpu)
+static void select_programs(struct bpfprof_bpf *s, bool compat, bool off_cpu, bool wakers)
 {
 	bpf_program__set_autoload(s->progs.handle_sched_switch, off_cpu);
 	bpf_program__set_autoload(s->progs.handle_off_cpu_sys_exit, off_cpu);
+	bpf_program__set_autoload(s->progs.handle_sched_waking, wakers);
 	bpf_map__set_autocreate(s->maps.off_cpu_states, off_cpu);
 	bpf_map__set_autocreate(s->maps.off_cpu_rates, off_cpu);
 	bpf_program__set_autoload(s->progs.handle_perf_event, !compat);
@@ -143,7 +145,9 @@ struct loader *loader__load(const struct loader_opts *opts, struct loader_error 
 		err = -errno;
 		goto fail;
 	}
-	select_programs(l->skel, l->compat, l->off_cpu);
+	l->wakers = opts->off_cpu && opts->wakers;
+	select_programs(l->skel, l->compat, l->off_cpu, l->wakers);
+	l->skel->rodata->off_cpu_wakers = l->wakers;
 	l->skel->rodata->off_cpu_min_ns = opts->off_cpu_min_ns;
 	l->skel->rodata->off_cpu_max_rate = opts->off_cpu_max_rate;
 	l->skel->rodata->stack_max_sz = opts->max_copy_size;
@@ -315,6 +319,8 @@ int loader__attach_tracepoints(struct loader *l)
 		err = attach(s->progs.handle_sched_switch, &s->links.handle_sched_switch);
 	if (!err && l->off_cpu)
 		err = attach(s->progs.handle_off_cpu_sys_exit, &s->links.handle_off_cpu_sys_exit);
+	if (!err && l->wakers)
+		err = attach(s->progs.handle_sched_waking, &s->links.handle_sched_waking);
 	return err;
 }
 

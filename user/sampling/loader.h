@@ -21,6 +21,7 @@ struct loader_opts {
 	bool off_cpu;		/* --off-cpu: load the off-CPU programs (bpf/off_cpu.bpf.c) */
 	uint64_t off_cpu_min_ns; /* --off-cpu-min-us, in ns: shorter blocked periods not counted */
 	uint32_t off_cpu_max_rate; /* --off-cpu-max-rate: off-CPU records per second per CPU */
+	bool wakers;		   /* --wakers: with off_cpu, the waking threads' stacks too */
 };
 
 struct loader;

@@ -88,6 +88,11 @@ int record__decode(const void *data, size_t sz, struct record_view *view)
 			return -EINVAL;
 		view->off_cpu = data;
 		return 0;
+	case RECORD_WAKER:
+		if (sz < sizeof(struct waker_record))
+			return -EINVAL;
+		view->waker = data;
+		return 0;
 	case RECORD_FORK:
 	case RECORD_EXEC:
 	case RECORD_EXIT:

@@ -20,6 +20,7 @@ struct record_view {
 		const struct go_stack_record *go_stack; /* RECORD_GO_STACK: len checked */
 		const struct fp_chain_record *fp_chain; /* RECORD_FP_CHAIN: cnt checked */
 		const struct off_cpu_record *off_cpu;	/* RECORD_OFF_CPU */
+		const struct waker_record *waker;	/* RECORD_WAKER */
 	};
 	/* Task records: task->cpu_ns, or -1 for a record without it (an older capture's): read
 	 * this, not task->cpu_ns, which such a record does not hold. */
