@@ -84,6 +84,36 @@ test_pid() {
 	check_offcpu "$p" offcpu_pid
 }
 
+# --off-cpu --on-cpu: one profile of both. pprof has the four sample types; folded counts
+# microseconds both ways, the blocked stacks under [off-cpu]: blocker's as without --on-cpu,
+# the spinner's CPU samples a share of its CPU time (a sample counts 1/F s).
+test_on_cpu() {
+	local p=$TEST_TMP/both wall cpu blocked_us stats spin_us
+
+	run_bpfprof $((RUN_S + 60)) "$p" --off-cpu --on-cpu -F 199 -o "$p.folded" -o "$p.pb.gz" -- \
+		"$TARGETS/offcpu" -t "$p.res" "$RUN_S"
+	assert_eq offcpu_both_exit "$BP_RC" 0
+	HOME=${HOME:-$TEST_TMP} GOCACHE=$TEST_TMP/gocache go tool pprof -raw "$p.pb.gz" \
+		>"$p.raw.txt" 2>"$p.raw.err"
+	assert_grep offcpu_both_pprof_types "$p.raw.txt" \
+		'^samples/count cpu/nanoseconds switches/count off_cpu/nanoseconds$'
+	if [ ! -s "$p.res" ]; then
+		fail offcpu_both_accounts "offcpu wrote no accounts"
+		return
+	fi
+	read -r wall cpu <<<"$(account "$p.res" blocker)"
+	blocked_us=$(((wall - cpu) / 1000))
+	read -r -a stats <<<"$(complete_share "$p.folded" blocker "^\[off-cpu\];${THREAD_ROOT_RE#^}" "$CHAIN")"
+	echo "  blocker: ${blocked_us} us blocked by its account, ${stats[1]} us under [off-cpu] and its chain"
+	assert_within offcpu_both_blocker_off_cpu_us "${stats[1]}" "$blocked_us" \
+		$((blocked_us * TOLERANCE_PCT / 100)) " us"
+	read -r wall cpu <<<"$(account "$p.res" spinner)"
+	read -r -a stats <<<"$(complete_share "$p.folded" spinner "${THREAD_ROOT_RE#^}" "spin_leaf")"
+	spin_us=$(folded_samples "$p.folded" spinner)
+	echo "  spinner: CPU ${cpu} ns; profile: ${spin_us} us, ${stats[1]} us on CPU in spin_leaf"
+	assert_ge offcpu_both_spinner_cpu_pct "$(ratio_pct "${stats[1]}" $((cpu / 1000)))" 50 %
+}
+
 # waker_share FOLDED COMM BLOCKED WAKER: of COMM's off-CPU microseconds under the chain BLOCKED,
 # the % whose waker part (after the "--" frame, leaf first) holds the chain WAKER, reversed.
 waker_share() {
@@ -133,6 +163,7 @@ test_old_kernel() {
 if kernel_at_least 5 17; then
 	test_cmd
 	test_pid
+	test_on_cpu
 	test_wakers
 else
 	test_old_kernel

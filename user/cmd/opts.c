@@ -171,6 +171,7 @@ enum {
 	OPT_OFF_CPU_MIN_US,
 	OPT_OFF_CPU_MAX_RATE,
 	OPT_WAKERS,
+	OPT_ON_CPU,
 	OPT_USAGE, /* help_options[] */
 	OPT_PROGNAME,
 	OPT_HANG,
@@ -210,6 +211,11 @@ static const struct argp_option options[] = {
 	  "--off-cpu, and for each blocked stack the stack of the thread that woke it, as bcc's "
 	  "offwaketime shows them: the blocked stack, a \"--\" frame, the waker's stack from its "
 	  "leaf to its root and its name (only its kernel stack when it is not a target)",
+	  2 },
+	{ "on-cpu", OPT_ON_CPU, NULL, 0,
+	  "With --off-cpu: sample CPU time too (-F, -e), in one profile: pprof has both sample "
+	  "types; folded and SVG count microseconds both ways (a sample its period, 1/F s), "
+	  "the off-CPU stacks under an [off-cpu] frame after the thread name",
 	  2 },
 	{ "stack-size", OPT_STACK_SIZE, "BYTES", 0,
 	  "User stack bytes first copied per sample of "
@@ -684,6 +690,10 @@ static error_t parse_target_opt(int key, char *arg, struct argp_state *state)
 	case OPT_OFF_CPU:
 		o->off_cpu = true;
 		break;
+	case OPT_ON_CPU:
+		o->on_cpu = true;
+		ctx->off_cpu_opt = true;
+		break;
 	case OPT_WAKERS:
 		o->wakers = true;
 		o->off_cpu = true;
@@ -1002,7 +1012,8 @@ static error_t parse_end(struct argp_state *state)
 				o->outputs[i]);
 	}
 	if (ctx->off_cpu_opt && !o->off_cpu)
-		return usage_error(state, "--off-cpu-min-us and --off-cpu-max-rate go with --off-cpu");
+		return usage_error(state, "--off-cpu-min-us, --off-cpu-max-rate and --on-cpu go with "
+					  "--off-cpu");
 	if (o->off_cpu && (o->agent || o->exec))
 		return usage_error(state, "--off-cpu: not for the agent or --exec yet");
 	if (ctx->agent_opt && !o->agent && !o->exec)

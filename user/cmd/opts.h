@@ -24,6 +24,7 @@ struct bpfprof_opts {
 	uint64_t off_cpu_min_ns;   /* --off-cpu-min-us, ns (default 5 us) */
 	uint32_t off_cpu_max_rate; /* --off-cpu-max-rate: records per second per CPU */
 	bool wakers;		   /* --wakers (implies --off-cpu): the waking threads' stacks */
+	bool on_cpu;		   /* --on-cpu: with --off-cpu, CPU samples too (-F, -e) */
 	const char *outputs[BPFPROF_MAX_OUTPUTS]; /* -o, repeatable; none: stdout */
 	enum output_format formats[BPFPROF_MAX_OUTPUTS]; /* --format, else from each name */
 	size_t outputs_cnt;

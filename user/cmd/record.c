@@ -182,10 +182,13 @@ static int set_realtime(const struct bpfprof_opts *o)
 static int start_targets(struct session *s)
 {
 	const struct bpfprof_opts *o = s->opts;
-	char how[64];
+	char how[96];
 	int err;
 
-	if (o->off_cpu)
+	if (o->off_cpu && o->on_cpu)
+		snprintf(how, sizeof(how), "at %" PRIu64 " Hz and off CPU (blocked >= %" PRIu64 " us)",
+			 o->freq_hz, o->off_cpu_min_ns / 1000);
+	else if (o->off_cpu)
 		snprintf(how, sizeof(how), "off CPU (blocked >= %" PRIu64 " us)",
 			 o->off_cpu_min_ns / 1000);
 	else

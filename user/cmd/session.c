@@ -232,7 +232,7 @@ static int write_profile(struct session *s, FILE *fp, enum output_format format,
 			o->report ? o->report :
 				    "processes",
 		.event = o->event,
-		.freq_hz = o->off_cpu ? 0 : o->freq_hz,
+		.freq_hz = o->off_cpu && !o->on_cpu ? 0 : o->freq_hz,
 		.time_ns = s->start_realtime_ns,
 		.duration_ns = s->end_ns - s->start_ns,
 		.comment = s->cmdline,
@@ -304,7 +304,11 @@ static int write_one(struct session *s, struct output_file *of, enum output_form
 		pr_warn("write %s: %s", path ? path : "stdout", strerror(-err));
 	else if (path && format == OUTPUT_FOLDED)
 		pr_info("wrote %" PRIu64 " folded stacks (%" PRIu64 " %s) to %s", c.stacks,
-			c.samples, s->opts->off_cpu ? "us off CPU" : "samples", path);
+			c.samples,
+			!s->opts->off_cpu ? "samples" :
+			s->opts->on_cpu	  ? "us on and off CPU" :
+					    "us off CPU",
+			path);
 	else if (path && s->opts->off_cpu)
 		pr_info("wrote %s of %.3f s off CPU to %s", output__format_name(format),
 			aggregate__off_ns(s->agg) / 1e9, path);
@@ -431,6 +435,7 @@ void session__print_summary(struct session *s)
 		.pt = s->pt,
 		.top = s->opts->top,
 		.off_cpu = s->opts->off_cpu,
+		.on_cpu = s->opts->on_cpu,
 		.off_cpu_min_ns = s->opts->off_cpu_min_ns,
 	};
 
@@ -505,6 +510,8 @@ int session__setup_pipeline(struct session *s, int ringbuf_fd, uint32_t stack_ca
 	sho.ksyms = s->ksyms;
 	s->pt = proc_table__new(&pto);
 	s->agg = aggregate__new();
+	if (s->agg && o->freq_hz)
+		aggregate__set_period(s->agg, 1000000000ull / o->freq_hz);
 	if (!s->pt || !s->agg) {
 		pr_warn("set up process table: %s", strerror(errno ? errno : ENOMEM));
 		return BPFPROF_EXIT_ERROR;
@@ -561,7 +568,7 @@ int session__setup(struct session *s)
 	struct loader_error le;
 	struct capture_header ch = {
 		.max_copy_size = o->max_copy_size,
-		.freq_hz = o->off_cpu ? 0 : o->freq_hz,
+		.freq_hz = o->off_cpu && !o->on_cpu ? 0 : o->freq_hz,
 		.flags = o->all ? CAPTURE_F_LAZY_MAPS : 0,
 	};
 	int err, cpu = -1;
@@ -577,12 +584,12 @@ int session__setup(struct session *s)
 		pr_debug("kernel %s: BPF programs with fallbacks for features before 5.17 "
 			 "(`bpfprof check` lists them)",
 			 loader__features(s->loader)->release);
-	/* --off-cpu: sched_switch, no perf_event. */
-	err = o->off_cpu ? 0 : perf_events__open(&s->events, &po, &cpu);
+	/* --off-cpu: sched_switch, and a perf_event only with --on-cpu. */
+	err = o->off_cpu && !o->on_cpu ? 0 : perf_events__open(&s->events, &po, &cpu);
 	if (err)
 		return report_event_error(o, -err, cpu, loader__features(s->loader));
 	err = loader__attach_tracepoints(s->loader);
-	if (!err && !o->off_cpu)
+	if (!err && (!o->off_cpu || o->on_cpu))
 		err = loader__attach_perf_events(s->loader, &s->events);
 	if (err) {
 		pr_warn("attach BPF programs: %s", strerror(-err));

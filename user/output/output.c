@@ -13,14 +13,24 @@ static int write_svg(struct aggregate *agg, FILE *fp, const struct output_info *
 	char subtitle[256];
 	struct flamegraph_opts fo = { .title = info->title, .subtitle = subtitle };
 
-	if (!info->freq_hz && aggregate__has_off_cpu(agg)) { /* --off-cpu */
+	if (aggregate__mixed(agg)) { /* --off-cpu --on-cpu */
+		fo.title = info->title ? info->title : "On- and Off-CPU Time Flame Graph";
+		fo.unit = "us";
+		snprintf(subtitle, sizeof(subtitle),
+			 "%s, %s %" PRIu64 " Hz and time off CPU ([off-cpu]), %.1f s profiled, "
+			 "%.3f s blocked",
+			 info->what, info->event, info->freq_hz, info->duration_ns / 1e9,
+			 aggregate__off_ns(agg) / 1e9);
+		return output_svg__write(agg, fp, &fo, counts);
+	}
+	if (aggregate__has_off_cpu(agg)) { /* --off-cpu */
 		fo.title = info->title ? info->title : "Off-CPU Time Flame Graph";
 		fo.unit = "us";
 		snprintf(subtitle, sizeof(subtitle),
 			 "%s, time off CPU (blocked), %.1f s profiled, %.3f s blocked in %" PRIu64
 			 " periods",
 			 info->what, info->duration_ns / 1e9, aggregate__off_ns(agg) / 1e9,
-			 aggregate__samples(agg));
+			 aggregate__off_periods(agg));
 		return output_svg__write(agg, fp, &fo, counts);
 	}
 	snprintf(subtitle, sizeof(subtitle), "%s, %s %" PRIu64 " Hz, %.1f s, %" PRIu64 " samples",

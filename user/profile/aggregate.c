@@ -47,7 +47,10 @@ struct aggregate {
 	struct stack_entry *stacks;
 	uint64_t samples;
 	bool off_cpu; /* an AGG_OFF_CPU stack was added */
-	uint64_t off_ns;
+	bool cpu;     /* an AGG_CPU stack was added */
+	uint64_t off_ns, off_periods;
+	uint64_t period_ns;   /* aggregate__set_period() */
+	uint32_t off_cpu_str; /* string id of "[off-cpu]" */
 };
 
 struct aggregate *aggregate__new(void)
@@ -250,6 +253,14 @@ int aggregate__set_lines(struct aggregate *agg, uint32_t id, const struct agg_li
 static int add(struct aggregate *agg, uint32_t pid, uint32_t tid, uint32_t comm, uint32_t kind,
 	       const uint32_t *locs, size_t n, uint64_t count, uint64_t off_ns)
 {
+	int64_t id;
+
+	if (kind == AGG_OFF_CPU && !agg->off_cpu_str) {
+		id = aggregate__string(agg, "[off-cpu]");
+		if (id < 0)
+			return id;
+		agg->off_cpu_str = id;
+	}
 	size_t sz = sizeof(struct agg_stack) + n * sizeof(*locs);
 	struct agg_stack *key;
 	struct stack_entry *e;
@@ -285,7 +296,11 @@ static int add(struct aggregate *agg, uint32_t pid, uint32_t tid, uint32_t comm,
 	agg->samples += count;
 	agg->off_ns += off_ns;
 	if (kind == AGG_OFF_CPU)
+		agg->off_periods += count;
+	if (kind == AGG_OFF_CPU)
 		agg->off_cpu = true;
+	else
+		agg->cpu = true;
 	return 0;
 }
 
@@ -301,14 +316,31 @@ int aggregate__add_off_cpu(struct aggregate *agg, uint32_t pid, uint32_t tid, ui
 	return add(agg, pid, tid, comm, AGG_OFF_CPU, locs, n, switches, off_ns);
 }
 
-uint64_t agg_stack__value(const struct agg_stack *st)
+uint64_t aggregate__value(const struct aggregate *agg, const struct agg_stack *st)
 {
-	return st->kind == AGG_OFF_CPU ? (st->off_ns + 500) / 1000 : st->count;
+	if (st->kind == AGG_OFF_CPU)
+		return (st->off_ns + 500) / 1000;
+	return aggregate__mixed(agg) ? (st->count * agg->period_ns + 500) / 1000 : st->count;
+}
+
+void aggregate__set_period(struct aggregate *agg, uint64_t period_ns)
+{
+	agg->period_ns = period_ns;
+}
+
+bool aggregate__mixed(const struct aggregate *agg)
+{
+	return agg->off_cpu && agg->cpu;
 }
 
 uint64_t aggregate__off_ns(const struct aggregate *agg)
 {
 	return agg->off_ns;
+}
+
+uint64_t aggregate__off_periods(const struct aggregate *agg)
+{
+	return agg->off_periods;
 }
 
 bool aggregate__has_off_cpu(const struct aggregate *agg)
@@ -357,6 +389,14 @@ int aggregate__for_each_frames(const struct aggregate *agg, aggregate_frames_fn 
 		}
 		frames[n].name = st->comm;
 		frames[n++].kind = FRAME_COMM;
+		if (st->kind == AGG_OFF_CPU && aggregate__mixed(agg)) {
+			if (array_grow((void **)&frames, &cap, 2, sizeof(*frames), 64)) {
+				ret = -ENOMEM;
+				break;
+			}
+			frames[n].name = agg->off_cpu_str;
+			frames[n++].kind = FRAME_USER;
+		}
 		for (i = 0; i < st->n; i++) {
 			const struct agg_location *l = &agg->locs[st->locs[i]];
 
@@ -376,7 +416,7 @@ int aggregate__for_each_frames(const struct aggregate *agg, aggregate_frames_fn 
 				frames[n++].kind = j == l->lines_cnt - 1 ? l->kind : FRAME_INLINE;
 			}
 		}
-		ret = cb(frames, n, agg_stack__value(st), st, arg);
+		ret = cb(frames, n, aggregate__value(agg, st), st, arg);
 		if (ret)
 			break;
 	}

@@ -117,15 +117,24 @@ int aggregate__add(struct aggregate *agg, uint32_t pid, uint32_t tid, uint32_t c
 /* Adds switches blocked periods of off_ns ns in all (AGG_OFF_CPU), as aggregate__add(). */
 int aggregate__add_off_cpu(struct aggregate *agg, uint32_t pid, uint32_t tid, uint32_t comm,
 			   const uint32_t *locs, size_t n, uint64_t switches, uint64_t off_ns);
-/* What the folded and flame graph outputs count for st: samples, or for an off-CPU stack
- * microseconds off CPU (bcc offcputime -f's unit), rounded to nearest. */
-uint64_t agg_stack__value(const struct agg_stack *st);
+/*
+ * What the folded and flame graph outputs count for st: samples, or for an off-CPU stack
+ * microseconds off CPU (bcc offcputime -f's unit), rounded to nearest. When the aggregate holds
+ * both kinds (--off-cpu --on-cpu) both count microseconds: a sample its period
+ * (aggregate__set_period()).
+ */
+uint64_t aggregate__value(const struct aggregate *agg, const struct agg_stack *st);
+/* The CPU time a perf_event sample stands for (1e9 / -F), ns. */
+void aggregate__set_period(struct aggregate *agg, uint64_t period_ns);
+/* Whether the aggregate holds both perf_event samples and off-CPU periods. */
+bool aggregate__mixed(const struct aggregate *agg);
 
 /* Unique sample keys, total samples (perf_event samples and off-CPU periods). */
 size_t aggregate__stacks(const struct aggregate *agg);
 uint64_t aggregate__samples(const struct aggregate *agg);
-/* Time off CPU of all AGG_OFF_CPU stacks, ns. */
+/* Time off CPU of all AGG_OFF_CPU stacks, ns, and their blocked periods. */
 uint64_t aggregate__off_ns(const struct aggregate *agg);
+uint64_t aggregate__off_periods(const struct aggregate *agg);
 /* Whether any stack is AGG_OFF_CPU. */
 bool aggregate__has_off_cpu(const struct aggregate *agg);
 
@@ -141,9 +150,10 @@ struct agg_frame {
 };
 
 /*
- * Calls cb once per unique sample key with its frames and agg_stack__value(): the comm first (FRAME_COMM), then per
+ * Calls cb once per unique sample key with its frames and aggregate__value(): the comm first (FRAME_COMM), then per
  * location from the root its lines outermost first, the inlined ones as FRAME_INLINE (run the
- * symbolizer first: a location without lines is one frame named AGG_NO_NAME). Stops early as
+ * symbolizer first: a location without lines is one frame named AGG_NO_NAME); an off-CPU stack
+ * of a mixed aggregate has a frame "[off-cpu]" after the comm. Stops early as
  * aggregate__for_each() does; -ENOMEM.
  */
 typedef int (*aggregate_frames_fn)(const struct agg_frame *frames, size_t n, uint64_t count,

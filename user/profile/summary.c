@@ -15,7 +15,7 @@ struct func_count {
 struct top_ctx {
 	struct func_count *f; /* by string id */
 	uint64_t stack_no;
-	uint64_t total; /* samples, or off CPU us (agg_stack__value()) */
+	uint64_t total; /* samples, or us (aggregate__value()) */
 };
 
 static int count_stack(const struct agg_frame *frames, size_t n, uint64_t count,
@@ -87,7 +87,10 @@ static void print_top(FILE *fp, const struct summary_input *in)
 	for (int pass = 0; pass < 2; pass++) {
 		qsort(order, nids, sizeof(*order), pass ? by_total : by_self);
 		fprintf(fp, "bpfprof: top %u functions by %s time%s:\n", in->top,
-			pass ? "total" : "self", in->off_cpu ? " off CPU (us)" : "");
+			pass ? "total" : "self",
+			in->off_cpu && in->on_cpu ? " on and off CPU (us)" :
+			in->off_cpu		  ? " off CPU (us)" :
+						    "");
 		for (i = 0; i < nids && i < in->top; i++) {
 			const struct func_count *f = &t.f[order[i]];
 			uint64_t v = pass ? f->total : f->self;
@@ -117,7 +120,7 @@ static void print_off_cpu(FILE *fp, const struct summary_input *in)
 		"bpfprof: profiled %.2f s off CPU: %llu blocked stacks received, %.3f s blocked "
 		"in %llu periods of >= %.0f us\n",
 		in->duration_ns / 1e9, (unsigned long long)b->off_cpu_records,
-		aggregate__off_ns(in->agg) / 1e9, (unsigned long long)aggregate__samples(in->agg),
+		aggregate__off_ns(in->agg) / 1e9, (unsigned long long)aggregate__off_periods(in->agg),
 		in->off_cpu_min_ns / 1e3);
 	fprintf(fp,
 		"bpfprof: switch-outs blocked in a system call: %llu; periods shorter: %llu; "
@@ -147,10 +150,10 @@ void summary__print(FILE *fp, const struct summary_input *in)
 	int i;
 
 	proc_table__stats(in->pt, &st);
-	if (in->off_cpu) {
+	if (in->off_cpu)
 		print_off_cpu(fp, in);
+	if (in->off_cpu && !in->on_cpu)
 		goto unwound;
-	}
 	fprintf(fp, "bpfprof: profiled %.2f s at %llu Hz: %llu samples received",
 		in->duration_ns / 1e9, (unsigned long long)in->freq_hz,
 		(unsigned long long)cs->samples);

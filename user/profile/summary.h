@@ -19,7 +19,8 @@ struct summary_input {
 	struct aggregate *agg; /* named by the symbolizer: the top functions */
 	struct proc_table *pt;
 	unsigned int top; /* functions listed by self and by total time */
-	bool off_cpu;	  /* --off-cpu: blocked time, not CPU samples */
+	bool off_cpu;	  /* --off-cpu: blocked time */
+	bool on_cpu;	  /* with off_cpu, CPU samples too (--on-cpu) */
 	uint64_t off_cpu_min_ns; /* --off-cpu-min-us, ns */
 };
 

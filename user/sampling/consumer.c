@@ -53,7 +53,9 @@ int consumer__handle(struct consumer *c, const void *data, size_t sz)
 	}
 	switch (v.type) {
 	case RECORD_SAMPLE:
-		c->stats.samples++;
+		/* perf_event samples: the blocked and waker stacks of --off-cpu are not. */
+		if (!(v.sample->flags & (SAMPLE_F_OFF_CPU | SAMPLE_F_WAKER)))
+			c->stats.samples++;
 		if (v.sample->stack_err)
 			pr_debug("sample of %u: stack copy error %d at sp-128 0x%llx",
 				 v.sample->tid, v.sample->stack_err,
