@@ -29,6 +29,14 @@
 #     of tests/targets/gochain.go (-ldflags='-s -w', no symbols: names from .gopclntab), and
 #     beside 50 processes of one build: max RSS of each (the difference is the memory 49 more
 #     Go files cost), and the time to read one file's .gopclntab names (--stats stage).
+#  9. Off-CPU: the run time of a context-switch-heavy program (tests/targets/wake pingpong: two
+#     threads passing a byte over two pipes, ~2 switches a round) alone, under bpfprof --off-cpu
+#     and under --wakers; the own CPU time of fixed work that never blocks, alone and under
+#     --off-cpu; and the sched_switch program's cost per switch (bpf_stats) for processes that
+#     are not targets (the same pingpong while bpfprof --off-cpu -p profiles a sleeping
+#     process). bcc's offcputime cannot compile here (no kernel headers for this kernel, no
+#     CONFIG_IKHEADERS) and Debian's perf 6.1 ignores --off-cpu (built without BUILD_BPF_SKEL):
+#     neither is a peer on this machine.
 # The sections run in the order unwind, overhead, start-up, memory (BPF statistics off), then
 # CPU per sample and own CPU (kernel.bpf_stats_enabled=1, restored at exit).
 # Runs of different modes are interleaved (run i of every mode, then run i + 1), so slow drift
@@ -38,7 +46,7 @@
 # (fields: docs/performance.md).
 # Environment: BENCH_RUNS (N of the expensive figures, default 9), BENCH_RUNS_CHEAP (default 11),
 # BENCH_RUNS_LONG (own CPU, memory, Go binaries, default 5), BENCH_SECTIONS (some of "unwind
-# overhead startup memory cps own python go"; default all), BENCH_GO_BINS (Go builds and
+# overhead startup memory cps own python go offcpu"; default all), BENCH_GO_BINS (Go builds and
 # processes, default 50). About 15 minutes on 2 vCPUs with defaults.
 set -eu
 BIN=$(realpath "${1:-build/bpfprof}")
@@ -49,7 +57,7 @@ N=${BENCH_RUNS:-9}
 N_CHEAP=${BENCH_RUNS_CHEAP:-11}
 N_LONG=${BENCH_RUNS_LONG:-5}
 # Sections to run, in this order (start-up needs no BPF statistics; cps and own turn them on).
-SECTIONS=${BENCH_SECTIONS:-unwind overhead startup memory cps own python go}
+SECTIONS=${BENCH_SECTIONS:-unwind overhead startup memory cps own python go offcpu}
 # Debian's interpreter, not one a user put first in PATH (pyenv): the workload is a real
 # Debian program and the summarizer needs nothing beyond the standard library.
 PY=/usr/bin/python3
@@ -70,7 +78,7 @@ die() {
 command -v perf >/dev/null || die "perf is missing (apt-get install linux-perf)"
 [ -x /usr/bin/time ] || die "/usr/bin/time is missing (apt-get install time)"
 [ -x "$PY" ] || die "$PY is missing (apt-get install python3)"
-for t in chain crowd libchain.so libchain_dl.so; do
+for t in chain crowd wake libchain.so libchain_dl.so; do
 	[ -x "$TARGETS/$t" ] || die "$TARGETS/$t is missing (make $TARGETS/$t)"
 done
 [ -r /proc/self/schedstat ] || die "/proc/PID/schedstat is missing (CONFIG_SCHED_INFO)"
@@ -100,7 +108,7 @@ trap 'exit 130' INT TERM
 # itself ($ORIGIN).
 mkdir "$TMP/targets"
 cp "$BIN" "$TMP/bpfprof"
-cp "$TARGETS"/{chain,crowd,libchain.so,libchain_dl.so} "$TMP/targets/"
+cp "$TARGETS"/{chain,crowd,wake,libchain.so,libchain_dl.so} "$TMP/targets/"
 BIN=$TMP/bpfprof
 TARGETS=$TMP/targets
 
@@ -543,6 +551,57 @@ bench_go() {
 	done
 }
 
+# --- 9. off-CPU -----------------------------------------------------------------------------
+
+# Rounds of wake pingpong: about 1.5 s alone here.
+PINGPONG_ROUNDS=200000
+
+bench_offcpu() {
+	local i w mode v pid
+
+	echo "bench: off-CPU: $N runs each of wake pingpong alone, under --off-cpu and --wakers;" \
+		"fixed work alone and under --off-cpu; sched_switch's cost for processes not profiled"
+	work_cmd $WORK_ITERATIONS
+	put meta/pingpong_rounds $PINGPONG_ROUNDS
+	for ((i = 0; i < N; i++)); do
+		for mode in none off-cpu wakers; do
+			case $mode in
+			none) v=$("$TARGETS/wake" pingpong $PINGPONG_ROUNDS) ;;
+			*) v=$("$BIN" -q --$mode -o /dev/null -- "$TARGETS/wake" pingpong \
+				$PINGPONG_ROUNDS 2>/dev/null) ;;
+			esac
+			[ -n "$v" ] || die "off-CPU: no time from wake pingpong under $mode"
+			put "offcpu/pingpong/$mode/wall_s" "$v"
+		done
+		for mode in none off-cpu; do
+			case $mode in
+			none) v=$("${WORK[@]}" | tail -n 1) ;;
+			*) v=$("$BIN" -q --off-cpu -o /dev/null -- "${WORK[@]}" 2>/dev/null | tail -n 1) ;;
+			esac
+			[ -n "$v" ] || die "off-CPU: no CPU time from the work under $mode"
+			put "offcpu/work/$mode/own_cpu_s" "$v"
+		done
+		# Not a target: sched_switch runs for every switch of the machine all the same.
+		sleep 60 &
+		pid=$!
+		BG+=("$pid")
+		"$BIN" --stats --off-cpu -p "$pid" -d 30 -o /dev/null 2>"$TMP/off.err" &
+		v=$!
+		for ((w = 0; w < 200; w++)); do
+			grep -q '^bpfprof: profiling' "$TMP/off.err" && break
+			sleep 0.05
+		done
+		"$TARGETS/wake" pingpong $PINGPONG_ROUNDS >/dev/null
+		kill -INT "$v"
+		wait "$v" || true
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+		v=$(awk '/BPF program handle_sched_switch:/ {
+			for (i = 1; i <= NF; i++) if ($i == "us") print $(i - 1) * 1000 }' "$TMP/off.err")
+		put "offcpu/untargeted/switch_ns" "${v:-nan}"
+	done
+}
+
 # section FUNCTION: runs one section, says how long it took.
 section() {
 	local s=$SECONDS
@@ -572,6 +631,10 @@ for s in $SECTIONS; do
 		section bench_python
 		;;
 	go) section bench_go ;;
+	offcpu)
+		sysctl -q -w kernel.bpf_stats_enabled=1
+		section bench_offcpu
+		;;
 	*) die "unknown section '$s' in BENCH_SECTIONS" ;;
 	esac
 done

@@ -10,12 +10,15 @@
 
 static const char usage[] =
 	"usage: wake mutex|pipe SECONDS\n"
+	"       wake pingpong ROUNDS\n"
 	"       wake --print-chain holder|waiter|writer|reader\n"
 	"mutex: thread \"holder\" takes a mutex under hold_entry -> hold_level1 -> hold_leaf_work,\n"
 	"spins 5 ms, lets it go, sleeps 1 ms; thread \"waiter\" takes it under wait_entry ->\n"
 	"wait_level1 -> wait_leaf_lock and lets it go at once: it blocks until holder wakes it.\n"
 	"pipe: a child process \"writer\" writes a byte to a pipe every 5 ms of its CPU under\n"
 	"wr_entry -> wr_leaf_write; the parent \"reader\" reads them under rd_entry -> rd_leaf_read.\n"
+	"pingpong: two threads pass a byte back and forth over two pipes ROUNDS times (two\n"
+	"context switches a round), then print the seconds it took (make bench).\n"
 	"--print-chain prints a thread's frames from its start routine (or main) to its leaf.\n";
 
 static atomic_int stop;
@@ -174,6 +177,38 @@ CHAIN_KEEP static int run_pipe(double seconds)
 	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : 1;
 }
 
+static int ping[2], pong[2];
+
+static void *pong_thread(void *arg)
+{
+	long rounds = (long)arg;
+	char c;
+
+	for (long i = 0; i < rounds; i++)
+		if (read(ping[0], &c, 1) != 1 || write(pong[1], &c, 1) != 1)
+			break;
+	return NULL;
+}
+
+static int run_pingpong(long rounds)
+{
+	long long t0 = clock_ns(CLOCK_MONOTONIC);
+	pthread_t t;
+	char c = 'x';
+	long i;
+
+	if (pipe(ping) || pipe(pong) || pthread_create(&t, NULL, pong_thread, (void *)rounds)) {
+		perror("pingpong");
+		return 2;
+	}
+	for (i = 0; i < rounds; i++)
+		if (write(ping[1], &c, 1) != 1 || read(pong[0], &c, 1) != 1)
+			break;
+	pthread_join(t, NULL);
+	printf("%.6f\n", (clock_ns(CLOCK_MONOTONIC) - t0) / 1e9);
+	return i == rounds ? 0 : 1;
+}
+
 static int print_chain(const char *who)
 {
 	static const char *const chains[][2] = {
@@ -208,6 +243,8 @@ int main(int argc, char **argv)
 		return run_mutex(parse_seconds(argv[2]));
 	if (!strcmp(argv[1], "pipe"))
 		return run_pipe(parse_seconds(argv[2]));
+	if (!strcmp(argv[1], "pingpong") && atol(argv[2]) > 0)
+		return run_pingpong(atol(argv[2]));
 	fputs(usage, stderr);
 	return 2;
 }

@@ -142,10 +142,44 @@ static void test_counts_lines_written(void **state)
 	aggregate__free(agg);
 }
 
+/* Off-CPU stacks count microseconds (rounded), apart from a CPU stack of the same frames; with
+ * both kinds a sample counts its period and the off-CPU stacks get [off-cpu]. */
+static void test_off_cpu(void **state)
+{
+	struct aggregate *agg = aggregate__new();
+	uint32_t a[2], comm;
+	char *text;
+
+	comm = str(agg, "app");
+	a[0] = loc(agg, "main", FRAME_USER);
+	a[1] = loc(agg, "schedule", FRAME_KERNEL);
+	assert_int_equal(aggregate__add_off_cpu(agg, 1, 1, comm, a, 2, 3, 1500400), 0);
+	assert_int_equal(aggregate__add_off_cpu(agg, 1, 1, comm, a, 2, 1, 1100), 0);
+	assert_true(aggregate__has_off_cpu(agg));
+	assert_false(aggregate__mixed(agg));
+	assert_int_equal(aggregate__off_ns(agg), 1501500);
+	assert_int_equal(aggregate__off_periods(agg), 4);
+	text = folded(agg);
+	assert_string_equal(text, "app;main;schedule_[k] 1502\n");
+	free(text);
+
+	/* 2 samples at 1 ms each: 2000 us, a stack of their own. */
+	aggregate__set_period(agg, 1000000);
+	assert_int_equal(aggregate__add(agg, 1, 1, comm, a, 2, 2), 0);
+	assert_true(aggregate__mixed(agg));
+	assert_int_equal(aggregate__stacks(agg), 2);
+	text = folded(agg);
+	assert_string_equal(text, "app;[off-cpu];main;schedule_[k] 1502\n"
+				  "app;main;schedule_[k] 2000\n");
+	free(text);
+	aggregate__free(agg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sorted_summed_suffixed),
+		cmocka_unit_test(test_off_cpu),
 		cmocka_unit_test(test_inline_lines),
 		cmocka_unit_test(test_control_chars),
 		cmocka_unit_test(test_counts_lines_written),

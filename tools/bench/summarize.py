@@ -299,6 +299,32 @@ def go_section(v):
     return res
 
 
+def offcpu_section(v):
+    """wake pingpong's run time alone, under --off-cpu and --wakers, and the ratios of medians;
+    fixed work's own CPU alone and under --off-cpu; sched_switch's ns per switch of processes
+    that are not targets."""
+    res = {}
+    for mode in ("none", "off-cpu", "wakers"):
+        xs = v.get("offcpu/pingpong/%s/wall_s" % mode)
+        if xs:
+            res.setdefault("pingpong", {})[mode] = {"wall_s": dist(xs)}
+    pp = res.get("pingpong", {})
+    for mode in ("off-cpu", "wakers"):
+        if mode in pp and "none" in pp:
+            pp[mode]["over_none"] = ratio(pp[mode]["wall_s"], pp["none"]["wall_s"])
+    for mode in ("none", "off-cpu"):
+        xs = v.get("offcpu/work/%s/own_cpu_s" % mode)
+        if xs:
+            res.setdefault("work", {})[mode] = {"own_cpu_s": dist(xs)}
+    w = res.get("work", {})
+    if "off-cpu" in w and "none" in w:
+        w["off-cpu"]["over_none"] = ratio(w["off-cpu"]["own_cpu_s"], w["none"]["own_cpu_s"])
+    xs = [x for x in v.get("offcpu/untargeted/switch_ns", []) if x == x]
+    if xs:
+        res["untargeted_switch_ns"] = dist(xs)
+    return res
+
+
 def targets(r):
     vals = {
         "cpu_per_sample": r["cpu_per_sample"].get("ratio_perf_over_bpfprof_marginal"),
@@ -499,6 +525,29 @@ def text(r):
             L.append("RSS per Go file beyond the first (paired): %s MB" %
                      q3(r["go"]["rss_per_extra_file_mb"], "%.2f"))
 
+    if r["offcpu"]:
+        o = r["offcpu"]
+        L.append("")
+        L.append("9. Off-CPU: wake pingpong (%s rounds) and fixed work, alone and under --off-cpu"
+                 % fx(r["machine"].get("pingpong_rounds"), "%d"))
+        for m in ("none", "off-cpu", "wakers"):
+            e = o.get("pingpong", {}).get(m)
+            if e:
+                L.append("pingpong %-8s wall %s s%s  n %d" % (
+                    m, q3(e["wall_s"], "%.2f"),
+                    "  x%.2f of alone" % e["over_none"] if e.get("over_none") else "",
+                    e["wall_s"]["n"]))
+        for m in ("none", "off-cpu"):
+            e = o.get("work", {}).get(m)
+            if e:
+                L.append("work     %-8s own CPU %s s%s  n %d" % (
+                    m, q3(e["own_cpu_s"], "%.3f"),
+                    "  x%.3f of alone" % e["over_none"] if e.get("over_none") else "",
+                    e["own_cpu_s"]["n"]))
+        if "untargeted_switch_ns" in o:
+            L.append("sched_switch per switch of a process not profiled: %s ns" %
+                     q3(o["untargeted_switch_ns"], "%.0f"))
+
     L.append("")
     L.append("Targets")
     for t in r["targets"]:
@@ -523,6 +572,7 @@ def main():
         "startup": startup_section(v),
         "python": python_section(v),
         "go": go_section(v),
+        "offcpu": offcpu_section(v),
     }
     r["cpu_per_sample"] = cps_section(v)
     r["targets"] = targets(r)

@@ -261,7 +261,8 @@ static int add(struct aggregate *agg, uint32_t pid, uint32_t tid, uint32_t comm,
 			return id;
 		agg->off_cpu_str = id;
 	}
-	size_t sz = sizeof(struct agg_stack) + n * sizeof(*locs);
+	/* Up to the last location: no tail padding (uninitialized) in the key. */
+	size_t sz = offsetof(struct agg_stack, locs) + n * sizeof(*locs);
 	struct agg_stack *key;
 	struct stack_entry *e;
 	char buf[sizeof(struct agg_stack) + 128 * sizeof(uint32_t)];
