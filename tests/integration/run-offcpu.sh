@@ -4,8 +4,9 @@
 # blk_entry;blk_level1;blk_leaf_sleep and spins 1 ms; "spinner" never blocks. The time off CPU
 # attributed to blocker's chain must match what the thread measured itself (its wall time less
 # its CPU time), the spinner must have next to none, the leaf must be the kernel function it
-# blocked in; pprof carries off_cpu/nanoseconds and switches/count. Before Linux 5.17 --off-cpu
-# says what it needs and exits 1.
+# blocked in; pprof carries off_cpu/nanoseconds and switches/count. --wakers names the thread
+# that woke a blocked one, --on-cpu puts CPU samples in the same profile, the agent sends an
+# off-CPU profile per service. Before Linux 5.17 --off-cpu says what it needs and exits 1.
 . "$(dirname "$0")/../lib.sh"
 require_bpf
 
@@ -150,6 +151,37 @@ test_wakers() {
 	assert_grep wakers_summary "$p-pipe.err" '^bpfprof: wakers: [1-9][0-9]* stacks written'
 }
 
+# bpfprof agent --off-cpu: per service a CPU profile and an off-CPU one ("<group>.off-cpu" in
+# --output-dir), labelled alike, that go tool pprof opens: offcpu's has blocker's chain.
+test_agent() {
+	local p=$TEST_TMP/agent f raw
+
+	start_bpfprof_bg 90 "$p" agent -F 49 --interval 2 --output-dir "$p.dir" --metrics-addr off \
+		--off-cpu
+	if ! wait_profiling "$p.err" "$BP_TIMEOUT_PID"; then
+		fail offcpu_agent_started "the agent did not start: $(head -c 400 "$p.err")"
+		return
+	fi
+	(cd "$TEST_TMP" && "$TARGETS/offcpu" "$RUN_S")
+	sleep 3
+	kill -TERM "$BP_PID"
+	wait_bpfprof_bg "$p"
+	assert_eq offcpu_agent_exit "$BP_RC" 0
+	f=$(find "$p.dir" -name '*_offcpu.off-cpu.pb.gz' | sort | head -1)
+	assert_true offcpu_agent_off_cpu_file "an off-CPU profile of offcpu in $p.dir" test -n "$f"
+	assert_true offcpu_agent_cpu_file "a CPU profile of offcpu in $p.dir" \
+		test -n "$(find "$p.dir" -name '*_offcpu.pb.gz' | head -1)"
+	[ -n "$f" ] || return
+	raw=$p.raw.txt
+	HOME=${HOME:-$TEST_TMP} GOCACHE=$TEST_TMP/gocache go tool pprof -raw "$f" >"$raw" 2>"$p.raw.err"
+	assert_eq offcpu_agent_pprof_exit "$?" 0
+	assert_grep offcpu_agent_pprof_types "$raw" '^switches/count off_cpu/nanoseconds$'
+	assert_grep offcpu_agent_service_label "$raw" 'service_name:\[offcpu\]'
+	HOME=${HOME:-$TEST_TMP} GOCACHE=$TEST_TMP/gocache go tool pprof -traces "$f" >"$p.traces" \
+		2>/dev/null
+	assert_grep offcpu_agent_chain "$p.traces" 'blk_leaf_sleep'
+}
+
 # Before 5.17 (the compat programs) --off-cpu fails first, saying why.
 test_old_kernel() {
 	local p=$TEST_TMP/old
@@ -165,6 +197,7 @@ if kernel_at_least 5 17; then
 	test_pid
 	test_on_cpu
 	test_wakers
+	test_agent
 else
 	test_old_kernel
 fi

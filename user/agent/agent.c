@@ -45,6 +45,7 @@ struct group {
 	struct kube_pod pod;
 	bool has_pod;
 	uint64_t samples;
+	uint64_t cpu_samples, off_cpu_samples; /* of them: perf_event samples, blocked periods */
 	char service[256]; /* service_name */
 	char file[600];	   /* its files' name in --output-dir, before sanitizing */
 	bool alike;	   /* another group of the cut has the same file */
@@ -347,6 +348,10 @@ static int assign_group(const struct agg_stack *st, void *arg)
 	}
 	g = pi->group;
 	g->samples += st->count;
+	if (st->kind == AGG_OFF_CPU)
+		g->off_cpu_samples += st->count;
+	else
+		g->cpu_samples += st->count;
 	if (g->build_id[0] || !g->exe[0])
 		return 0;
 	for (i = 0; i < st->n; i++) {
@@ -429,6 +434,47 @@ static void name_groups(const struct agent *a, struct group *groups)
 	}
 }
 
+/* One profile of group g: its samples of kind (--off-cpu's "off_cpu" profile) or, without
+ * only_kind, all of them ("process_cpu"); to --output-dir and the Pyroscope queue. */
+static int export_kind(struct cut_ctx *c, struct group *g, struct pprof_opts *po,
+		       const struct export_label *labels, size_t n, int64_t start_ns, int64_t end_ns)
+{
+	struct agent *a = c->a;
+	bool off = po->only_kind && po->kind == AGG_OFF_CPU;
+	char file[sizeof(g->file) + 16];
+	struct export_profile *p;
+	size_t gz_sz = 0;
+	void *gz = NULL;
+	int err;
+
+	err = output_pprof__encode(c->agg, po, &gz, &gz_sz);
+	if (err)
+		return err;
+	p = export_profile__new(gz, gz_sz, labels, n, start_ns, end_ns, a->ao->freq_hz);
+	free(gz);
+	if (!p)
+		return -errno;
+	p->type = off ? "off_cpu" : "process_cpu";
+	snprintf(file, sizeof(file), "%s%s", g->file, off ? ".off-cpu" : "");
+	if (a->dir) {
+		err = dir_exporter__write(a->dir, p, file);
+		if (err)
+			pr_warn("agent: write profile of %s to %s: %s", g->service,
+				a->ao->output_dir, strerror(-err));
+	}
+	pthread_mutex_lock(&a->lock);
+	a->profiles++;
+	a->profile_bytes += gz_sz;
+	pthread_mutex_unlock(&a->lock);
+	if (a->pyro)
+		pyroscope_exporter__enqueue(a->pyro, p); /* takes p */
+	else
+		export_profile__free(p);
+	pr_debug("agent: profile %s%s: %llu samples, %zu bytes", g->service,
+		 off ? " (off CPU)" : "", (unsigned long long)g->samples, gz_sz);
+	return 0;
+}
+
 static int export_group(struct cut_ctx *c, struct group *g, int64_t start_ns, int64_t end_ns)
 {
 	struct agent *a = c->a;
@@ -443,10 +489,8 @@ static int export_group(struct cut_ctx *c, struct group *g, int64_t start_ns, in
 		.keep_arg = c,
 	};
 	const char *service = g->service;
-	struct export_profile *p;
 	char pid[16];
-	size_t i, n = 0, gz_sz = 0;
-	void *gz = NULL;
+	size_t i, n = 0;
 	int err;
 
 	labels[n++] = (struct export_label){ "service_name", service };
@@ -476,30 +520,21 @@ static int export_group(struct cut_ctx *c, struct group *g, int64_t start_ns, in
 		plabels[i] = (struct pprof_label){ labels[i].key, labels[i].value };
 	po.labels_cnt = n;
 	c->g = g;
-	err = output_pprof__encode(c->agg, &po, &gz, &gz_sz);
-	if (err)
-		return err;
-	p = export_profile__new(gz, gz_sz, labels, n, start_ns, end_ns, a->ao->freq_hz);
-	free(gz);
-	if (!p)
-		return -errno;
-	if (a->dir) {
-		err = dir_exporter__write(a->dir, p, g->file);
-		if (err)
-			pr_warn("agent: write profile of %s to %s: %s", service, a->ao->output_dir,
-				strerror(-err));
+	/* --off-cpu: the CPU samples and the blocked time of a service, two profiles labelled
+	 * alike (Pyroscope: process_cpu and off_cpu), each sent when it has samples. */
+	if (!a->ao->off_cpu)
+		return export_kind(c, g, &po, labels, n, start_ns, end_ns);
+	po.only_kind = true;
+	err = 0;
+	if (g->cpu_samples) {
+		po.kind = AGG_CPU;
+		err = export_kind(c, g, &po, labels, n, start_ns, end_ns);
 	}
-	pthread_mutex_lock(&a->lock);
-	a->profiles++;
-	a->profile_bytes += gz_sz;
-	pthread_mutex_unlock(&a->lock);
-	if (a->pyro)
-		pyroscope_exporter__enqueue(a->pyro, p); /* takes p */
-	else
-		export_profile__free(p);
-	pr_debug("agent: profile %s: %llu samples, %zu bytes", service,
-		 (unsigned long long)g->samples, gz_sz);
-	return 0;
+	if (!err && g->off_cpu_samples) {
+		po.kind = AGG_OFF_CPU;
+		err = export_kind(c, g, &po, labels, n, start_ns, end_ns);
+	}
+	return err;
 }
 
 int agent__cut(struct agent *a, struct aggregate *agg, int64_t start_ns, int64_t end_ns,

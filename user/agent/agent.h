@@ -52,6 +52,7 @@ struct agent_opts {
 	const char *config;	    /* --config FILE */
 	/* Not options: set by the caller of agent__new(). */
 	uint64_t freq_hz;   /* -F: samples per second per CPU, for pprof's period */
+	bool off_cpu;	    /* --off-cpu: an off-CPU profile per service too ("off_cpu") */
 	bool whole_machine; /* every process is profiled (bpfprof agent, -a): samples must keep
 			     * coming for /healthz */
 };

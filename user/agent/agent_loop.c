@@ -44,6 +44,7 @@ static void agent_opts_from(struct agent_loop *l)
 
 	l->ao = o->ag;
 	l->ao.freq_hz = o->freq_hz;
+	l->ao.off_cpu = o->off_cpu;
 	l->ao.whole_machine = o->agent || o->all;
 }
 

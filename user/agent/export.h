@@ -27,6 +27,9 @@ struct export_profile {
 	size_t labels_cnt;
 	uint64_t start_ns, end_ns; /* CLOCK_REALTIME ns: the interval the samples cover */
 	uint32_t freq_hz;	   /* sampling frequency per CPU */
+	/* The profile type, Pyroscope's __name__: "process_cpu" (set by export_profile__new()) or
+	 * "off_cpu" (--off-cpu); a static string. */
+	const char *type;
 	/* A random UUID (RFC 9562 version 4), the same on every attempt and in every copy: the
 	 * push API's RawSample.ID, with which a backend drops a retried duplicate. */
 	char id[37];

@@ -88,6 +88,7 @@ struct export_profile *export_profile__new(const void *data, size_t size,
 	p->start_ns = start_ns;
 	p->end_ns = end_ns;
 	p->freq_hz = freq_hz;
+	p->type = "process_cpu";
 	uuid_v4(p->id);
 	return p;
 
@@ -102,8 +103,10 @@ struct export_profile *export_profile__dup(const struct export_profile *p)
 	struct export_profile *d = export_profile__new(p->data, p->size, p->labels, p->labels_cnt,
 						       p->start_ns, p->end_ns, p->freq_hz);
 
-	if (d)
+	if (d) {
 		memcpy(d->id, p->id, sizeof(d->id));
+		d->type = p->type;
+	}
 	return d;
 }
 
@@ -269,7 +272,7 @@ static int push_series(const struct export_profile *p, Push__V1__RawProfileSerie
 	size_t n = 0, i;
 
 	pairs[n].name = "__name__";
-	pairs[n++].value = "process_cpu";
+	pairs[n++].value = (char *)p->type;
 	pairs[n].name = "__delta__";
 	pairs[n++].value = "false";
 	for (i = 0; i < p->labels_cnt; i++) {

@@ -120,7 +120,8 @@ struct parse_ctx {
 	const char *config_read; /* agent: the --config file read before parsing */
 	bool format_set;	 /* --format given */
 	bool agent_opt;		 /* an agent option given */
-	bool off_cpu_opt;	 /* --off-cpu-min-us or --off-cpu-max-rate given */
+	bool off_cpu_opt;	 /* --off-cpu-min-us, --off-cpu-max-rate or --on-cpu given */
+	bool off_cpu_min_set, off_cpu_rate_set;
 	int status;		 /* OPTS_RUN, or the exit status after --help or --version */
 };
 
@@ -704,6 +705,7 @@ static error_t parse_target_opt(int key, char *arg, struct argp_state *state)
 					   arg);
 		o->off_cpu_min_ns = v * 1000;
 		ctx->off_cpu_opt = true;
+		ctx->off_cpu_min_set = true;
 		break;
 	case OPT_OFF_CPU_MAX_RATE:
 		if (parse_uint(arg, 1, 1000000, &v))
@@ -711,6 +713,7 @@ static error_t parse_target_opt(int key, char *arg, struct argp_state *state)
 					   arg);
 		o->off_cpu_max_rate = v;
 		ctx->off_cpu_opt = true;
+		ctx->off_cpu_rate_set = true;
 		break;
 	case OPT_STACK_SIZE:
 		if (parse_size(arg, 512, BPFPROF_STACK_SZ_MAX, &v))
@@ -1014,8 +1017,17 @@ static error_t parse_end(struct argp_state *state)
 	if (ctx->off_cpu_opt && !o->off_cpu)
 		return usage_error(state, "--off-cpu-min-us, --off-cpu-max-rate and --on-cpu go with "
 					  "--off-cpu");
-	if (o->off_cpu && (o->agent || o->exec))
-		return usage_error(state, "--off-cpu: not for the agent or --exec yet");
+	if (o->off_cpu && o->exec)
+		return usage_error(state, "--off-cpu: not with --exec yet");
+	/* The agent samples CPU always; its off-CPU profile stays within its budget: blocked
+	 * periods of 1 ms or more, 200 stacks a second per CPU at most, unless told. */
+	if (o->off_cpu && o->agent) {
+		o->on_cpu = true;
+		if (!ctx->off_cpu_min_set)
+			o->off_cpu_min_ns = 1000000;
+		if (!ctx->off_cpu_rate_set)
+			o->off_cpu_max_rate = 200;
+	}
 	if (ctx->agent_opt && !o->agent && !o->exec)
 		return usage_error(state, "agent options need 'bpfprof agent' or --exec");
 	if (o->exec && !o->cmd)

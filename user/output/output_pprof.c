@@ -235,6 +235,8 @@ static int map_main_binaries(struct encoder *enc)
 
 static bool kept(const struct encoder *enc, const struct agg_stack *st)
 {
+	if (enc->o->only_kind && st->kind != enc->o->kind)
+		return false;
 	return !enc->o->keep || enc->o->keep(st, enc->o->keep_arg);
 }
 
@@ -524,8 +526,13 @@ static int encode(struct aggregate *agg, const struct pprof_opts *o, void **gz, 
 
 	perftools__profiles__profile__init(p);
 	enc.period = o->freq_hz ? 1000000000ull / o->freq_hz : 0;
-	enc.off_cpu = aggregate__has_off_cpu(agg);
-	enc.cpu = !enc.off_cpu || o->freq_hz;
+	if (o->only_kind) {
+		enc.off_cpu = o->kind == AGG_OFF_CPU;
+		enc.cpu = o->kind == AGG_CPU;
+	} else {
+		enc.off_cpu = aggregate__has_off_cpu(agg);
+		enc.cpu = !enc.off_cpu || o->freq_hz;
+	}
 	enc.n_types = 2 * enc.cpu + 2 * enc.off_cpu;
 	for (i = 0; i < enc.n_types; i++) {
 		perftools__profiles__value_type__init(&enc.types[i]);
@@ -592,7 +599,7 @@ static int encode(struct aggregate *agg, const struct pprof_opts *o, void **gz, 
 	p->time_nanos = o->time_ns;
 	p->duration_nanos = o->duration_ns;
 	p->period_type = &enc.period_type;
-	p->period = enc.period;
+	p->period = enc.cpu ? enc.period : 0; /* no sampling period off CPU */
 	p->comment = enc.comments;
 	p->n_comment = enc.comments_cnt;
 
