@@ -4,7 +4,8 @@
  * where they blocked, written as their system call returns (tp_btf/sys_exit).
  *
  * A target thread switched out in a system call and not runnable (sleeping, waiting for a
- * futex, a pipe, I/O) gets its switch-out time in its task storage. At its switch-in the period
+ * futex, a pipe, I/O) gets its switch-out time in its task storage (created at the return of
+ * its first system call since bpfprof started: that one is not counted). At its switch-in the period
  * counts when it lasted at least --off-cpu-min-us; the first counted one takes the thread's
  * kernel stack (bpf_get_task_stack(): it is still switched out, so the stack ends in the
  * function that called schedule()). When the system call returns, the thread is current again
@@ -67,7 +68,13 @@ static __always_inline unsigned int task_state(struct task_struct *t)
 	return BPF_CORE_READ(t, __state);
 }
 
-/* prev leaves the CPU: a target thread blocked in a system call starts a period. */
+/* x86-64 entry code: pt_regs->ax holds -ENOSYS while a system call runs, its return value from
+ * when it returns (arch/x86/entry/common.c), before the sys_exit tracepoint. */
+#define ENOSYS_RET (-38L)
+
+/* prev leaves the CPU: a target thread blocked in a system call starts a period. Its state
+ * was created at a system call's return (handle_off_cpu_sys_exit): never here, under the
+ * runqueue lock, where an allocation could wake kswapd. */
 static __always_inline void switch_out(struct task_struct *prev, __u64 now, struct bpf_stats *st)
 {
 	struct off_cpu_state *s;
@@ -75,15 +82,21 @@ static __always_inline void switch_out(struct task_struct *prev, __u64 now, stru
 
 	if (prev->flags & PF_KTHREAD || !target_active(prev->tgid))
 		return;
-	/* orig_ax: the system call's number, -1 outside one (an exception, a page fault). */
+	/* In a system call whose sys_exit has not run: orig_ax its number (-1 in an exception,
+	 * a page fault), ax -ENOSYS (not on the way back to user mode after sys_exit: signal
+	 * stops, ptrace's exit stops; nor in an io_uring worker, whose copied ax is 0). */
 	regs = (struct pt_regs *)bpf_task_pt_regs(prev);
-	if ((long)BPF_CORE_READ(regs, orig_ax) < 0) {
+	if ((long)BPF_CORE_READ(regs, orig_ax) < 0 || (long)BPF_CORE_READ(regs, ax) != ENOSYS_RET) {
 		__sync_fetch_and_add(&st->off_cpu_no_syscall, 1);
 		return;
 	}
-	s = bpf_task_storage_get(&off_cpu_states, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	s = bpf_task_storage_get(&off_cpu_states, prev, 0, 0);
 	if (!s)
 		return;
+	if (!s->switches) { /* a new system call's periods: no waker yet */
+		s->waker_ns = 0;
+		s->waker_tid = 0;
+	}
 	s->out_ns = now;
 	__sync_fetch_and_add(&st->off_cpu_switches, 1);
 }
@@ -205,7 +218,14 @@ int BPF_PROG(handle_off_cpu_sys_exit, struct pt_regs *regs, long ret)
 	struct bpf_stats *st;
 	__u64 now;
 
-	if (!s || !s->switches)
+	/* A target thread's first system call since the start: its state, for the next ones. */
+	if (!s) {
+		if (!(task->flags & PF_KTHREAD) && target_active(task->tgid))
+			bpf_task_storage_get(&off_cpu_states, task, 0,
+					     BPF_LOCAL_STORAGE_GET_F_CREATE);
+		return 0;
+	}
+	if (!s->switches)
 		return 0;
 	st = stats__get();
 	now = bpf_ktime_get_ns();

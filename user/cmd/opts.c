@@ -203,10 +203,13 @@ static const struct argp_option options[] = {
 	  "off_cpu/nanoseconds and switches/count. Preemption is not counted. Linux 5.17+",
 	  2 },
 	{ "off-cpu-min-us", OPT_OFF_CPU_MIN_US, "US", 0,
-	  "With --off-cpu: shorter blocked periods are not counted (default 5, 0-10000000)", 2 },
+	  "With --off-cpu: shorter blocked periods are not counted (default 5; agent 1000; "
+	  "1-10000000)",
+	  2 },
 	{ "off-cpu-max-rate", OPT_OFF_CPU_MAX_RATE, "N", 0,
-	  "With --off-cpu: blocked stacks written per second per CPU, at most (default 2000, "
-	  "1-1000000); the others are counted in the summary, not profiled",
+	  "With --off-cpu: blocked stacks (and --wakers' waker stacks: one budget) written per "
+	  "second per CPU, at most (default 2000; agent 200; 1-1000000); the others are counted "
+	  "in the summary, not profiled",
 	  2 },
 	{ "wakers", OPT_WAKERS, NULL, 0,
 	  "--off-cpu, and for each blocked stack the stack of the thread that woke it, as bcc's "
@@ -700,8 +703,8 @@ static error_t parse_target_opt(int key, char *arg, struct argp_state *state)
 		o->off_cpu = true;
 		break;
 	case OPT_OFF_CPU_MIN_US:
-		if (parse_uint(arg, 0, 10000000, &v))
-			return usage_error(state, "invalid --off-cpu-min-us '%s' (0-10000000)",
+		if (parse_uint(arg, 1, 10000000, &v))
+			return usage_error(state, "invalid --off-cpu-min-us '%s' (1-10000000)",
 					   arg);
 		o->off_cpu_min_ns = v * 1000;
 		ctx->off_cpu_opt = true;

@@ -129,11 +129,12 @@ int report__run(struct session *s)
 			s->ksyms = ksyms__load_text(mr->text, mr->len);
 		n = capture_reader__next(r, &data, &sz);
 	}
+	/* The capture's rate, before the pipeline's aggregate takes its sample period. */
+	s->opts->freq_hz = hdr.freq_hz;
 	err = session__setup_pipeline(s, -1, hdr.max_copy_size, hdr.flags & CAPTURE_F_LAZY_MAPS,
 				      replay_maps_text, &rp);
 	if (err)
 		goto out;
-	s->opts->freq_hz = hdr.freq_hz;
 	n = replay_records(s, r, &rp, n, data, sz);
 	if (n < 0)
 		pr_warn("read %s: %s; the records before are reported", s->opts->report,

@@ -265,6 +265,8 @@ struct sample_handler *sample_handler__new(struct proc_table *pt, struct aggrega
 void sample_handler__set_aggregate(struct sample_handler *sh, struct aggregate *agg)
 {
 	sh->agg = agg;
+	/* Their locations are the old aggregate's. */
+	wakers__clear(sh->wakers);
 }
 
 void sample_handler__free(struct sample_handler *sh)

@@ -35,7 +35,7 @@ struct sample_handler *sample_handler__new(struct proc_table *pt, struct aggrega
 void sample_handler__free(struct sample_handler *sh);
 
 /* Counts later samples into agg (borrowed; the agent's next interval). The old aggregate stays
- * the caller's. */
+ * the caller's; waker stacks kept for it are dropped. */
 void sample_handler__set_aggregate(struct sample_handler *sh, struct aggregate *agg);
 
 /*

@@ -16,6 +16,7 @@ struct top_ctx {
 	struct func_count *f; /* by string id */
 	uint64_t stack_no;
 	uint64_t total; /* samples, or us (aggregate__value()) */
+	const struct aggregate *agg;
 };
 
 static int count_stack(const struct agg_frame *frames, size_t n, uint64_t count,
@@ -27,6 +28,14 @@ static int count_stack(const struct agg_frame *frames, size_t n, uint64_t count,
 
 	t->stack_no++;
 	t->total += count;
+	/* --wakers: the waker's stack after "--" is not where this time went. */
+	if (st->kind == AGG_OFF_CPU)
+		for (i = 1; i < n; i++)
+			if (frames[i].kind == FRAME_USER && frames[i].name != AGG_NO_NAME &&
+			    !strcmp(aggregate__str(t->agg, frames[i].name), "--")) {
+				n = i;
+				break;
+			}
 	if (n < 2)
 		return 0;
 	/* A location the symbolizer has not named (AGG_NO_NAME) is no function. */
@@ -77,6 +86,7 @@ static void print_top(FILE *fp, const struct summary_input *in)
 	order = calloc(nids + 1, sizeof(*order));
 	if (!t.f || !order)
 		goto out;
+	t.agg = agg;
 	aggregate__for_each_frames(agg, count_stack, &t);
 	samples = t.total;
 	if (!samples)

@@ -164,17 +164,28 @@ const uint32_t *wakers__take(struct wakers *w, uint32_t tid, uint32_t waker_tid,
 	return w->out;
 }
 
-void wakers__forget(struct wakers *w, uint32_t tgid)
+/* Forgets the kept stacks of process tgid, or all of them (all). */
+static void drop(struct wakers *w, uint32_t tgid, bool all)
 {
 	struct waker *k, *tmp;
 
 	HASH_ITER(hh, w->by_tid, k, tmp) {
-		if (k->wakee_tgid != tgid)
+		if (!all && k->wakee_tgid != tgid)
 			continue;
 		HASH_DEL(w->by_tid, k);
 		free(k);
 		w->st.unpaired++;
 	}
+}
+
+void wakers__clear(struct wakers *w)
+{
+	drop(w, 0, true);
+}
+
+void wakers__forget(struct wakers *w, uint32_t tgid)
+{
+	drop(w, tgid, false);
 }
 
 void wakers__stats(const struct wakers *w, struct wakers_stats *st)

@@ -40,6 +40,9 @@ int wakers__put(struct wakers *w, struct aggregate *agg, const struct waker_reco
 const uint32_t *wakers__take(struct wakers *w, uint32_t tid, uint32_t waker_tid, uint64_t waker_ns,
 			     size_t *n);
 
+/* Forgets every waker stack kept (their locations belong to an aggregate being replaced). */
+void wakers__clear(struct wakers *w);
+
 /* Forgets the waker stacks kept for the threads of process tgid (it exited). */
 void wakers__forget(struct wakers *w, uint32_t tgid);
 
