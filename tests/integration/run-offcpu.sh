@@ -154,11 +154,16 @@ test_wakers() {
 # bpfprof agent --off-cpu: per service a CPU profile and an off-CPU one ("<group>.off-cpu" in
 # --output-dir), labelled alike, that go tool pprof opens: offcpu's has blocker's chain.
 test_agent() {
-	local p=$TEST_TMP/agent f raw
+	local p=$TEST_TMP/agent f raw i
 
 	start_bpfprof_bg 90 "$p" agent -F 49 --interval 2 --output-dir "$p.dir" --metrics-addr off \
 		--off-cpu
-	if ! wait_profiling "$p.err" "$BP_TIMEOUT_PID"; then
+	for ((i = 0; i < 1200; i++)); do
+		grep -q '^bpfprof: agent: profiling' "$p.err" 2>/dev/null && break
+		kill -0 "$BP_TIMEOUT_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	if ! grep -q '^bpfprof: agent: profiling' "$p.err"; then
 		fail offcpu_agent_started "the agent did not start: $(head -c 400 "$p.err")"
 		return
 	fi
