@@ -29,15 +29,11 @@ static struct account accounts[2] = { { "blocker" }, { "spinner" } };
 CHAIN_KEEP long blk_leaf_sleep(long depth)
 {
 	struct timespec ts = { .tv_nsec = 10 * 1000000L };
-	long long until;
-	long n = depth;
 
 	nanosleep(&ts, NULL);
 	/* A little CPU too, so that blocked and running time are told apart. */
-	until = clock_ns(CLOCK_THREAD_CPUTIME_ID) + 1000000LL;
-	while (clock_ns(CLOCK_THREAD_CPUTIME_ID) < until)
-		n++;
-	return n;
+	spin_cpu_ms(1);
+	return depth;
 }
 
 CHAIN_KEEP long blk_level1(long depth)

@@ -82,6 +82,15 @@ static inline long long clock_ns(clockid_t clk)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* Spins until the calling thread has used ms more milliseconds of CPU (not wall) time. */
+static inline void spin_cpu_ms(long ms)
+{
+	long long until = clock_ns(CLOCK_THREAD_CPUTIME_ID) + ms * 1000000LL;
+
+	while (clock_ns(CLOCK_THREAD_CPUTIME_ID) < until)
+		;
+}
+
 /* Writes text to path through a temporary file, so a reader never sees half of it. */
 /*
  * Options of the process drivers (crowd, shortlived): "-n COUNT -t RESULT_FILE PROGRAM

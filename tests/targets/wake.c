@@ -25,18 +25,10 @@ static atomic_int stop;
 #define STOPPED() atomic_load_explicit(&stop, memory_order_relaxed)
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void spin_ms(long ms)
-{
-	long long until = clock_ns(CLOCK_THREAD_CPUTIME_ID) + ms * 1000000LL;
-
-	while (clock_ns(CLOCK_THREAD_CPUTIME_ID) < until)
-		;
-}
-
 CHAIN_KEEP long hold_leaf_work(long depth)
 {
 	pthread_mutex_lock(&lock);
-	spin_ms(5);
+	spin_cpu_ms(5);
 	pthread_mutex_unlock(&lock);
 	return depth;
 }
@@ -96,7 +88,7 @@ CHAIN_KEEP long wr_leaf_write(int fd, long depth)
 {
 	char c = 'x';
 
-	spin_ms(5);
+	spin_cpu_ms(5);
 	return write(fd, &c, 1) == 1 ? depth : -1;
 }
 
