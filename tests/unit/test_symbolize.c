@@ -394,6 +394,25 @@ static void assert_same_as_full(struct symtab *st)
 	unload(&full);
 }
 
+/* How many PLT symbols path should have: objdump's labels in .plt and .plt.sec (PLT0 and an
+ * entry each), and one for .plt.got if there is one. */
+static size_t plt_symbols(const char *path)
+{
+	char cmd[2 * PATH_MAX + 160];
+	unsigned int n = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd),
+		 "{ objdump -d -j .plt -j .plt.sec '%s' | grep -c '^[0-9a-f]* <.*>:$';"
+		 " objdump -h '%s' | grep -c ' \\.plt\\.got '; } | awk '{ n += $1 } END { print n }'",
+		 path, path);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_int_equal(fscanf(p, "%u", &n), 1);
+	pclose(p);
+	return n;
+}
+
 static void test_stripped_synthesizes_start(void **state)
 {
 	const struct nm_sym *start = nm_find("_start");
@@ -412,8 +431,54 @@ static void test_stripped_synthesizes_start(void **state)
 	assert_sym(st, start->addr, "_start", 0);
 	assert_sym(st, start->addr + start->size - 1, "_start", start->size - 1);
 	assert_not_sym(st, start->addr + start->size, "_start");
-	assert_int_equal(symtab__cnt(st), 1);
+	/* And the PLT's: the section names and an entry per import (test_plt_like_objdump). */
+	assert_int_equal(symtab__cnt(st), 1 + plt_symbols(bin));
 	unload(&l);
+}
+
+/*
+ * The PLT has no symbols: its entries are "name@plt" and its stub PLT0 ".plt", where objdump
+ * puts its own labels (<name@plt>, <first@plt-0x10>), in the file and in a stripped copy.
+ */
+static void check_plt_like_objdump(const char *path)
+{
+	char cmd[PATH_MAX + 64], line[512], name[256];
+	unsigned long long addr;
+	struct symtab *st;
+	struct loaded l;
+	int entries = 0, plt0 = 0;
+	FILE *p;
+
+	st = load(path, &l);
+	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec '%s'", path);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		char *at;
+
+		if (sscanf(line, "%llx <%255[^>]>:", &addr, name) != 2)
+			continue;
+		at = strstr(name, "@plt");
+		assert_non_null(at);
+		if (at[4] == '-') {
+			assert_sym(st, addr, ".plt", 0);
+			plt0++;
+			continue;
+		}
+		assert_sym(st, addr, name, 0);
+		assert_sym(st, addr + 15, name, 15);
+		entries++;
+	}
+	assert_int_equal(pclose(p), 0);
+	assert_int_equal(plt0, 1);
+	assert_true(entries >= 1); /* printf */
+	unload(&l);
+}
+
+static void test_plt_like_objdump(void **state)
+{
+	check_plt_like_objdump(symtest(""));
+	check_plt_like_objdump(symtest(".stripped"));
 }
 
 /* An entry point whose FDE has several rows (main's prologue): _start spans all of them. */
@@ -521,7 +586,7 @@ static void test_debuglink_wrong_build_id(void **state)
 	copy_file(symtest(".stripped"), bin);
 	load(bin, &l);
 	assert_sym(l.st, nm_addr("symtest_local"), NULL, 0);
-	assert_int_equal(symtab__cnt(l.st), 1);
+	assert_int_equal(symtab__cnt(l.st), 1 + plt_symbols(bin));
 	unload(&l);
 }
 
@@ -590,12 +655,13 @@ static Elf64_Sym *image_sym(struct image *img, const char *name)
 	return NULL;
 }
 
-/* Only what is left readable: _start from .eh_frame, nothing from the broken .symtab. */
+/* Only what is left readable: _start from .eh_frame and the PLT, nothing from the broken
+ * .symtab. */
 static void assert_only_start(struct symtab *st)
 {
 	assert_sym(st, nm_addr("_start"), "_start", 0);
 	assert_sym(st, nm_addr("symtest_local"), NULL, 0);
-	assert_int_equal(symtab__cnt(st), 1);
+	assert_int_equal(symtab__cnt(st), 1 + plt_symbols(symtest("")));
 }
 
 static void test_corrupt_sections(void **state)
@@ -908,6 +974,7 @@ int main(void)
 		cmocka_unit_test_setup(test_demangle, reset),
 		cmocka_unit_test_setup(test_stripped_synthesizes_start, reset),
 		cmocka_unit_test_setup(test_start_spans_whole_fde, reset),
+		cmocka_unit_test_setup(test_plt_like_objdump, reset),
 		cmocka_unit_test_setup(test_debuglink_next_to_file, reset),
 		cmocka_unit_test_setup(test_debuglink_dot_debug, reset),
 		cmocka_unit_test_setup(test_debuglink_under_debug_dir, reset),

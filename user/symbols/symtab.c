@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <gelf.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -47,6 +48,7 @@ struct symtab_builder {
 	size_t cnt;
 	size_t cap;
 	Elf *elfs[2]; /* the file, and its debug file */
+	char *plt_names; /* the "name@plt" strings the cands point at (builder__add_plt) */
 };
 
 static int builder__add(struct symtab_builder *b, uint64_t addr, uint64_t size, const char *name,
@@ -134,6 +136,119 @@ static int builder__add_symtab(struct symtab_builder *b, uint8_t src, uint32_t t
 			addr &= ~1ull;
 		if (builder__add(b, addr, sym.st_size, name, sym.st_shndx, src,
 				 GELF_ST_BIND(sym.st_info)))
+			return -ENOMEM;
+		added++;
+	}
+	return added;
+}
+
+/* x86-64 PLT entries are 16 bytes; PLT0, the lazy-binding stub, too (System V x86-64 psABI,
+ * "Procedure Linkage Table"; binutils' -z ibtplt/IBT layout moves the entries to .plt.sec). */
+#define X86_64_PLT_ENTRY_SZ 16
+
+/* An allocated section by name, with its header; NULL when absent, empty or not loaded. */
+static Elf_Scn *alloc_section(Elf *elf, const char *name, GElf_Shdr *shdr)
+{
+	Elf_Scn *scn = elf_read__section(elf, name);
+
+	if (!scn || !gelf_getshdr(scn, shdr) || !(shdr->sh_flags & SHF_ALLOC) || !shdr->sh_size ||
+	    shdr->sh_type == SHT_NOBITS)
+		return NULL;
+	return scn;
+}
+
+/*
+ * Names the PLT, which has no symbols: on x86-64 each .rela.plt relocation's entry as
+ * "name@plt" (in relocation order, as perf and objdump name them), and what is left of the
+ * sections (.plt's PLT0 or the whole of it, .plt.sec, .plt.got) by the section's name. A
+ * sample in the lazy-binding stub is then named, not an offset. Only b->elfs[0] (a debug
+ * file's PLT is NOBITS). Returns how many symbols were added, or -ENOMEM.
+ */
+static int builder__add_plt(struct symtab_builder *b)
+{
+	GElf_Shdr plt, sec, got, rela, dynsym;
+	Elf_Scn *plt_scn, *sec_scn, *rela_scn, *dynsym_scn;
+	Elf *elf = b->elfs[0];
+	Elf_Data *rel_data, *sym_data, *str_data;
+	uint64_t first = 0, nrel = 0, i, at;
+	size_t len = 0, strndx;
+	bool entries = false;
+	GElf_Ehdr ehdr;
+	int added = 0;
+
+	if (!gelf_getehdr(elf, &ehdr))
+		return 0;
+	plt_scn = alloc_section(elf, ".plt", &plt);
+	sec_scn = alloc_section(elf, ".plt.sec", &sec);
+	rela_scn = elf_read__section(elf, ".rela.plt");
+	/* Entries: x86-64, a RELA section whose link is a usable symbol table. */
+	if (ehdr.e_machine == EM_X86_64 && rela_scn && gelf_getshdr(rela_scn, &rela) &&
+	    rela.sh_type == SHT_RELA && (rel_data = elf_getdata(rela_scn, NULL)) &&
+	    (dynsym_scn = elf_getscn(elf, rela.sh_link)) && gelf_getshdr(dynsym_scn, &dynsym) &&
+	    (dynsym.sh_type == SHT_DYNSYM || dynsym.sh_type == SHT_SYMTAB) &&
+	    (sym_data = elf_getdata(dynsym_scn, NULL)) &&
+	    (str_data = elf_getdata(elf_getscn(elf, dynsym.sh_link), NULL)) && str_data->d_buf) {
+		nrel = rel_data->d_size / sizeof(Elf64_Rela);
+		if (sec_scn && sec.sh_size >= nrel * X86_64_PLT_ENTRY_SZ) {
+			first = sec.sh_addr;
+			entries = nrel > 0;
+		} else if (!sec_scn && plt_scn &&
+			   plt.sh_size >= (nrel + 1) * X86_64_PLT_ENTRY_SZ) {
+			first = plt.sh_addr + X86_64_PLT_ENTRY_SZ;
+			entries = nrel > 0;
+		}
+	}
+	strndx = entries ? dynsym.sh_link : 0;
+	/* Two passes: the names' total length, then one buffer the candidates point into. */
+	for (int pass = 0; entries && pass < 2; pass++) {
+		char *out = b->plt_names;
+
+		for (i = 0, at = first; i < nrel; i++, at += X86_64_PLT_ENTRY_SZ) {
+			const char *name;
+			GElf_Rela r;
+			GElf_Sym sym;
+			size_t n;
+
+			/* IRELATIVE and other symbol-less entries stay under the section's name. */
+			if (!gelf_getrela(rel_data, i, &r) || !GELF_R_SYM(r.r_info) ||
+			    !gelf_getsym(sym_data, GELF_R_SYM(r.r_info), &sym) || !sym.st_name ||
+			    !(name = elf_strptr(elf, strndx, sym.st_name)) || !name[0])
+				continue;
+			n = strlen(name) + sizeof("@plt");
+			if (!pass) {
+				len += n;
+				continue;
+			}
+			snprintf(out, n, "%s@plt", name);
+			if (builder__add(b, at, X86_64_PLT_ENTRY_SZ, out, SHN_UNDEF, 0, STB_GLOBAL))
+				return -ENOMEM;
+			out += n;
+			added++;
+		}
+		if (!pass) {
+			if (!len)
+				break;
+			free(b->plt_names);
+			b->plt_names = malloc(len);
+			if (!b->plt_names)
+				return -ENOMEM;
+		}
+	}
+	/* With entries in .plt, the section's own name goes to PLT0 only. */
+	if (plt_scn) {
+		if (builder__add(b, plt.sh_addr,
+				 entries && !sec_scn ? X86_64_PLT_ENTRY_SZ : plt.sh_size, ".plt",
+				 SHN_UNDEF, 0, STB_LOCAL))
+			return -ENOMEM;
+		added++;
+	}
+	if (sec_scn && !entries) {
+		if (builder__add(b, sec.sh_addr, sec.sh_size, ".plt.sec", SHN_UNDEF, 0, STB_LOCAL))
+			return -ENOMEM;
+		added++;
+	}
+	if (alloc_section(elf, ".plt.got", &got)) {
+		if (builder__add(b, got.sh_addr, got.sh_size, ".plt.got", SHN_UNDEF, 0, STB_LOCAL))
 			return -ENOMEM;
 		added++;
 	}
@@ -440,6 +555,11 @@ struct symtab *symtab__new(Elf *elf, const char *path)
 			goto cleanup;
 		}
 	}
+	n = builder__add_plt(&b);
+	if (n < 0) {
+		err = n;
+		goto cleanup;
+	}
 	err = builder__finish(&b, st);
 	if (err)
 		goto cleanup;
@@ -456,6 +576,7 @@ struct symtab *symtab__new(Elf *elf, const char *path)
 
 cleanup:
 	free(b.cands);
+	free(b.plt_names);
 	elf_end(dbg);
 	if (dbg_fd >= 0)
 		close(dbg_fd);
