@@ -12,6 +12,7 @@ pkgs=(
 	zstd			# unpacks .ko.zst modules, if a kernel package compresses with zstd
 	kmod			# depmod (the packages leave modules.dep to their postinst); modprobe
 				# in the guest (it runs the host's programs), e.g. veth
+	socat			# talks to qemu's monitor socket (a hung guest's backtraces, power off)
 	apt			# the kernel packages are fetched with apt-get through a private state
 	debian-archive-keyring	# verifies bookworm, bookworm-backports and bullseye-security
 )

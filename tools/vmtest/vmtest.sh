@@ -12,7 +12,9 @@
 # host's build runs unchanged inside. The command's output streams here (second serial port); the kernel's
 # console goes to VMTEST_DIR/<kver>/console.log, the output to VMTEST_DIR/<kver>/output.log.
 #
-# Environment: VMTEST_DIR (build/vmtest), VMTEST_TIMEOUT (3600 s), VMTEST_ACCEL (tcg or kvm;
+# Environment: VMTEST_DIR (build/vmtest), VMTEST_TIMEOUT (3600 s), VMTEST_IDLE_TIMEOUT (0: off; else
+# the seconds without output after which the guest is taken as hung: its kernel is asked for
+# every CPU's backtrace and blocked task, then it is powered off), VMTEST_ACCEL (tcg or kvm;
 # default: kvm only if a probe boot works), VMTEST_TCG_THREAD (multi or single: TCG's vCPUs
 # in threads of their own or in one), VMTEST_MEM (4G), VMTEST_SMP (2), VMTEST_APPEND
 # (more kernel parameters), VMTEST_ENV (names of variables passed to the command besides CI),
@@ -71,6 +73,48 @@ write_cmd() {
 	} >"$file"
 }
 
+# monitor SOCKET COMMAND: one human monitor command to the running qemu.
+monitor() {
+	echo "$2" | socat - "UNIX-CONNECT:$1" >/dev/null 2>&1
+}
+
+# Takes the guest as hung once output.log stops growing for $1 seconds: the kernel's console
+# gets sysrq-l (a backtrace of every CPU), sysrq-w (blocked tasks) and then an NMI (a panic
+# with the backtrace of a CPU that takes no interrupts: unknown_nmi_panic), then qemu quits.
+# Lines the kernel printed that say why stream to stderr as they come (watch_console).
+watch_idle() {
+	local idle=$1 sock=$2 file=$3 size last=-1 still=0 key
+
+	while sleep 10; do
+		size=$(stat -c %s "$file" 2>/dev/null) || return 0
+		if [ "$size" != "$last" ]; then
+			last=$size
+			still=0
+			continue
+		fi
+		still=$((still + 10))
+		[ "$still" -ge "$idle" ] || continue
+		log "no output from the guest for $idle s (VMTEST_IDLE_TIMEOUT): taken as hung;" \
+			"asking its kernel for backtraces, then powering it off" 2>&3
+		for key in l w; do
+			monitor "$sock" "sendkey alt-sysrq-$key"
+			sleep 10
+		done
+		monitor "$sock" nmi
+		sleep 20
+		monitor "$sock" quit
+		return 0
+	done
+}
+
+# Streams the kernel console's warnings and their backtraces to stderr, as they come: a CI
+# run that is cut short still shows why the guest stopped.
+watch_console() {
+	tail -n +1 -F "$1" 2>/dev/null | grep -a --line-buffered -E -A 40 \
+		'BUG:|WARNING:|Oops|Kernel panic|soft lockup|hard LOCKUP|rcu: INFO|blocked for more than|NMI backtrace|sysrq: Show' |
+		sed -u 's/^/vmtest console: /' >&3
+}
+
 # Runs qemu; its first serial port (kernel console) goes to console.log, the second (the
 # command's output) to stdout and output.log.
 run_qemu() {
@@ -82,13 +126,15 @@ run_qemu() {
 	# ld.so 10-16% of a 2 s run's samples on 5.10 (docs/vmtest.md, Limits).
 	local append="console=ttyS0 panic=-1 oops=panic mitigations=off random.trust_cpu=on"
 	append+=" init_on_alloc=0"
+	# For watch_idle: sysrq from the monitor's keyboard, a panic on its NMI.
+	append+=" sysrq_always_enabled unknown_nmi_panic=1"
 	append+=" tsc=reliable no_timer_check vmtest.src=$SRC vmtest.run=$RUN vmtest.kdir=$KDIR"
 	append+=" ${VMTEST_APPEND:-}"
 	local qemu=(
 		timeout -k 10 "${VMTEST_TIMEOUT:-3600}"
 		qemu-system-x86_64 -accel "$accel$threads" -cpu "$cpu"
 		-m "${VMTEST_MEM:-4G}" -smp "${VMTEST_SMP:-2}"
-		-nodefaults -no-reboot -display none -monitor none
+		-nodefaults -no-reboot -display none -monitor "unix:$RUN/monitor,server=on,wait=off"
 		-kernel "$VMLINUZ" -initrd "$INITRD" -append "$append"
 		-chardev "file,id=console,path=$KOUT/console.log" -serial chardev:console
 		-chardev 'stdio,id=out,signal=off' -serial chardev:out
@@ -98,8 +144,20 @@ run_qemu() {
 		-device 'virtio-9p-pci,fsdev=checkout,mount_tag=checkout'
 	)
 	: >"$KOUT/output.log"
-	local rc=0
+	: >"$KOUT/console.log"
+	local rc=0 watchers=()
+	# Their messages on fd 3; stderr is closed to the notices of their end ("Terminated").
+	watch_console "$KOUT/console.log" 3>&2 2>/dev/null &
+	watchers+=($!)
+	if [ "${VMTEST_IDLE_TIMEOUT:-0}" -gt 0 ]; then
+		watch_idle "$VMTEST_IDLE_TIMEOUT" "$RUN/monitor" "$KOUT/output.log" 3>&2 2>/dev/null &
+		watchers+=($!)
+	fi
 	"${qemu[@]}" </dev/null | tee "$KOUT/output.log" || rc=${PIPESTATUS[0]}
+	sleep 1 # the console's last lines through watch_console
+	pkill -P "$(printf '%s,' "${watchers[@]}" | sed 's/,$//')" 2>/dev/null || true
+	kill "${watchers[@]}" 2>/dev/null || true
+	wait "${watchers[@]}" 2>/dev/null || true
 	case $rc in
 	0) ;;
 	124 | 137) log "timed out after ${VMTEST_TIMEOUT:-3600} s (VMTEST_TIMEOUT)" ;;
