@@ -11,7 +11,7 @@ KERNEL ?= 6.1
 # The command as typed: $PWD reaches the guest's shell (make would expand it to $(P)WD).
 override VMTEST_CMD := $(value VMTEST_CMD)
 VMTEST_DIR ?= $(OUTPUT)/vmtest
-export VMTEST_DIR VMTEST_CMD VMTEST_TIMEOUT VMTEST_IDLE_TIMEOUT VMTEST_ACCEL VMTEST_TCG_THREAD VMTEST_ENV VMTEST_MEM VMTEST_SMP VMTEST_9P_MODEL \
+export VMTEST_DIR VMTEST_CMD VMTEST_TIMEOUT VMTEST_IDLE_TIMEOUT VMTEST_HEADERS VMTEST_ACCEL VMTEST_TCG_THREAD VMTEST_ENV VMTEST_MEM VMTEST_SMP VMTEST_9P_MODEL \
 	VMTEST_APPEND
 
 vmtest:
@@ -22,3 +22,15 @@ vmtest-btf:
 		'install -m 644 /sys/kernel/btf/vmlinux "$$VMTEST_OUT/vmlinux.btf" && ls -l "$$VMTEST_OUT/vmlinux.btf"'
 
 .PHONY: vmtest-btf
+
+# make bench's sections (BENCH_VM_SECTIONS, default offcpu) on a Debian kernel under qemu, with
+# its headers: section 9's peer, bcc's offcputime, compiles against them, and attaches a kprobe
+# (this VM's kernel has neither). TCG's figures: compare within the run (ratios), not with the
+# host's. BENCH_RUNS etc. pass through (docs/performance.md).
+BENCH_VM_SECTIONS ?= offcpu
+bench-vm: deps all targets
+	$(Q)VMTEST_HEADERS=1 VMTEST_ENV="BENCH_RUNS BENCH_RUNS_CHEAP BENCH_RUNS_LONG BENCH_PINGPONG_ROUNDS" \
+		tools/vmtest/vmtest.sh '$(KERNEL)' "BENCH_SECTIONS='$(BENCH_VM_SECTIONS)' \
+		tools/bench.sh $(BIN) $(TARGETS_DIR) $(OUTPUT)/bench-vm-$(notdir $(KERNEL))"
+
+.PHONY: bench-vm

@@ -11,6 +11,10 @@
 # .deb is kept under VMTEST_DIR/debs and reused while it is still the newest. The package is
 # unpacked into VMTEST_DIR/<kver>/root (vmlinuz and lib/modules/<kver>, with modules.dep made
 # by depmod, which the package leaves to its postinst). Prints <kver> on stdout.
+# With VMTEST_HEADERS=1 (a series only), the kernel's headers too: linux-headers-<kver> and its
+# -common package, unpacked into one tree, VMTEST_DIR/<kver>/headers (what bcc compiles its
+# programs against: BCC_KERNEL_SOURCE; the packages split it into an arch part and a common
+# part, which bcc finds only under /lib/modules/<kver>/{build,source}).
 set -euo pipefail
 
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
@@ -82,8 +86,12 @@ newest_package() {
 # Downloads $1 (newest version) into $DEB_DIR unless there already; prints the .deb path.
 download() {
 	local pkg=$1 ver file
+	local arch
 	ver=$(apt-cache "${APT_OPTS[@]}" show --no-all-versions "$pkg" | sed -n 's/^Version: //p')
-	file=$DEB_DIR/${pkg}_${ver//:/%3a}_amd64.deb
+	arch=$(apt-cache "${APT_OPTS[@]}" show --no-all-versions "$pkg" |
+		sed -n 's/^Architecture: //p')
+	[ -n "$ver" ] && [ -n "$arch" ] || die "no package $pkg in $APT_DIR"
+	file=$DEB_DIR/${pkg}_${ver//:/%3a}_$arch.deb
 	if [ ! -f "$file" ]; then
 		log "downloading $pkg $ver"
 		(cd "$DEB_DIR" && apt-get "${APT_OPTS[@]}" -qq download "$pkg=$ver" >&2) ||
@@ -111,9 +119,31 @@ unpack() {
 	echo "$kver"
 }
 
+# Unpacks the headers of <kver> ($1) into $VMTEST_DIR/<kver>/headers once: the -common
+# package's tree with the arch package's (generated headers, .config) laid over it.
+headers() {
+	local kver=$1 arch common dir tmp
+	arch=$(download "linux-headers-$kver")
+	common=$(download "linux-headers-${kver%-amd64}-common")
+	dir=$VMTEST_DIR/$kver/headers
+	if [ -e "$dir/.unpacked" ] && [ "$(cat "$dir/.unpacked")" = "$arch $common" ]; then
+		return
+	fi
+	log "unpacking the headers of $kver"
+	rm -rf "$dir"
+	tmp=$(mktemp -d "$VMTEST_DIR/$kver/headers.XXXXXX")
+	dpkg-deb -x "$common" "$tmp"
+	dpkg-deb -x "$arch" "$tmp"
+	mv "$tmp/usr/src/linux-headers-${kver%-amd64}-common" "$dir"
+	cp -a "$tmp/usr/src/linux-headers-$kver/." "$dir/"
+	rm -rf "$tmp"
+	[ -f "$dir/include/generated/autoconf.h" ] || die "$dir: no include/generated/autoconf.h"
+	echo "$arch $common" >"$dir/.unpacked"
+}
+
 main() {
 	[ $# -eq 2 ] || die "usage: $0 KERNEL VMTEST_DIR"
-	local kernel=$1 deb
+	local kernel=$1 deb kver
 	VMTEST_DIR=$(realpath -m "$2")
 	DEB_DIR=$VMTEST_DIR/debs
 	mkdir -p "$DEB_DIR"
@@ -130,7 +160,12 @@ main() {
 		deb=$(download "$(newest_package "$kernel")")
 		;;
 	esac
-	unpack "$deb"
+	kver=$(unpack "$deb")
+	if [ "${VMTEST_HEADERS:-0}" = 1 ]; then
+		[ -n "${APT_DIR:-}" ] || die "VMTEST_HEADERS=1 needs a series (6.1, 6.12, 5.10), not a .deb"
+		headers "$kver"
+	fi
+	echo "$kver"
 }
 
 main "$@"

@@ -17,7 +17,9 @@
 # every CPU's backtrace and blocked task, then it is powered off), VMTEST_ACCEL (tcg or kvm;
 # default: kvm only if a probe boot works), VMTEST_TCG_THREAD (multi or single: TCG's vCPUs
 # in threads of their own or in one), VMTEST_MEM (4G), VMTEST_SMP (2), VMTEST_APPEND
-# (more kernel parameters), VMTEST_ENV (names of variables passed to the command besides CI),
+# (more kernel parameters), VMTEST_HEADERS (1: the kernel's headers too, for bcc's tools:
+# BCC_KERNEL_SOURCE in the command's environment), VMTEST_ENV (names of variables passed to
+# the command besides CI),
 # VMTEST_9P_MODEL (the checkout share's qemu security_model: passthrough, the default, keeps
 # owners and modes as they are on the host but cannot make FIFOs or device nodes, which
 # qemu >= 7.2.4 refuses (CVE-2023-2861); mapped-xattr can, as regular files with the mode in
@@ -65,6 +67,10 @@ write_cmd() {
 		echo 'mkdir -p "$HOME"'
 		# VMTEST_ACCEL: tests relax what emulation makes meaningless (tests/lib.sh emulated).
 		printf 'export VMTEST_KDIR=%q VMTEST_OUT=%q VMTEST_ACCEL=%q\n' "$KDIR" "$KOUT" "$ACCEL"
+		# The kernel's headers (VMTEST_HEADERS=1), where bcc's tools look for them.
+		if [ "${VMTEST_HEADERS:-0}" = 1 ]; then
+			printf 'export BCC_KERNEL_SOURCE=%q\n' "$KOUT/headers"
+		fi
 		for v in CI ${VMTEST_ENV:-}; do
 			if [ -n "${!v+set}" ]; then printf 'export %s=%q\n' "$v" "${!v}"; fi
 		done
