@@ -34,9 +34,12 @@
 #     and under --wakers; the own CPU time of fixed work that never blocks, alone and under
 #     --off-cpu; and the sched_switch program's cost per switch (bpf_stats) for processes that
 #     are not targets (the same pingpong while bpfprof --off-cpu -p profiles a sleeping
-#     process). bcc's offcputime cannot compile here (no kernel headers for this kernel, no
-#     CONFIG_IKHEADERS) and Debian's perf 6.1 ignores --off-cpu (built without BUILD_BPF_SKEL):
-#     neither is a peer on this machine.
+#     process). The peer: bcc's offcputime (bpfcc-tools) on the same pingpong, attached to its
+#     PID with bpfprof's default minimum (-m 5): it compiles its program against the kernel's
+#     headers (/lib/modules/<kver>/build, or BCC_KERNEL_SOURCE) and attaches a kprobe, so it
+#     runs only where both exist; this VM's kernel has neither (make bench-vm runs the section
+#     on a Debian kernel, whose headers it fetches). Debian's perf 6.1 ignores --off-cpu (built
+#     without BUILD_BPF_SKEL): no peer.
 # The sections run in the order unwind, overhead, start-up, memory (BPF statistics off), then
 # CPU per sample and own CPU (kernel.bpf_stats_enabled=1, restored at exit).
 # Runs of different modes are interleaved (run i of every mode, then run i + 1), so slow drift
@@ -46,8 +49,9 @@
 # (fields: docs/performance.md).
 # Environment: BENCH_RUNS (N of the expensive figures, default 9), BENCH_RUNS_CHEAP (default 11),
 # BENCH_RUNS_LONG (own CPU, memory, Go binaries, default 5), BENCH_SECTIONS (some of "unwind
-# overhead startup memory cps own python go offcpu"; default all), BENCH_GO_BINS (Go builds and
-# processes, default 50). About 15 minutes on 2 vCPUs with defaults.
+# overhead startup memory cps own python go offcpu"; default all), BENCH_PINGPONG_ROUNDS
+# (section 9, default 200000), BENCH_GO_BINS (Go builds and processes, default 50). About 15
+# minutes on 2 vCPUs with defaults.
 set -eu
 BIN=$(realpath "${1:-build/bpfprof}")
 TARGETS=$(realpath "${2:-build/tests/targets}")
@@ -554,21 +558,71 @@ bench_go() {
 # --- 9. off-CPU -----------------------------------------------------------------------------
 
 # Rounds of wake pingpong: about 1.5 s alone here.
-PINGPONG_ROUNDS=200000
+PINGPONG_ROUNDS=${BENCH_PINGPONG_ROUNDS:-200000}
+# bcc's offcputime, section 9's peer where it can run (offcputime_usable).
+OFFCPUTIME=offcputime-bpfcc
+OFF_CPU_MIN_US=5
+
+# offcputime_usable: whether offcputime compiles and attaches here; says why not on stderr.
+offcputime_usable() {
+	if ! command -v "$OFFCPUTIME" >/dev/null; then
+		echo "bench:   no $OFFCPUTIME (apt-get install bpfcc-tools): no peer" >&2
+		return 1
+	fi
+	if PYTHONUNBUFFERED=1 timeout 600 "$OFFCPUTIME" -p $$ 1 >"$TMP/oc.out" 2>"$TMP/oc.err" &&
+		grep -q '^Tracing' "$TMP/oc.out"; then
+		return 0
+	fi
+	echo "bench:   $OFFCPUTIME cannot run here ($(grep -v '^ *$' "$TMP/oc.err" | tail -n 1)):" \
+		"no peer (kernel headers: make bench-vm)" >&2
+	return 1
+}
+
+# pingpong_offcputime: wake pingpong's seconds with offcputime attached to its PID (kernel and
+# user stacks, its default; -m as bpfprof's default --off-cpu-min-us). bcc compiles with clang
+# before it attaches: the rounds start (SIGUSR2) once it says it is tracing.
+pingpong_offcputime() {
+	local pid oc w
+
+	"$TARGETS/wake" pingpong "$PINGPONG_ROUNDS" wait >"$TMP/pp.out" &
+	pid=$!
+	PYTHONUNBUFFERED=1 "$OFFCPUTIME" -m $OFF_CPU_MIN_US -p "$pid" >"$TMP/oc.out" \
+		2>"$TMP/oc.err" &
+	oc=$!
+	for ((w = 0; w < 6000; w++)); do
+		grep -q '^Tracing' "$TMP/oc.out" && break
+		kill -0 "$oc" 2>/dev/null || break
+		sleep 0.1
+	done
+	if ! grep -q '^Tracing' "$TMP/oc.out"; then
+		kill "$pid" "$oc" 2>/dev/null
+		echo "bench: $OFFCPUTIME did not start: $(tail -n 1 "$TMP/oc.err")" >&2
+		return 1
+	fi
+	kill -USR2 "$pid"
+	wait "$pid" || return 1
+	# TERM: a job started with & ignores SIGINT, and python then never sees Ctrl-C.
+	kill "$oc"
+	wait "$oc" || true
+	cat "$TMP/pp.out"
+}
 
 bench_offcpu() {
-	local i w mode v pid
+	local i w mode v pid modes="none off-cpu wakers"
 
-	echo "bench: off-CPU: $N runs each of wake pingpong alone, under --off-cpu and --wakers;" \
-		"fixed work alone and under --off-cpu; sched_switch's cost for processes not profiled"
+	echo "bench: off-CPU: $N runs each of wake pingpong alone, under --off-cpu, --wakers and" \
+		"$OFFCPUTIME; fixed work alone and under --off-cpu; sched_switch's cost for" \
+		"processes not profiled"
+	offcputime_usable && modes+=" offcputime"
 	work_cmd $WORK_ITERATIONS
-	put meta/pingpong_rounds $PINGPONG_ROUNDS
+	put meta/pingpong_rounds "$PINGPONG_ROUNDS"
 	for ((i = 0; i < N; i++)); do
-		for mode in none off-cpu wakers; do
+		for mode in $modes; do
 			case $mode in
-			none) v=$("$TARGETS/wake" pingpong $PINGPONG_ROUNDS) ;;
+			none) v=$("$TARGETS/wake" pingpong "$PINGPONG_ROUNDS") ;;
+			offcputime) v=$(pingpong_offcputime) ;;
 			*) v=$("$BIN" -q --$mode -o /dev/null -- "$TARGETS/wake" pingpong \
-				$PINGPONG_ROUNDS 2>/dev/null) ;;
+				"$PINGPONG_ROUNDS" 2>/dev/null) ;;
 			esac
 			[ -n "$v" ] || die "off-CPU: no time from wake pingpong under $mode"
 			put "offcpu/pingpong/$mode/wall_s" "$v"
@@ -591,7 +645,7 @@ bench_offcpu() {
 			grep -q '^bpfprof: profiling' "$TMP/off.err" && break
 			sleep 0.05
 		done
-		"$TARGETS/wake" pingpong $PINGPONG_ROUNDS >/dev/null
+		"$TARGETS/wake" pingpong "$PINGPONG_ROUNDS" >/dev/null
 		kill -INT "$v"
 		wait "$v" || true
 		kill "$pid" 2>/dev/null || true

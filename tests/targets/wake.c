@@ -10,7 +10,7 @@
 
 static const char usage[] =
 	"usage: wake mutex|pipe SECONDS\n"
-	"       wake pingpong ROUNDS\n"
+	"       wake pingpong ROUNDS [wait]\n"
 	"       wake --print-chain holder|waiter|writer|reader\n"
 	"mutex: thread \"holder\" takes a mutex under hold_entry -> hold_level1 -> hold_leaf_work,\n"
 	"spins 5 ms, lets it go, sleeps 1 ms; thread \"waiter\" takes it under wait_entry ->\n"
@@ -18,7 +18,8 @@ static const char usage[] =
 	"pipe: a child process \"writer\" writes a byte to a pipe every 5 ms of its CPU under\n"
 	"wr_entry -> wr_leaf_write; the parent \"reader\" reads them under rd_entry -> rd_leaf_read.\n"
 	"pingpong: two threads pass a byte back and forth over two pipes ROUNDS times (two\n"
-	"context switches a round), then print the seconds it took (make bench).\n"
+	"context switches a round), then print the seconds it took (make bench); with \"wait\",\n"
+	"only once SIGUSR2 comes (a profiler that attaches to a PID is ready then).\n"
 	"--print-chain prints a thread's frames from its start routine (or main) to its leaf.\n";
 
 static atomic_int stop;
@@ -182,13 +183,19 @@ static void *pong_thread(void *arg)
 	return NULL;
 }
 
-static int run_pingpong(long rounds)
+static int run_pingpong(long rounds, const sigset_t *wait)
 {
-	long long t0 = clock_ns(CLOCK_MONOTONIC);
+	long long t0;
 	pthread_t t;
 	char c = 'x';
+	int sig;
 	long i;
 
+	if (wait && sigwait(wait, &sig)) {
+		perror("pingpong: sigwait");
+		return 2;
+	}
+	t0 = clock_ns(CLOCK_MONOTONIC);
 	if (pipe(ping) || pipe(pong) || pthread_create(&t, NULL, pong_thread, (void *)rounds)) {
 		perror("pingpong");
 		return 2;
@@ -221,6 +228,16 @@ static int print_chain(const char *who)
 
 int main(int argc, char **argv)
 {
+	sigset_t usr2;
+
+	if (argc == 4 && !strcmp(argv[1], "pingpong") && !strcmp(argv[3], "wait") &&
+	    atol(argv[2]) > 0) {
+		/* Blocked at once: the SIGUSR2 that starts the rounds waits for sigwait(). */
+		sigemptyset(&usr2);
+		sigaddset(&usr2, SIGUSR2);
+		sigprocmask(SIG_BLOCK, &usr2, NULL);
+		return run_pingpong(atol(argv[2]), &usr2);
+	}
 	if (argc == 3 && !strcmp(argv[1], "--print-chain"))
 		return print_chain(argv[2]);
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
@@ -236,7 +253,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "pipe"))
 		return run_pipe(parse_seconds(argv[2]));
 	if (!strcmp(argv[1], "pingpong") && atol(argv[2]) > 0)
-		return run_pingpong(atol(argv[2]));
+		return run_pingpong(atol(argv[2]), NULL);
 	fputs(usage, stderr);
 	return 2;
 }
