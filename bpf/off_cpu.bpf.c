@@ -38,7 +38,10 @@ struct off_cpu_state {
 	__u64 kstack[BPFPROF_KSTACK_MAX]; /* leaf first, at the first counted switch-in */
 	__u64 waker_ns;	 /* --wakers: the last waker sample written for it (RECORD_WAKER), or 0 */
 	__u32 waker_tid;
-	__u32 pad;
+	/* Periods of earlier system calls not written (over --off-cpu-max-rate): they ride with
+	 * the thread's next record, so that a storm's time is not lost, only its stacks. */
+	__u32 carry_switches;
+	__u64 carry_ns;
 };
 
 struct {
@@ -48,10 +51,17 @@ struct {
 	__type(value, struct off_cpu_state);
 } off_cpu_states SEC(".maps");
 
-/* Records written in the CPU's current second (--off-cpu-max-rate). */
+/*
+ * --off-cpu-max-rate per CPU, a token bucket kept in time: a record costs 1 s / rate of credit,
+ * credit grows with time up to OFF_CPU_BURST_NS. Records are spread over the second rather
+ * than the first ones of each second taken, so the time carried to a thread's next record
+ * (off_cpu_state.carry_ns) spans 1 / rate, not up to a second, and little of it is left
+ * unwritten when profiling stops.
+ */
+#define OFF_CPU_BURST_NS 100000000ull /* 100 ms worth of records */
 struct off_cpu_rate {
-	__u64 window_ns;
-	__u64 cnt;
+	__u64 last_ns;	 /* when credit_ns was brought up to date */
+	__u64 credit_ns;
 };
 
 struct {
@@ -101,6 +111,8 @@ static __always_inline void switch_out(struct task_struct *prev, __u64 now, stru
 	__sync_fetch_and_add(&st->off_cpu_switches, 1);
 }
 
+static __always_inline bool rate_full(void);
+
 /* next takes the CPU: its period ends, and counts if long enough. */
 static __always_inline void switch_in(struct task_struct *next, __u64 now, struct bpf_stats *st)
 {
@@ -118,7 +130,9 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now, struc
 	}
 	if (!s->switches) {
 		s->first_ns = s->out_ns;
-		n = bpf_get_task_stack(next, s->kstack, sizeof(s->kstack), 0);
+		/* Not for a record this CPU's second has no room for (the usual case in a storm:
+		 * the stack walk is most of this program's cost). */
+		n = rate_full() ? 0 : bpf_get_task_stack(next, s->kstack, sizeof(s->kstack), 0);
 		s->kstack_cnt = n > 0 ? n / sizeof(__u64) : 0;
 	}
 	s->out_ns = 0;
@@ -140,21 +154,44 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	return 0;
 }
 
-/* Whether one more record fits this CPU's second. */
-static __always_inline bool rate_ok(__u64 now)
+/* The credit of this CPU's bucket at now, ns. */
+static __always_inline __u64 rate_credit(struct off_cpu_rate *r, __u64 now)
+{
+	__u64 c = r->credit_ns + (now - r->last_ns);
+
+	return c < OFF_CPU_BURST_NS ? c : OFF_CPU_BURST_NS;
+}
+
+static __always_inline __u64 rate_cost_ns(void)
+{
+	return off_cpu_max_rate ? 1000000000ull / off_cpu_max_rate : 1000000000ull;
+}
+
+/* Whether this CPU's bucket is empty, at a glance (rate_ok() decides). */
+static __always_inline bool rate_full(void)
 {
 	__u32 zero = 0;
 	struct off_cpu_rate *r = bpf_map_lookup_elem(&off_cpu_rates, &zero);
 
+	return r && rate_credit(r, bpf_ktime_get_ns()) < rate_cost_ns();
+}
+
+/* Whether one more record fits this CPU's rate: takes its cost from the bucket. */
+static __always_inline bool rate_ok(__u64 now)
+{
+	__u32 zero = 0;
+	struct off_cpu_rate *r = bpf_map_lookup_elem(&off_cpu_rates, &zero);
+	__u64 c, cost = rate_cost_ns();
+
 	if (!r)
 		return false;
-	if (now - r->window_ns >= 1000000000ull) {
-		r->window_ns = now;
-		r->cnt = 0;
-	}
-	if (r->cnt >= off_cpu_max_rate)
+	c = rate_credit(r, now);
+	r->last_ns = now;
+	if (c < cost) {
+		r->credit_ns = c;
 		return false;
-	r->cnt++;
+	}
+	r->credit_ns = c - cost;
 	return true;
 }
 
@@ -180,8 +217,8 @@ static __always_inline void off_cpu_write(struct task_struct *task, struct off_c
 	head.tid = (__u32)pid_tgid;
 	head.time_ns = now;
 	head.cpu = cpu;
-	head.switches = s->switches;
-	head.off_ns = s->off_ns;
+	head.switches = s->switches + s->carry_switches;
+	head.off_ns = s->off_ns + s->carry_ns;
 	head.first_ns = s->first_ns;
 	head.waker_ns = s->waker_ns;
 	head.waker_tid = s->waker_tid;
@@ -190,6 +227,8 @@ static __always_inline void off_cpu_write(struct task_struct *task, struct off_c
 		__sync_fetch_and_add(&st->off_cpu_lost, 1);
 		return;
 	}
+	s->carry_switches = 0;
+	s->carry_ns = 0;
 	rec = reserve_sample(w.len, &cap);
 	if (!rec) {
 		__sync_fetch_and_add(&st->off_cpu_lost, 1);
@@ -234,6 +273,8 @@ int BPF_PROG(handle_off_cpu_sys_exit, struct pt_regs *regs, long ret)
 	} else if (st) {
 		__sync_fetch_and_add(&st->off_cpu_limited, 1);
 		__sync_fetch_and_add(&st->off_cpu_limited_ns, s->off_ns);
+		s->carry_switches += s->switches;
+		s->carry_ns += s->off_ns;
 	}
 	s->switches = 0;
 	s->off_ns = 0;

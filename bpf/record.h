@@ -398,9 +398,11 @@ struct off_cpu_record {
 	__u32 tid;
 	__u64 time_ns;	/* the sample's: the system call's return */
 	__u32 cpu;	/* the sample's */
-	__u32 switches; /* periods counted */
+	/* Periods counted, with those of the thread's earlier system calls that were not written
+	 * (over --off-cpu-max-rate): a storm's time is kept, with a sample of its stacks. */
+	__u32 switches;
 	__u64 off_ns;	/* their total, ns */
-	__u64 first_ns; /* the first one's switch-out (bpf_ktime_get_ns()) */
+	__u64 first_ns; /* this system call's first one's switch-out (bpf_ktime_get_ns()) */
 	/* --wakers: the last counted period's waker sample (its tid and time_ns: a RECORD_WAKER
 	 * written before), or 0 */
 	__u64 waker_ns;
@@ -459,7 +461,7 @@ struct bpf_stats {
 				   * call (a page fault's I/O): not counted */
 	__u64 off_cpu_records;	 /* RECORD_OFF_CPU samples submitted */
 	__u64 off_cpu_limited;	 /* of them not written: over --off-cpu-max-rate */
-	__u64 off_cpu_limited_ns; /* their time off CPU, ns */
+	__u64 off_cpu_limited_ns; /* their time off CPU, ns (in the thread's next record) */
 	__u64 off_cpu_lost;	 /* of them lost: ringbuf full */
 	__u64 wakers;		 /* RECORD_WAKER samples submitted (--wakers) */
 	__u64 wakers_lost;	 /* of them lost (ringbuf full) or over --off-cpu-max-rate */

@@ -6,7 +6,8 @@
 # its CPU time), the spinner must have next to none, the leaf must be the kernel function it
 # blocked in; pprof carries off_cpu/nanoseconds and switches/count. --wakers names the thread
 # that woke a blocked one, --on-cpu puts CPU samples in the same profile, the agent sends an
-# off-CPU profile per service. Before Linux 5.17 --off-cpu says what it needs and exits 1.
+# off-CPU profile per service, and --off-cpu-max-rate keeps the time of the stacks it does not
+# write. Before Linux 5.17 --off-cpu says what it needs and exits 1.
 . "$(dirname "$0")/../lib.sh"
 require_bpf
 
@@ -69,6 +70,20 @@ test_cmd() {
 		>"$p.raw.txt" 2>"$p.raw.err"
 	assert_eq offcpu_cmd_pprof_raw_exit "$?" 0
 	assert_grep offcpu_cmd_pprof_types "$p.raw.txt" '^switches/count off_cpu/nanoseconds$'
+}
+
+# --off-cpu-max-rate under the blocker's rate (~90 system calls a second): most of its stacks
+# are not written, yet their time goes with its next stack that is, so the chain's time still
+# matches the thread's account (what is left at its end spans 1 / rate per CPU: ~50 ms here).
+test_rate() {
+	local p=$TEST_TMP/rate n
+
+	run_bpfprof $((RUN_S + 60)) "$p" --off-cpu --off-cpu-max-rate 20 -o "$p.folded" -- \
+		"$TARGETS/offcpu" -t "$p.res" "$RUN_S"
+	assert_eq offcpu_rate_exit "$BP_RC" 0
+	n=$(sed -n 's/^bpfprof: over --off-cpu-max-rate: \([0-9]*\) stacks not written.*/\1/p' "$p.err")
+	assert_ge offcpu_rate_not_written "${n:-0}" $((RUN_S * 20))
+	check_offcpu "$p" offcpu_rate
 }
 
 # -p on a running offcpu: its RUN_S start once bpfprof profiles (offcpu -w, SIGUSR2).
@@ -200,6 +215,7 @@ test_old_kernel() {
 if kernel_at_least 5 17; then
 	test_cmd
 	test_pid
+	test_rate
 	test_on_cpu
 	test_wakers
 	test_agent

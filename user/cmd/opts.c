@@ -208,8 +208,8 @@ static const struct argp_option options[] = {
 	  2 },
 	{ "off-cpu-max-rate", OPT_OFF_CPU_MAX_RATE, "N", 0,
 	  "With --off-cpu: blocked stacks (and --wakers' waker stacks: one budget) written per "
-	  "second per CPU, at most (default 2000; agent 200; 1-1000000); the others are counted "
-	  "in the summary, not profiled",
+	  "second per CPU, at most (default 2000; agent 200; 1-1000000); a thread's blocked time "
+	  "not written goes with its next stack that is",
 	  2 },
 	{ "wakers", OPT_WAKERS, NULL, 0,
 	  "--off-cpu, and for each blocked stack the stack of the thread that woke it, as bcc's "

@@ -138,8 +138,9 @@ static void print_off_cpu(FILE *fp, const struct summary_input *in)
 		(unsigned long long)b->off_cpu_switches, (unsigned long long)b->off_cpu_short,
 		(unsigned long long)b->off_cpu_no_syscall);
 	fprintf(fp,
-		"bpfprof: dropped: %llu stacks over --off-cpu-max-rate (%.3f s blocked), %llu "
-		"lost (ringbuf full); %llu stack copies failed, %llu bad records\n",
+		"bpfprof: over --off-cpu-max-rate: %llu stacks not written (their %.3f s blocked "
+		"went with each thread's next stack); lost: %llu (ringbuf full); %llu stack "
+		"copies failed, %llu bad records\n",
 		(unsigned long long)b->off_cpu_limited, b->off_cpu_limited_ns / 1e9,
 		(unsigned long long)b->off_cpu_lost, (unsigned long long)b->stack_copy_failed,
 		(unsigned long long)in->consumer->bad);
