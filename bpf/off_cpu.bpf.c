@@ -25,7 +25,7 @@
 
 /* Set by the loader (--off-cpu-min-us, --off-cpu-max-rate, --wakers). */
 const volatile __u64 off_cpu_min_ns = 5000;
-const volatile __u32 off_cpu_max_rate = 2000; /* records per second per CPU */
+const volatile __u32 off_cpu_max_rate = 1000; /* records per second per CPU */
 const volatile bool off_cpu_wakers = false;
 
 /* A target thread's blocked time not written yet: the periods of one system call. */

@@ -208,7 +208,7 @@ static const struct argp_option options[] = {
 	  2 },
 	{ "off-cpu-max-rate", OPT_OFF_CPU_MAX_RATE, "N", 0,
 	  "With --off-cpu: blocked stacks (and --wakers' waker stacks: one budget) written per "
-	  "second per CPU, at most (default 2000; agent 200; 1-1000000); a thread's blocked time "
+	  "second per CPU, at most (default 1000; agent 200; 1-1000000); a thread's blocked time "
 	  "not written goes with its next stack that is",
 	  2 },
 	{ "wakers", OPT_WAKERS, NULL, 0,
@@ -1327,7 +1327,7 @@ static void defaults(struct bpfprof_opts *o)
 	o->max_copy_size = BPFPROF_STACK_SZ_MAX;
 	o->max_frames = 0; /* MAX_FRAMES_MAX unless given */
 	o->off_cpu_min_ns = 5000;
-	o->off_cpu_max_rate = 2000;
+	o->off_cpu_max_rate = 1000;
 	o->ringbuf_sz = 0; /* default_ringbuf_sz() once -F is known */
 	o->drain_ms = 10;
 	o->top = 10;
