@@ -42,6 +42,10 @@ struct off_cpu_state {
 	 * the thread's next record, so that a storm's time is not lost, only its stacks. */
 	__u32 carry_switches;
 	__u64 carry_ns;
+	/* The bucket was empty at the first counted switch-in: no kernel stack was taken, and
+	 * this system call's periods are carried, not written (one decision, not two). */
+	__u32 no_kstack;
+	__u32 pad;
 };
 
 struct {
@@ -132,7 +136,8 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now, struc
 		s->first_ns = s->out_ns;
 		/* Not for a record this CPU's second has no room for (the usual case in a storm:
 		 * the stack walk is most of this program's cost). */
-		n = rate_full() ? 0 : bpf_get_task_stack(next, s->kstack, sizeof(s->kstack), 0);
+		s->no_kstack = rate_full();
+		n = s->no_kstack ? 0 : bpf_get_task_stack(next, s->kstack, sizeof(s->kstack), 0);
 		s->kstack_cnt = n > 0 ? n / sizeof(__u64) : 0;
 	}
 	s->out_ns = 0;
@@ -154,17 +159,23 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	return 0;
 }
 
-/* The credit of this CPU's bucket at now, ns. */
-static __always_inline __u64 rate_credit(struct off_cpu_rate *r, __u64 now)
-{
-	__u64 c = r->credit_ns + (now - r->last_ns);
-
-	return c < OFF_CPU_BURST_NS ? c : OFF_CPU_BURST_NS;
-}
-
 static __always_inline __u64 rate_cost_ns(void)
 {
 	return off_cpu_max_rate ? 1000000000ull / off_cpu_max_rate : 1000000000ull;
+}
+
+/* The credit of this CPU's bucket at now, ns: at most the burst, or one record's cost when
+ * that is more (a rate under 10 a second). A now before last_ns (an interrupt's program ran
+ * in between with a later time) adds nothing. */
+static __always_inline __u64 rate_credit(struct off_cpu_rate *r, __u64 now)
+{
+	__u64 cap = OFF_CPU_BURST_NS, cost = rate_cost_ns(), c = r->credit_ns;
+
+	if ((__s64)(now - r->last_ns) > 0)
+		c += now - r->last_ns;
+	if (cost > cap)
+		cap = cost;
+	return c < cap ? c : cap;
 }
 
 /* Whether this CPU's bucket is empty, at a glance (rate_ok() decides). */
@@ -186,7 +197,8 @@ static __always_inline bool rate_ok(__u64 now)
 	if (!r)
 		return false;
 	c = rate_credit(r, now);
-	r->last_ns = now;
+	if ((__s64)(now - r->last_ns) > 0)
+		r->last_ns = now;
 	if (c < cost) {
 		r->credit_ns = c;
 		return false;
@@ -195,8 +207,9 @@ static __always_inline bool rate_ok(__u64 now)
 	return true;
 }
 
-/* RECORD_OFF_CPU, then the sample of where the thread blocked. */
-static __always_inline void off_cpu_write(struct task_struct *task, struct off_cpu_state *s,
+/* RECORD_OFF_CPU, then the sample of where the thread blocked, the carried time with it.
+ * Whether both were written (else the consumer drops the record, and the time is carried). */
+static __always_inline bool off_cpu_write(struct task_struct *task, struct off_cpu_state *s,
 					  __u64 now, struct bpf_stats *st)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
@@ -225,14 +238,12 @@ static __always_inline void off_cpu_write(struct task_struct *task, struct off_c
 	head.pad = 0;
 	if (bpf_ringbuf_output(&ringbuf, &head, sizeof(head), BPF_RB_NO_WAKEUP)) {
 		__sync_fetch_and_add(&st->off_cpu_lost, 1);
-		return;
+		return false;
 	}
-	s->carry_switches = 0;
-	s->carry_ns = 0;
 	rec = reserve_sample(w.len, &cap);
 	if (!rec) {
 		__sync_fetch_and_add(&st->off_cpu_lost, 1);
-		return;
+		return false;
 	}
 	record_init(rec, pid_tgid, cap, now, cpu);
 	rec->flags |= SAMPLE_F_OFF_CPU | SAMPLE_F_KERNEL;
@@ -246,6 +257,7 @@ static __always_inline void off_cpu_write(struct task_struct *task, struct off_c
 	user_stack_copy(rec, &w, cap, st);
 	__sync_fetch_and_add(&st->off_cpu_records, 1);
 	bpf_ringbuf_submit(rec, ringbuf_flags());
+	return true;
 }
 
 /* A target thread's system call returns: what it blocked there is written. */
@@ -268,14 +280,23 @@ int BPF_PROG(handle_off_cpu_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	st = stats__get();
 	now = bpf_ktime_get_ns();
-	if (st && rate_ok(now)) {
-		off_cpu_write(task, s, now, st);
-	} else if (st) {
+	if (!st)
+		return 0;
+	if (!s->no_kstack && rate_ok(now)) {
+		if (off_cpu_write(task, s, now, st)) {
+			s->carry_switches = 0;
+			s->carry_ns = 0;
+		} else {
+			s->carry_switches += s->switches;
+			s->carry_ns += s->off_ns;
+		}
+	} else {
 		__sync_fetch_and_add(&st->off_cpu_limited, 1);
 		__sync_fetch_and_add(&st->off_cpu_limited_ns, s->off_ns);
 		s->carry_switches += s->switches;
 		s->carry_ns += s->off_ns;
 	}
+	s->no_kstack = 0;
 	s->switches = 0;
 	s->off_ns = 0;
 	s->kstack_cnt = 0;

@@ -139,8 +139,8 @@ static void print_off_cpu(FILE *fp, const struct summary_input *in)
 		(unsigned long long)b->off_cpu_no_syscall);
 	fprintf(fp,
 		"bpfprof: over --off-cpu-max-rate: %llu stacks not written (their %.3f s blocked "
-		"went with each thread's next stack); lost: %llu (ringbuf full); %llu stack "
-		"copies failed, %llu bad records\n",
+		"are added to each thread's next stack written, if any); lost: %llu (ringbuf "
+		"full); %llu stack copies failed, %llu bad records\n",
 		(unsigned long long)b->off_cpu_limited, b->off_cpu_limited_ns / 1e9,
 		(unsigned long long)b->off_cpu_lost, (unsigned long long)b->stack_copy_failed,
 		(unsigned long long)in->consumer->bad);
