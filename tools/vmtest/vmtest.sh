@@ -7,10 +7,12 @@
 # KERNEL: 6.1, 6.12, 5.10 or a linux-image-*.deb (fetch-kernel.sh). COMMAND (bash, default:
 # a smoke test) runs in the checkout (the current directory) as root; the script exits with
 # its status, or 125 when the guest gave none (panic, timeout: the console's last 50 lines are
-# printed). The guest's root is this machine's root file system (9p, read-only; tmpfs on /tmp,
-# /run, /var/{tmp,log,cache}) and the checkout is shared read-write at the same path, so the
-# host's build runs unchanged inside. The command's output streams here (second serial port); the kernel's
-# console goes to VMTEST_DIR/<kver>/console.log, the output to VMTEST_DIR/<kver>/output.log.
+# printed), 124 when it hung (VMTEST_IDLE_TIMEOUT; its console kept in
+# VMTEST_DIR/hung-<kver>.log). The guest's root is this machine's root file system (9p,
+# read-only; tmpfs on /tmp, /run, /var/{tmp,log,cache}) and the checkout is shared read-write
+# at the same path, so the host's build runs unchanged inside. The command's output streams
+# here (second serial port); the kernel's console goes to VMTEST_DIR/<kver>/console.log, the
+# output to VMTEST_DIR/<kver>/output.log.
 #
 # Environment: VMTEST_DIR (build/vmtest), VMTEST_TIMEOUT (3600 s), VMTEST_IDLE_TIMEOUT (0: off; else
 # the seconds without output after which the guest is taken as hung: its kernel is asked for
@@ -79,9 +81,9 @@ write_cmd() {
 	} >"$file"
 }
 
-# monitor SOCKET COMMAND: one human monitor command to the running qemu.
+# monitor SOCKET COMMAND: one human monitor command to the running qemu (best effort).
 monitor() {
-	echo "$2" | socat - "UNIX-CONNECT:$1" >/dev/null 2>&1
+	echo "$2" | socat - "UNIX-CONNECT:$1" >/dev/null 2>&1 || true
 }
 
 # Takes the guest as hung once output.log stops growing for $1 seconds: the kernel's console
@@ -102,6 +104,7 @@ watch_idle() {
 		[ "$still" -ge "$idle" ] || continue
 		log "no output from the guest for $idle s (VMTEST_IDLE_TIMEOUT): taken as hung;" \
 			"asking its kernel for backtraces, then powering it off" 2>&3
+		touch "$MON/hung"
 		for key in l w; do
 			monitor "$sock" "sendkey alt-sysrq-$key"
 			sleep 10
@@ -121,6 +124,16 @@ watch_console() {
 		sed -u 's/^/vmtest console: /' >&3
 }
 
+# Ends the watchers and what they started (tail, grep, sleep): after qemu, and at any exit.
+WATCHERS=()
+stop_watchers() {
+	[ ${#WATCHERS[@]} -gt 0 ] || return 0
+	pkill -P "$(printf '%s,' "${WATCHERS[@]}" | sed 's/,$//')" 2>/dev/null || true
+	kill "${WATCHERS[@]}" 2>/dev/null || true
+	wait "${WATCHERS[@]}" 2>/dev/null || true
+	WATCHERS=()
+}
+
 # Runs qemu; its first serial port (kernel console) goes to console.log, the second (the
 # command's output) to stdout and output.log.
 run_qemu() {
@@ -132,15 +145,17 @@ run_qemu() {
 	# ld.so 10-16% of a 2 s run's samples on 5.10 (docs/vmtest.md, Limits).
 	local append="console=ttyS0 panic=-1 oops=panic mitigations=off random.trust_cpu=on"
 	append+=" init_on_alloc=0"
-	# For watch_idle: sysrq from the monitor's keyboard, a panic on its NMI.
-	append+=" sysrq_always_enabled unknown_nmi_panic=1"
+	# For watch_idle: sysrq from the monitor's keyboard; under TCG (no PMU NMIs that could be
+	# taken for unknown ones) a panic on its NMI.
+	append+=" sysrq_always_enabled"
+	[ "$accel" = tcg ] && append+=" unknown_nmi_panic=1"
 	append+=" tsc=reliable no_timer_check vmtest.src=$SRC vmtest.run=$RUN vmtest.kdir=$KDIR"
 	append+=" ${VMTEST_APPEND:-}"
 	local qemu=(
 		timeout -k 10 "${VMTEST_TIMEOUT:-3600}"
 		qemu-system-x86_64 -accel "$accel$threads" -cpu "$cpu"
 		-m "${VMTEST_MEM:-4G}" -smp "${VMTEST_SMP:-2}"
-		-nodefaults -no-reboot -display none -monitor "unix:$RUN/monitor,server=on,wait=off"
+		-nodefaults -no-reboot -display none -monitor "unix:$MON/monitor,server=on,wait=off"
 		-kernel "$VMLINUZ" -initrd "$INITRD" -append "$append"
 		-chardev "file,id=console,path=$KOUT/console.log" -serial chardev:console
 		-chardev 'stdio,id=out,signal=off' -serial chardev:out
@@ -151,19 +166,17 @@ run_qemu() {
 	)
 	: >"$KOUT/output.log"
 	: >"$KOUT/console.log"
-	local rc=0 watchers=()
+	local rc=0
 	# Their messages on fd 3; stderr is closed to the notices of their end ("Terminated").
 	watch_console "$KOUT/console.log" 3>&2 2>/dev/null &
-	watchers+=($!)
+	WATCHERS+=($!)
 	if [ "${VMTEST_IDLE_TIMEOUT:-0}" -gt 0 ]; then
-		watch_idle "$VMTEST_IDLE_TIMEOUT" "$RUN/monitor" "$KOUT/output.log" 3>&2 2>/dev/null &
-		watchers+=($!)
+		watch_idle "$VMTEST_IDLE_TIMEOUT" "$MON/monitor" "$KOUT/output.log" 3>&2 2>/dev/null &
+		WATCHERS+=($!)
 	fi
 	"${qemu[@]}" </dev/null | tee "$KOUT/output.log" || rc=${PIPESTATUS[0]}
 	sleep 1 # the console's last lines through watch_console
-	pkill -P "$(printf '%s,' "${watchers[@]}" | sed 's/,$//')" 2>/dev/null || true
-	kill "${watchers[@]}" 2>/dev/null || true
-	wait "${watchers[@]}" 2>/dev/null || true
+	stop_watchers
 	case $rc in
 	0) ;;
 	124 | 137) log "timed out after ${VMTEST_TIMEOUT:-3600} s (VMTEST_TIMEOUT)" ;;
@@ -192,12 +205,21 @@ main() {
 	accel=$(pick_accel)
 	ACCEL=$accel
 	RUN=$(mktemp -d "$KOUT/run.XXXXXX")
-	trap 'rm -rf "$RUN"' EXIT
+	# The monitor's socket: a short path (sun_path is 108 bytes; the checkout's may be long).
+	MON=$(mktemp -d /tmp/vmtest-mon.XXXXXX)
+	trap 'stop_watchers; rm -rf "$RUN" "$MON"' EXIT
 	write_cmd "$cmd" "$RUN/cmd"
 	log "booting $kver ($accel), console: $KOUT/console.log"
 	run_qemu "$accel"
 	status=$(guest_status)
 	log "$kver: exit status ${status:-none}, $(awk "BEGIN { printf \"%.1f\", $EPOCHREALTIME - $start }") s in all"
+	if [ -z "$status" ] && [ -e "$MON/hung" ]; then
+		cp "$KOUT/console.log" "$VMTEST_DIR/hung-$kver.log"
+		log "the guest hung (VMTEST_IDLE_TIMEOUT; console kept in $VMTEST_DIR/hung-$kver.log);" \
+			"console's last 50 lines:"
+		tail -n 50 "$KOUT/console.log" >&2
+		exit 124
+	fi
 	if [ -z "$status" ]; then
 		log "no exit status from the guest (panic or timeout); console's last 50 lines:"
 		tail -n 50 "$KOUT/console.log" >&2
