@@ -582,7 +582,7 @@ offcputime_usable() {
 # user stacks, its default; -m as bpfprof's default --off-cpu-min-us). bcc compiles with clang
 # before it attaches: the rounds start (SIGUSR2) once it says it is tracing.
 pingpong_offcputime() {
-	local pid oc w
+	local pid oc w rc
 
 	"$TARGETS/wake" pingpong "$PINGPONG_ROUNDS" wait >"$TMP/pp.out" &
 	pid=$!
@@ -600,11 +600,13 @@ pingpong_offcputime() {
 		return 1
 	fi
 	kill -USR2 "$pid"
-	wait "$pid" || return 1
-	# TERM: a job started with & ignores SIGINT, and python then never sees Ctrl-C.
-	kill "$oc"
-	wait "$oc" || true
-	cat "$TMP/pp.out"
+	wait "$pid"
+	rc=$?
+	# TERM, on every path: a job started with & ignores SIGINT (python never sees Ctrl-C),
+	# and a tracer left behind would weigh on every later run.
+	kill "$oc" 2>/dev/null
+	wait "$oc" 2>/dev/null
+	[ "$rc" -eq 0 ] && cat "$TMP/pp.out"
 }
 
 bench_offcpu() {

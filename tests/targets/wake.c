@@ -183,16 +183,16 @@ static void *pong_thread(void *arg)
 	return NULL;
 }
 
-static int run_pingpong(long rounds, const sigset_t *wait)
+static int run_pingpong(long rounds, const sigset_t *start_sigs)
 {
 	long long t0;
 	pthread_t t;
 	char c = 'x';
-	int sig;
+	int sig, err;
 	long i;
 
-	if (wait && sigwait(wait, &sig)) {
-		perror("pingpong: sigwait");
+	if (start_sigs && (err = sigwait(start_sigs, &sig))) {
+		fprintf(stderr, "pingpong: sigwait: %s\n", strerror(err));
 		return 2;
 	}
 	t0 = clock_ns(CLOCK_MONOTONIC);

@@ -145,6 +145,11 @@ static int builder__add_symtab(struct symtab_builder *b, uint8_t src, uint32_t t
 /* x86-64 PLT entries are 16 bytes; PLT0, the lazy-binding stub, too (System V x86-64 psABI,
  * "Procedure Linkage Table"; binutils' -z ibtplt/IBT layout moves the entries to .plt.sec). */
 #define X86_64_PLT_ENTRY_SZ 16
+/* Bounds on what an untrusted file can make builder__add_plt() allocate: real programs have
+ * thousands of PLT entries at most, and names far shorter. */
+#define PLT_ENTRIES_MAX (1u << 20)
+#define PLT_NAME_MAX	4096
+#define PLT_NAMES_MAX	(64u << 20)
 
 /* An allocated section by name, with its header; NULL when absent, empty or not loaded. */
 static Elf_Scn *alloc_section(Elf *elf, const char *name, GElf_Shdr *shdr)
@@ -182,13 +187,16 @@ static int builder__add_plt(struct symtab_builder *b)
 	sec_scn = alloc_section(elf, ".plt.sec", &sec);
 	rela_scn = elf_read__section(elf, ".rela.plt");
 	/* Entries: x86-64, a RELA section whose link is a usable symbol table. */
-	if (ehdr.e_machine == EM_X86_64 && rela_scn && gelf_getshdr(rela_scn, &rela) &&
+	if (ehdr.e_machine == EM_X86_64 && gelf_getclass(elf) == ELFCLASS64 && rela_scn &&
+	    gelf_getshdr(rela_scn, &rela) &&
 	    rela.sh_type == SHT_RELA && (rel_data = elf_getdata(rela_scn, NULL)) &&
 	    (dynsym_scn = elf_getscn(elf, rela.sh_link)) && gelf_getshdr(dynsym_scn, &dynsym) &&
 	    (dynsym.sh_type == SHT_DYNSYM || dynsym.sh_type == SHT_SYMTAB) &&
 	    (sym_data = elf_getdata(dynsym_scn, NULL)) &&
 	    (str_data = elf_getdata(elf_getscn(elf, dynsym.sh_link), NULL)) && str_data->d_buf) {
 		nrel = rel_data->d_size / sizeof(Elf64_Rela);
+		if (nrel > PLT_ENTRIES_MAX)
+			nrel = 0;
 		if (sec_scn && sec.sh_size >= nrel * X86_64_PLT_ENTRY_SZ) {
 			first = sec.sh_addr;
 			entries = nrel > 0;
@@ -209,12 +217,15 @@ static int builder__add_plt(struct symtab_builder *b)
 			GElf_Sym sym;
 			size_t n;
 
-			/* IRELATIVE and other symbol-less entries stay under the section's name. */
+			/* IRELATIVE and other symbol-less entries stay unnamed (an offset in the
+			 * file), as do names too long to be real. */
 			if (!gelf_getrela(rel_data, i, &r) || !GELF_R_SYM(r.r_info) ||
 			    !gelf_getsym(sym_data, GELF_R_SYM(r.r_info), &sym) || !sym.st_name ||
 			    !(name = elf_strptr(elf, strndx, sym.st_name)) || !name[0])
 				continue;
-			n = strlen(name) + sizeof("@plt");
+			n = strnlen(name, PLT_NAME_MAX) + sizeof("@plt");
+			if (n > PLT_NAME_MAX)
+				continue;
 			if (!pass) {
 				len += n;
 				continue;
@@ -226,7 +237,7 @@ static int builder__add_plt(struct symtab_builder *b)
 			added++;
 		}
 		if (!pass) {
-			if (!len)
+			if (!len || len > PLT_NAMES_MAX)
 				break;
 			free(b->plt_names);
 			b->plt_names = malloc(len);
@@ -613,6 +624,30 @@ const char *symtab__find(struct symtab *st, uint64_t addr, uint64_t *offset)
 	return symtab__find_sym(st, addr, offset, NULL);
 }
 
+/* demangle__name() of a symbol, a PLT entry's ("name@plt") as its name with the suffix kept,
+ * as perf shows them (a demangler would take the suffix for trailing junk and drop it). */
+static char *demangle_sym(const char *raw)
+{
+	size_t n = strlen(raw), len;
+	char *base, *d, *out;
+
+	if (n <= 4 || strcmp(raw + n - 4, "@plt"))
+		return demangle__name(raw);
+	base = strndup(raw, n - 4);
+	if (!base)
+		return NULL;
+	d = demangle__name(base);
+	free(base);
+	if (!d)
+		return NULL;
+	len = strlen(d) + sizeof("@plt");
+	out = malloc(len);
+	if (out)
+		snprintf(out, len, "%s@plt", d);
+	free(d);
+	return out;
+}
+
 const char *symtab__find_sym(struct symtab *st, uint64_t addr, uint64_t *offset, const char **rawp)
 {
 	struct sym *s;
@@ -632,7 +667,7 @@ const char *symtab__find_sym(struct symtab *st, uint64_t addr, uint64_t *offset,
 		return raw;
 	/* Demangling is slow and most symbols are never hit: do it once, on first use. */
 	if (!s->demangled) {
-		s->demangled = demangle__name(raw);
+		s->demangled = demangle_sym(raw);
 		if (!s->demangled)
 			s->demangled = raw;
 	}
