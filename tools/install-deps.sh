@@ -27,6 +27,7 @@ pkgs=(
 	curl			# tests: run-agent.sh scrapes /metrics and /healthz
 	iproute2		# tests: loopback up in run-debuginfod.sh's network namespace
 	linux-perf time		# make bench: the peer measured in the same run, /usr/bin/time
+	bpfcc-tools		# make bench(-vm): bcc's offcputime, the off-CPU peer
 	libprotobuf-c-dev protobuf-c-compiler	# pprof output (profile.proto)
 	golang-github-google-pprof-dev	# profile.proto, from the pprof project
 	golang-go		# tests: go tool pprof reads our pprof files
