@@ -14,7 +14,9 @@
 # With VMTEST_HEADERS=1 (a series only), the kernel's headers too: linux-headers-<kver> and its
 # -common package, unpacked into one tree, VMTEST_DIR/<kver>/headers (what bcc compiles its
 # programs against: BCC_KERNEL_SOURCE; the packages split it into an arch part and a common
-# part, which bcc finds only under /lib/modules/<kver>/{build,source}).
+# part, which bcc finds only under /lib/modules/<kver>/{build,source}). A tree of headers,
+# not a kbuild tree: its Makefile and scripts point into packages not unpacked (bcc reads
+# only the include paths).
 set -euo pipefail
 
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
