@@ -25,7 +25,9 @@
 
 /* Set by the loader (--off-cpu-min-us, --off-cpu-max-rate, --wakers). */
 const volatile __u64 off_cpu_min_ns = 5000;
-const volatile __u32 off_cpu_max_rate = 1000; /* records per second per CPU */
+/* 1 s / --off-cpu-max-rate: what one record costs of its CPU's token bucket, ns (the loader
+ * divides once; default 1000 a second). */
+const volatile __u64 off_cpu_cost_ns = 1000000;
 const volatile bool off_cpu_wakers = false;
 
 /* A target thread's blocked time not written yet: the periods of one system call. */
@@ -159,22 +161,17 @@ int BPF_PROG(handle_sched_switch, bool preempt, struct task_struct *prev, struct
 	return 0;
 }
 
-static __always_inline __u64 rate_cost_ns(void)
-{
-	return off_cpu_max_rate ? 1000000000ull / off_cpu_max_rate : 1000000000ull;
-}
-
 /* The credit of this CPU's bucket at now, ns: at most the burst, or one record's cost when
  * that is more (a rate under 10 a second). A now before last_ns (an interrupt's program ran
  * in between with a later time) adds nothing. */
 static __always_inline __u64 rate_credit(struct off_cpu_rate *r, __u64 now)
 {
-	__u64 cap = OFF_CPU_BURST_NS, cost = rate_cost_ns(), c = r->credit_ns;
+	__u64 cap = OFF_CPU_BURST_NS, c = r->credit_ns;
 
 	if ((__s64)(now - r->last_ns) > 0)
 		c += now - r->last_ns;
-	if (cost > cap)
-		cap = cost;
+	if (off_cpu_cost_ns > cap)
+		cap = off_cpu_cost_ns;
 	return c < cap ? c : cap;
 }
 
@@ -184,7 +181,7 @@ static __always_inline bool rate_full(void)
 	__u32 zero = 0;
 	struct off_cpu_rate *r = bpf_map_lookup_elem(&off_cpu_rates, &zero);
 
-	return r && rate_credit(r, bpf_ktime_get_ns()) < rate_cost_ns();
+	return r && rate_credit(r, bpf_ktime_get_ns()) < off_cpu_cost_ns;
 }
 
 /* Whether one more record fits this CPU's rate: takes its cost from the bucket. */
@@ -192,18 +189,18 @@ static __always_inline bool rate_ok(__u64 now)
 {
 	__u32 zero = 0;
 	struct off_cpu_rate *r = bpf_map_lookup_elem(&off_cpu_rates, &zero);
-	__u64 c, cost = rate_cost_ns();
+	__u64 c;
 
 	if (!r)
 		return false;
 	c = rate_credit(r, now);
 	if ((__s64)(now - r->last_ns) > 0)
 		r->last_ns = now;
-	if (c < cost) {
+	if (c < off_cpu_cost_ns) {
 		r->credit_ns = c;
 		return false;
 	}
-	r->credit_ns = c - cost;
+	r->credit_ns = c - off_cpu_cost_ns;
 	return true;
 }
 
@@ -267,6 +264,7 @@ int BPF_PROG(handle_off_cpu_sys_exit, struct pt_regs *regs, long ret)
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct off_cpu_state *s = bpf_task_storage_get(&off_cpu_states, task, 0, 0);
 	struct bpf_stats *st;
+	bool written = false;
 	__u64 now;
 
 	/* A target thread's first system call since the start: its state, for the next ones. */
@@ -283,19 +281,14 @@ int BPF_PROG(handle_off_cpu_sys_exit, struct pt_regs *regs, long ret)
 	if (!st)
 		return 0;
 	if (!s->no_kstack && rate_ok(now)) {
-		if (off_cpu_write(task, s, now, st)) {
-			s->carry_switches = 0;
-			s->carry_ns = 0;
-		} else {
-			s->carry_switches += s->switches;
-			s->carry_ns += s->off_ns;
-		}
+		written = off_cpu_write(task, s, now, st);
 	} else {
 		__sync_fetch_and_add(&st->off_cpu_limited, 1);
 		__sync_fetch_and_add(&st->off_cpu_limited_ns, s->off_ns);
-		s->carry_switches += s->switches;
-		s->carry_ns += s->off_ns;
 	}
+	/* Written: the carry went with it. Not: this system call's time joins the carry. */
+	s->carry_switches = written ? 0 : s->carry_switches + s->switches;
+	s->carry_ns = written ? 0 : s->carry_ns + s->off_ns;
 	s->no_kstack = 0;
 	s->switches = 0;
 	s->off_ns = 0;

@@ -149,7 +149,8 @@ struct loader *loader__load(const struct loader_opts *opts, struct loader_error 
 	select_programs(l->skel, l->compat, l->off_cpu, l->wakers);
 	l->skel->rodata->off_cpu_wakers = l->wakers;
 	l->skel->rodata->off_cpu_min_ns = opts->off_cpu_min_ns;
-	l->skel->rodata->off_cpu_max_rate = opts->off_cpu_max_rate;
+	/* The rate's cost per record, divided here once (options keep it >= 1). */
+	l->skel->rodata->off_cpu_cost_ns = 1000000000ull / (opts->off_cpu_max_rate ?: 1);
 	l->skel->rodata->stack_max_sz = opts->max_copy_size;
 	l->skel->rodata->stack_init_sz = opts->copy_size;
 	l->skel->rodata->target_all = opts->target_all;
