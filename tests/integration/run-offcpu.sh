@@ -56,15 +56,23 @@ check_offcpu() {
 	assert_ge "${label}_kernel_leaf" "$leaf_k" 99 %
 }
 
-# -- CMD, with folded and pprof outputs.
+# -- CMD, with folded and pprof outputs; its raw capture replayed by bpfprof report gives the
+# same folded stacks, and says they are microseconds off CPU.
 test_cmd() {
 	local p=$TEST_TMP/cmd
 
-	run_bpfprof $((RUN_S + 60)) "$p" --off-cpu -o "$p.folded" -o "$p.pb.gz" -- \
-		"$TARGETS/offcpu" -t "$p.res" "$RUN_S"
+	run_bpfprof $((RUN_S + 60)) "$p" --off-cpu --raw-capture "$p.cap" -o "$p.folded" \
+		-o "$p.pb.gz" -- "$TARGETS/offcpu" -t "$p.res" "$RUN_S"
 	assert_eq offcpu_cmd_exit "$BP_RC" 0
 	assert_grep offcpu_cmd_summary "$p.err" '^bpfprof: profiled [0-9.]+ s off CPU: [1-9][0-9]* blocked stacks received'
 	check_offcpu "$p" offcpu_cmd
+	run_bpfprof 60 "$p.report" report "$p.cap" -o "$p.report.folded"
+	assert_eq offcpu_report_exit "$BP_RC" 0
+	assert_true offcpu_report_same "the replay's folded stacks are the run's" \
+		cmp -s "$p.folded" "$p.report.folded"
+	assert_grep offcpu_report_unit "$p.report.err" '^bpfprof: wrote [0-9]+ folded stacks \([0-9]+ us off CPU\)'
+	assert_grep offcpu_report_summary "$p.report.err" '^bpfprof: replayed [0-9.]+ s off CPU: [0-9.]+ s blocked in [1-9][0-9]* periods'
+	rm -f "$p.cap"
 	# The pprof profile's sample types, as go tool pprof lists them, and its total.
 	HOME=${HOME:-$TEST_TMP} GOCACHE=$TEST_TMP/gocache go tool pprof -raw "$p.pb.gz" \
 		>"$p.raw.txt" 2>"$p.raw.err"
@@ -110,9 +118,13 @@ test_pid() {
 test_on_cpu() {
 	local p=$TEST_TMP/both wall cpu blocked_us stats spin_us
 
-	run_bpfprof $((RUN_S + 60)) "$p" --off-cpu --on-cpu -F 199 -o "$p.folded" -o "$p.pb.gz" -- \
-		"$TARGETS/offcpu" -t "$p.res" "$RUN_S"
+	run_bpfprof $((RUN_S + 60)) "$p" --off-cpu --on-cpu -F 199 --raw-capture "$p.cap" \
+		-o "$p.folded" -o "$p.pb.gz" -- "$TARGETS/offcpu" -t "$p.res" "$RUN_S"
 	assert_eq offcpu_both_exit "$BP_RC" 0
+	# Its replay counts both (capture flag CAPTURE_F_OFF_CPU).
+	run_bpfprof 60 "$p.report" report "$p.cap" -o "$p.report.folded"
+	assert_grep offcpu_both_report_unit "$p.report.err" '^bpfprof: wrote [0-9]+ folded stacks \([0-9]+ us on and off CPU\)'
+	rm -f "$p.cap"
 	HOME=${HOME:-$TEST_TMP} GOCACHE=$TEST_TMP/gocache go tool pprof -raw "$p.pb.gz" \
 		>"$p.raw.txt" 2>"$p.raw.err"
 	assert_grep offcpu_both_pprof_types "$p.raw.txt" \

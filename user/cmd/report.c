@@ -129,8 +129,11 @@ int report__run(struct session *s)
 			s->ksyms = ksyms__load_text(mr->text, mr->len);
 		n = capture_reader__next(r, &data, &sz);
 	}
-	/* The capture's rate, before the pipeline's aggregate takes its sample period. */
+	/* The capture's rate, before the pipeline's aggregate takes its sample period, and what
+	 * it profiled: the outputs' messages and the summary count blocked time in us. */
 	s->opts->freq_hz = hdr.freq_hz;
+	s->opts->off_cpu = (hdr.flags & CAPTURE_F_OFF_CPU) || !hdr.freq_hz;
+	s->opts->on_cpu = s->opts->off_cpu && hdr.freq_hz;
 	err = session__setup_pipeline(s, -1, hdr.max_copy_size, hdr.flags & CAPTURE_F_LAZY_MAPS,
 				      replay_maps_text, &rp);
 	if (err)

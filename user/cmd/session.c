@@ -429,7 +429,7 @@ void session__print_summary(struct session *s)
 		.duration_ns = s->end_ns - s->start_ns,
 		.freq_hz = s->opts->freq_hz,
 		.target_cpu_ns = target_cpu_ns(s),
-		.bpf = &bpf,
+		.bpf = s->loader ? &bpf : NULL,
 		.consumer = consumer__stats(s->consumer),
 		.agg = s->agg,
 		.pt = s->pt,
@@ -569,7 +569,7 @@ int session__setup(struct session *s)
 	struct capture_header ch = {
 		.max_copy_size = o->max_copy_size,
 		.freq_hz = o->off_cpu && !o->on_cpu ? 0 : o->freq_hz,
-		.flags = o->all ? CAPTURE_F_LAZY_MAPS : 0,
+		.flags = (o->all ? CAPTURE_F_LAZY_MAPS : 0) | (o->off_cpu ? CAPTURE_F_OFF_CPU : 0),
 	};
 	int err, cpu = -1;
 	char *text;

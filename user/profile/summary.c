@@ -126,6 +126,15 @@ static void print_off_cpu(FILE *fp, const struct summary_input *in)
 {
 	const struct bpf_stats *b = in->bpf;
 
+	if (!b) { /* a capture replayed: what it holds, not what BPF counted while it ran */
+		fprintf(fp,
+			"bpfprof: replayed %.2f s off CPU: %.3f s blocked in %llu periods; %llu "
+			"bad records\n",
+			in->duration_ns / 1e9, aggregate__off_ns(in->agg) / 1e9,
+			(unsigned long long)aggregate__off_periods(in->agg),
+			(unsigned long long)in->consumer->bad);
+		return;
+	}
 	fprintf(fp,
 		"bpfprof: profiled %.2f s off CPU: %llu blocked stacks received, %.3f s blocked "
 		"in %llu periods of >= %.0f us\n",
@@ -175,11 +184,14 @@ void summary__print(FILE *fp, const struct summary_input *in)
 			in->target_cpu_ns / 1e9, expected > 0 ? 100.0 * cs->samples / expected : 0);
 	}
 	fprintf(fp, "\n");
-	fprintf(fp,
-		"bpfprof: lost: %llu samples (ringbuf full), %llu task events; "
-		"%llu stack copies failed, %llu bad records\n",
-		(unsigned long long)b->lost, (unsigned long long)b->events_lost,
-		(unsigned long long)b->stack_copy_failed, (unsigned long long)cs->bad);
+	if (b)
+		fprintf(fp,
+			"bpfprof: lost: %llu samples (ringbuf full), %llu task events; "
+			"%llu stack copies failed, %llu bad records\n",
+			(unsigned long long)b->lost, (unsigned long long)b->events_lost,
+			(unsigned long long)b->stack_copy_failed, (unsigned long long)cs->bad);
+	else /* a capture replayed: its losses were counted when it ran */
+		fprintf(fp, "bpfprof: %llu bad records\n", (unsigned long long)cs->bad);
 unwound:
 	user_samples = st.samples - st.stops[UNWIND_STOP_NO_REGS];
 	if (user_samples) {

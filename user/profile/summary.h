@@ -14,7 +14,7 @@ struct summary_input {
 	uint64_t duration_ns;	     /* wall time profiled */
 	uint64_t freq_hz;	     /* requested rate */
 	int64_t target_cpu_ns;	     /* CPU time of the targets, or -1 if unknown */
-	const struct bpf_stats *bpf; /* counters of the BPF programs */
+	const struct bpf_stats *bpf; /* counters of the BPF programs; NULL: a capture replayed */
 	const struct consumer_stats *consumer;
 	struct aggregate *agg; /* named by the symbolizer: the top functions */
 	struct proc_table *pt;

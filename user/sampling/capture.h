@@ -33,6 +33,9 @@
 /* The capture's process table read /proc/PID/maps lazily (proc_table_opts.lazy_maps, -a):
  * its replay must too, to ask for the recorded reads in the same order. */
 #define CAPTURE_F_LAZY_MAPS (1u << 0)
+/* --off-cpu: the capture holds blocked stacks (RECORD_OFF_CPU), and CPU samples only if
+ * freq_hz is not 0 (--on-cpu). Older captures of --off-cpu alone have freq_hz 0. */
+#define CAPTURE_F_OFF_CPU (1u << 1)
 
 struct capture_header {
 	char magic[8];		 /* CAPTURE_MAGIC, NUL-padded */
