@@ -8,11 +8,12 @@
 # a smoke test) runs in the checkout (the current directory) as root; the script exits with
 # its status, or 125 when the guest gave none (panic, timeout: the console's last 50 lines are
 # printed), 124 when the emulator lost the guest: it hung (VMTEST_IDLE_TIMEOUT) or TCG ran
-# stale code (emulator_fault); its console is kept in VMTEST_DIR/lost-<kver>.log. The guest's root is this machine's root file system (9p,
-# read-only; tmpfs on /tmp, /run, /var/{tmp,log,cache}) and the checkout is shared read-write
-# at the same path, so the host's build runs unchanged inside. The command's output streams
-# here (second serial port); the kernel's console goes to VMTEST_DIR/<kver>/console.log, the
-# output to VMTEST_DIR/<kver>/output.log.
+# stale code (emulator_fault); its console is kept in VMTEST_DIR/lost-<kver>.<time>.log.
+# The guest's root is this machine's root file system (9p, read-only; tmpfs on /tmp, /run,
+# /var/{tmp,log,cache}) and the checkout is shared read-write at the same path, so the host's
+# build runs unchanged inside. The command's output streams here (second serial port); the
+# kernel's console goes to VMTEST_DIR/<kver>/console.log, the output to
+# VMTEST_DIR/<kver>/output.log.
 #
 # Environment: VMTEST_DIR (build/vmtest), VMTEST_TIMEOUT (3600 s), VMTEST_IDLE_TIMEOUT (0: off; else
 # the seconds without output after which the guest is taken as hung: its kernel is asked for
@@ -185,18 +186,22 @@ run_qemu() {
 }
 
 # True when the console holds an oops of an int3 that is no longer in the kernel's text:
-# "int3: 0000 [#1]" ("Oops: int3" from 6.9), whose Code: line shows the byte before <RIP>
-# (where the int3 was) as anything but cc. text_poke_bp had finished patching that site and
-# dropped its int3 handler, and a vCPU still ran its old translation: multi-threaded TCG's
-# cross-modifying code (docs/vmtest.md, Limits), not the kernel's or bpfprof's doing. Seen
-# twice in 6.12 guests, as an attach flipped a tracepoint's static branch.
+# "int3: 0000 [#1]" ("Oops: int3" from 6.9), whose kernel RIP line ("RIP: 0010:") is followed
+# by a Code: line that shows the byte before <RIP> (where the int3 was) as anything but cc.
+# text_poke_bp had finished patching that site and dropped its int3 handler, and a vCPU still
+# ran its old translation: multi-threaded TCG's cross-modifying code (docs/vmtest.md, Limits),
+# not the kernel's or bpfprof's doing. Seen twice in 6.12 guests, as an attach flipped a
+# tracepoint's static branch. With one TCG thread (VMTEST_TCG_THREAD=single) or KVM it cannot
+# happen, and such an oops is the kernel's.
 emulator_fault() {
-	[ "$ACCEL" = tcg ] || return 1
+	[ "$ACCEL" = tcg ] && [ "${VMTEST_TCG_THREAD:-multi}" = multi ] || return 1
 	awk '
 	/int3: [0-9a-f]+ \[#1\]/ { oops = 1; next }
-	oops && /Code: / {
-		for (i = 2; i <= NF; i++)
-			if ($i ~ /^<[0-9a-f][0-9a-f]>$/) { stale = $(i - 1) != "cc"; break }
+	oops && /RIP: 0010:/ { rip = NR; next }
+	rip {
+		if (NR == rip + 1 && /Code: /)
+			for (i = 2; i <= NF; i++)
+				if ($i ~ /^<[0-9a-f][0-9a-f]>$/) { stale = $(i - 1) != "cc"; break }
 		exit
 	}
 	END { exit !stale }' "$1"
@@ -231,15 +236,16 @@ main() {
 	run_qemu "$accel"
 	status=$(guest_status)
 	log "$kver: exit status ${status:-none}, $(awk "BEGIN { printf \"%.1f\", $EPOCHREALTIME - $start }") s in all"
-	local lost=''
+	local lost='' lost_log
 	if [ -z "$status" ] && [ -e "$MON/hung" ]; then
 		lost='the guest hung (VMTEST_IDLE_TIMEOUT)'
 	elif [ -z "$status" ] && emulator_fault "$KOUT/console.log"; then
 		lost='the emulator ran a stale int3 (TCG cross-modifying code, docs/vmtest.md)'
 	fi
 	if [ -n "$lost" ]; then
-		cp "$KOUT/console.log" "$VMTEST_DIR/lost-$kver.log"
-		log "$lost; console kept in $VMTEST_DIR/lost-$kver.log; its last 50 lines:"
+		lost_log=$VMTEST_DIR/lost-$kver.$(date -u +%H%M%S).log
+		cp "$KOUT/console.log" "$lost_log"
+		log "$lost; console kept in $lost_log; its last 50 lines:"
 		tail -n 50 "$KOUT/console.log" >&2
 		exit 124
 	fi
