@@ -7,6 +7,7 @@
 #include "cmd/modes.h"
 #include "cmd/session.h"
 #include "process/proc_table.h"
+#include "profile/aggregate.h"
 #include "sampling/capture.h"
 #include "sampling/consumer.h"
 #include "symbols/ksyms.h"
@@ -139,6 +140,9 @@ int report__run(struct session *s)
 	if (err)
 		goto out;
 	n = replay_records(s, r, &rp, n, data, sz);
+	/* A capture of --off-cpu --on-cpu from before CAPTURE_F_OFF_CPU: told by what it holds. */
+	if (!s->opts->off_cpu && aggregate__off_periods(s->agg))
+		s->opts->off_cpu = s->opts->on_cpu = true;
 	if (n < 0)
 		pr_warn("read %s: %s; the records before are reported", s->opts->report,
 			strerror(-n));

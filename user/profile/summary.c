@@ -127,12 +127,12 @@ static void print_off_cpu(FILE *fp, const struct summary_input *in)
 	const struct bpf_stats *b = in->bpf;
 
 	if (!b) { /* a capture replayed: what it holds, not what BPF counted while it ran */
-		fprintf(fp,
-			"bpfprof: replayed %.2f s off CPU: %.3f s blocked in %llu periods; %llu "
-			"bad records\n",
+		fprintf(fp, "bpfprof: replayed %.2f s off CPU: %.3f s blocked in %llu periods",
 			in->duration_ns / 1e9, aggregate__off_ns(in->agg) / 1e9,
-			(unsigned long long)aggregate__off_periods(in->agg),
-			(unsigned long long)in->consumer->bad);
+			(unsigned long long)aggregate__off_periods(in->agg));
+		if (!in->on_cpu) /* else the CPU samples' line has them */
+			fprintf(fp, "; %llu bad records", (unsigned long long)in->consumer->bad);
+		fprintf(fp, "\n");
 		return;
 	}
 	fprintf(fp,
@@ -174,8 +174,8 @@ void summary__print(FILE *fp, const struct summary_input *in)
 		print_off_cpu(fp, in);
 	if (in->off_cpu && !in->on_cpu)
 		goto unwound;
-	fprintf(fp, "bpfprof: profiled %.2f s at %llu Hz: %llu samples received",
-		in->duration_ns / 1e9, (unsigned long long)in->freq_hz,
+	fprintf(fp, "bpfprof: %s %.2f s at %llu Hz: %llu samples received",
+		b ? "profiled" : "replayed", in->duration_ns / 1e9, (unsigned long long)in->freq_hz,
 		(unsigned long long)cs->samples);
 	if (in->target_cpu_ns >= 0) {
 		double expected = in->target_cpu_ns / 1e9 * in->freq_hz;
