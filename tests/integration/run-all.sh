@@ -56,8 +56,10 @@ test_all() {
 	local p=$TEST_TMP/all self=$TEST_TMP/bpfprof-self pid sys_pid work_pid comms stats sys
 	local late_pid late i cpu0 sys_cpu0 cpu sys_cpu
 
-	start_target pid "$TARGETS/chain" $((DURATION + 20))
-	start_target sys_pid "$TARGETS/sysread" $((DURATION + 20))
+	# Alive past bpfprof's end, to read their CPU time then (stopped after): -a took 22 s in
+	# all in a 6.12 guest, longer than DURATION + 20.
+	start_target pid "$TARGETS/chain" $((DURATION + 90))
+	start_target sys_pid "$TARGETS/sysread" $((DURATION + 90))
 	cp "$BPFPROF" "$self"
 	BPFPROF=$self start_bpfprof_bg $((DURATION + 40)) "$p" --stats -a -d "$DURATION" -F "$HZ" \
 		-o "$p.folded"
@@ -82,8 +84,13 @@ test_all() {
 	wait_bpfprof_bg "$p"
 	# The CPU time chain and sysread got while bpfprof sampled: from its start, at most
 	# DURATION (writing the outputs comes after). A busy machine gives them less than that.
-	cpu=$(($(awk '{ print $1 }' "/proc/$pid/schedstat") - cpu0))
-	sys_cpu=$(($(awk '{ print $1 }' "/proc/$sys_pid/schedstat") - sys_cpu0))
+	cpu=$(awk '{ print $1 }' "/proc/$pid/schedstat")
+	sys_cpu=$(awk '{ print $1 }' "/proc/$sys_pid/schedstat")
+	# Both still run: else their CPU time is unknown, and so are the floors below.
+	assert_true all_targets_alive "chain and sysread ran until bpfprof ended" \
+		test -n "$cpu" -a -n "$sys_cpu"
+	cpu=$((${cpu:-0} - cpu0))
+	sys_cpu=$((${sys_cpu:-0} - sys_cpu0))
 	cpu=$((cpu < DURATION * 1000000000 ? cpu : DURATION * 1000000000))
 	sys_cpu=$((sys_cpu < DURATION * 1000000000 ? sys_cpu : DURATION * 1000000000))
 	wait "$late_pid"
