@@ -564,6 +564,14 @@ static void test_fast_jit_frame(void **state)
 	unwind_mode(p, UNWIND_MODE_FAST, frames, 64, STACK_CAP, &stop);
 	assert_int_equal(stop, UNWIND_STOP_ROOT);
 	assert_false(unwinder__copy_short(p));
+	/* rbp below sp there, with a frame's worth of words at it (rbp is no frame pointer in
+	 * that code): libdwfl refuses a guess whose sp would not move up, and so must the fast
+	 * path (a CI run saw it step out of a cgo program's C frame that way). */
+	sample->regs[PERF_REG_X86_BP] = sp - 64;
+	memcpy(sample->stack + (sp - 64 - sample->stack_addr), &bp, 8);
+	memcpy(sample->stack + (sp - 56 - sample->stack_addr), &ip, 8);
+	n = assert_same_unwind(p, STACK_CAP, 64, "JIT frame, rbp below sp");
+	assert_int_equal(n, 1);
 	pipeline__fini(&pl);
 	unwind__set_mode(UNWIND_MODE_DWFL);
 	munmap(code, 4096);

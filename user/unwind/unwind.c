@@ -688,12 +688,13 @@ static int go_step(struct unwinder *ctx, const struct fast_mapping *fm, uint64_t
 /*
  * A frame no CFI covers, in anonymous memory (JIT code) or in a file whose CFI has no FDE for
  * it (node's embedded builtins; in_file), on the fast path: stepped out of as libdwfl's x86-64
- * frame-pointer guess does (elfutils backends/x86_64_unwind.c), so both unwinders agree: the return address at [rbp + 8], the caller's rbp at [rbp] (0 when
- * unreadable), its sp rbp + 16, its other registers unknown. The walk then goes on with CFI
- * where the caller has it, instead of leaving the rest of the stack to libdwfl. Returns -1
- * when the frame is not such a frame or the guess cannot be made (rbp unknown or 0, the return
- * address unreadable or 0): libdwfl takes the frame and ends the walk its way. Else as
- * go_step().
+ * frame-pointer guess does (elfutils backends/x86_64_unwind.c), so both unwinders agree: the
+ * return address at [rbp + 8], the caller's rbp at [rbp] (0 when unreadable), its sp rbp + 16,
+ * its other registers unknown. The walk then goes on with CFI where the caller has it, instead
+ * of leaving the rest of the stack to libdwfl. Returns -1 when the frame is not such a frame or
+ * the guess cannot be made (rbp unknown or 0, the return address unreadable or 0, or the
+ * caller's sp rbp + 16 not above this frame's sp: rbp is no frame pointer there): libdwfl takes
+ * the frame and ends the walk its way. Else as go_step().
  */
 static int fp_step(struct unwinder *ctx, uint64_t pc, uint64_t addr, bool initial,
 		   const struct mapping *in_file)
@@ -706,6 +707,10 @@ static int fp_step(struct unwinder *ctx, uint64_t pc, uint64_t addr, bool initia
 		return -1;
 	fp = ctx->regs[BP_REG];
 	if (!fp || !stack_read(ctx, fp + 8, &ra) || !ra)
+		return -1;
+	/* libdwfl's test, as there (sp 0 when unknown, unsigned): a frame moves toward the
+	 * stack's end. */
+	if ((ctx->regs_mask & 1u << SP_REG ? ctx->regs[SP_REG] : 0) >= fp + 16)
 		return -1;
 	if (!stack_read(ctx, fp, &prev))
 		prev = 0;
