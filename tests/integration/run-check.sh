@@ -86,7 +86,41 @@ test_no_fallback() {
 		'has no [A-Za-z_ ]+(\(\))? \(Linux 5\.1[0-9]\), and its fallback needs mm->mm_rb'
 }
 
+# lacks ERE FILE: no line of FILE matches ERE.
+lacks() {
+	! grep -Eq -- "$1" "$2"
+}
+
+# Root without CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN (a container started without them): the
+# probes the kernel refuses are unknown, not missing; one line names the capabilities, nothing
+# starts, nothing is written.
+test_no_capabilities() {
+	local p=$TEST_TMP/nocaps drop=-bpf,-perfmon,-sys_admin
+
+	run_limited 60 "$p" setpriv --inh-caps=$drop --bounding-set=$drop -- \
+		"$BPFPROF" -o "$p.folded" -- touch "$p.ran"
+	assert_eq no_caps_exit "$BP_RC" 1
+	assert_eq no_caps_one_line "$(wc -l <"$p.err")" 1
+	assert_grep no_caps_names_caps "$p.err" \
+		'^bpfprof: load BPF programs: .*CAP_BPF.*CAP_PERFMON.*; grant CAP_BPF and CAP_PERFMON'
+	assert_true no_caps_not_kernel "no kernel blamed" lacks 'has no|needs Linux' "$p.err"
+	assert_true no_caps_cmd_not_started "no $p.ran" test ! -e "$p.ran"
+	assert_true no_caps_no_output "no $p.folded" test ! -e "$p.folded"
+
+	p=$TEST_TMP/nocaps-check
+	run_limited 60 "$p" setpriv --inh-caps=$drop --bounding-set=$drop -- "$BPFPROF" check
+	sed 's/^/  > /' "$p.out"
+	assert_eq no_caps_check_exit "$BP_RC" 1
+	assert_grep no_caps_check_privileges "$p.out" '^privileges .*NOT ENOUGH: .*CAP_BPF'
+	assert_grep no_caps_check_unknown "$p.out" \
+		'^  UNKNOWN +BPF programs on perf_events \(Linux 4\.9\): no privilege to probe$'
+	assert_grep no_caps_check_unknown_ringbuf "$p.out" '^  UNKNOWN +BPF ringbuf '
+	assert_true no_caps_check_no_missing "no MISSING row" lacks 'MISSING' "$p.out"
+	assert_grep no_caps_check_result "$p.out" '^result +bpfprof CANNOT run with these privileges$'
+}
+
 test_check
+test_no_capabilities
 test_no_ringbuf
 test_no_btf
 test_no_fallback

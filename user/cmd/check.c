@@ -32,12 +32,13 @@ static void read_line(const char *path, char *buf, size_t sz)
 
 static void print_privileges(FILE *out, const struct kernel_features *kf)
 {
-	fprintf(out, "privileges  uid %u; CAP_BPF %s, CAP_PERFMON %s, CAP_SYS_ADMIN %s: %s\n",
+	char hint[160];
+
+	fprintf(out, "privileges  uid %u; CAP_BPF %s, CAP_PERFMON %s, CAP_SYS_ADMIN %s: %s%s\n",
 		(unsigned)geteuid(), kf->cap_bpf ? "yes" : "no", kf->cap_perfmon ? "yes" : "no",
 		kf->cap_sys_admin ? "yes" : "no",
-		kernel_features__privileged(kf) ?
-			"enough" :
-			"NOT ENOUGH: run as root or grant CAP_BPF and CAP_PERFMON");
+		kernel_features__privileged(kf) ? "enough" : "NOT ENOUGH: ",
+		kernel_features__privilege_hint(kf, hint, sizeof(hint)));
 }
 
 static void print_system(FILE *out, const struct kernel_features *kf)
@@ -144,13 +145,14 @@ int check__run(FILE *out, const char *event, unsigned long long freq_hz)
 	fprintf(out, "kernel      %s (bpfprof supports Linux >= 5.10 with BTF)\n", kf.release);
 	print_privileges(out, &kf);
 	fprintf(out, "BPF features (the release that introduced each):\n");
-	if (!kernel_features__privileged(&kf) && geteuid() != 0)
-		fprintf(out, "  (unprivileged: the BPF probes below cannot tell)\n");
+	if (kernel_features__denied(&kf))
+		fprintf(out,
+			"  (the kernel refused some probes: without privileges they cannot tell)\n");
 	kernel_features__print(&kf, out);
 	print_system(out, &kf);
 	ret = try_run(out, event, freq_hz);
 	missing = kernel_features__missing(&kf);
-	if (ret && !kernel_features__privileged(&kf) && geteuid() != 0)
+	if (ret && !kernel_features__privileged(&kf))
 		fprintf(out, "result      bpfprof CANNOT run with these privileges\n");
 	else if (ret)
 		fprintf(out, "result      bpfprof CANNOT run here%s%s\n",

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* kernel_features.c: probes of the kernel features the BPF programs use (libbpf's probes). */
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <errno.h>
 #include <linux/bpf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,9 +84,70 @@ static bool has_vma_tree(void)
 	return found;
 }
 
-static bool helper(enum bpf_func_id id)
+/* A refusal for want of privilege, not an answer about the kernel. */
+static bool is_denial(int err)
 {
-	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, id, NULL) == 1;
+	return err == EPERM || err == EACCES;
+}
+
+/*
+ * Records a libbpf probe's answer for feat: ret 1 has it; else err (the errno the failed bpf()
+ * call left: libbpf's prog and map probes return 0 or a negative errno without clobbering it)
+ * tells a denial from a missing feature.
+ */
+static void record_probe(struct kernel_features *kf, enum kernel_feature feat, int ret, int err)
+{
+	kf->have[feat] = ret == 1;
+	kf->denied[feat] = ret != 1 && (is_denial(err) || is_denial(-ret));
+}
+
+/*
+ * BPF_PROG_TYPE_PERF_EVENT, probed with bpf_prog_load() itself for its errno: EINVAL for a
+ * type the kernel does not know, EPERM without CAP_PERFMON (or CAP_BPF).
+ */
+static void probe_perf_event_prog(struct kernel_features *kf)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd, err;
+
+	fd = bpf_prog_load(BPF_PROG_TYPE_PERF_EVENT, NULL, "GPL", insns, 2, NULL);
+	err = fd < 0 ? -fd : 0;
+	if (fd >= 0)
+		close(fd);
+	record_probe(kf, KF_PERF_EVENT_PROG, fd >= 0, err);
+}
+
+/* A map type: libbpf's probe, its errno kept. */
+static void probe_map(struct kernel_features *kf, enum kernel_feature feat, enum bpf_map_type type)
+{
+	int ret;
+
+	errno = 0;
+	ret = libbpf_probe_bpf_map_type(type, NULL);
+	record_probe(kf, feat, ret, errno);
+}
+
+/*
+ * A helper in perf_event programs. libbpf's helper probe reads the verifier's log, and says
+ * "supported" when the load is refused before any log: its answer stands only when a
+ * perf_event program could be loaded; else the helper is denied or missing with the type.
+ */
+static void probe_helper(struct kernel_features *kf, enum kernel_feature feat, enum bpf_func_id id)
+{
+	int ret;
+
+	if (!kf->have[KF_PERF_EVENT_PROG]) {
+		kf->have[feat] = false;
+		kf->denied[feat] = kf->denied[KF_PERF_EVENT_PROG];
+		return;
+	}
+	/* The type loads: a 0 is the verifier's "unknown func", a missing helper. */
+	errno = 0;
+	ret = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, id, NULL);
+	record_probe(kf, feat, ret, ret < 0 ? errno : 0);
 }
 
 /* Capability numbers: include/uapi/linux/capability.h. */
@@ -123,9 +186,41 @@ int kernel_features__paranoid(void)
 	return v;
 }
 
+bool kernel_features__denied(const struct kernel_features *kf)
+{
+	int i;
+
+	for (i = 0; i < KF__CNT; i++)
+		if (kf->denied[i])
+			return true;
+	return false;
+}
+
 bool kernel_features__privileged(const struct kernel_features *kf)
 {
-	return kf->cap_sys_admin || (kf->cap_bpf && kf->cap_perfmon);
+	return kf->cap_sys_admin || (kf->cap_bpf && kf->cap_perfmon) ||
+	       (geteuid() == 0 && !kernel_features__denied(kf));
+}
+
+char *kernel_features__privilege_hint(const struct kernel_features *kf, char *buf, size_t sz)
+{
+	const char *lack = !kf->cap_bpf && !kf->cap_perfmon ? "CAP_BPF, CAP_PERFMON" :
+			   !kf->cap_bpf			    ? "CAP_BPF" :
+							      "CAP_PERFMON";
+
+	if (kernel_features__privileged(kf))
+		snprintf(buf, sz, "%s", "");
+	else if (geteuid() == 0)
+		snprintf(buf, sz,
+			 "root without %s or CAP_SYS_ADMIN (a container started without them?); "
+			 "grant CAP_BPF and CAP_PERFMON",
+			 lack);
+	else
+		snprintf(buf, sz,
+			 "no %s or CAP_SYS_ADMIN; run as root or grant CAP_BPF and "
+			 "CAP_PERFMON",
+			 lack);
+	return buf;
 }
 
 void kernel_features__probe(struct kernel_features *kf)
@@ -138,19 +233,19 @@ void kernel_features__probe(struct kernel_features *kf)
 		snprintf(kf->release, sizeof(kf->release), "%s", u.release);
 	read_caps(kf);
 	kf->have[KF_BTF] = !access("/sys/kernel/btf/vmlinux", R_OK);
-	kf->have[KF_PERF_EVENT_PROG] = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_PERF_EVENT, NULL) ==
-				       1;
-	kf->have[KF_RINGBUF] = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
-	kf->have[KF_CURRENT_TASK_BTF] = helper(BPF_FUNC_get_current_task_btf);
+	kf->denied[KF_BTF] = !kf->have[KF_BTF] && is_denial(errno);
+	probe_perf_event_prog(kf);
+	probe_map(kf, KF_RINGBUF, BPF_MAP_TYPE_RINGBUF);
+	probe_helper(kf, KF_CURRENT_TASK_BTF, BPF_FUNC_get_current_task_btf);
 	/* The map type (5.11) and its helpers in tracing programs (5.12). */
-	kf->have[KF_TASK_STORAGE] = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) ==
-					    1 &&
-				    helper(BPF_FUNC_task_storage_get);
-	kf->have[KF_TASK_PT_REGS] = helper(BPF_FUNC_task_pt_regs);
-	kf->have[KF_FIND_VMA] = helper(BPF_FUNC_find_vma);
+	probe_map(kf, KF_TASK_STORAGE, BPF_MAP_TYPE_TASK_STORAGE);
+	if (kf->have[KF_TASK_STORAGE])
+		probe_helper(kf, KF_TASK_STORAGE, BPF_FUNC_task_storage_get);
+	probe_helper(kf, KF_TASK_PT_REGS, BPF_FUNC_task_pt_regs);
+	probe_helper(kf, KF_FIND_VMA, BPF_FUNC_find_vma);
 	for (i = 0; i < KF__CNT; i++)
 		if (disabled(infos[i].key))
-			kf->have[i] = false;
+			kf->have[i] = kf->denied[i] = false;
 	/* Read only where the fallbacks are needed: the BTF costs ~50 ms to parse. */
 	kf->vma_tree = kernel_features__compat(kf) && !disabled("vma_tree") && has_vma_tree();
 }
@@ -160,10 +255,10 @@ enum kernel_feature kernel_features__missing(const struct kernel_features *kf)
 	int i;
 
 	for (i = 0; i < KF__CNT; i++)
-		if (!kf->have[i] && !infos[i].fallback)
+		if (!kf->have[i] && !kf->denied[i] && !infos[i].fallback)
 			return i;
 	for (i = 0; i < KF__CNT; i++)
-		if (!kf->have[i] && !kf->vma_tree)
+		if (!kf->have[i] && !kf->denied[i] && !kf->vma_tree)
 			return i;
 	return KF__CNT;
 }
@@ -173,7 +268,7 @@ bool kernel_features__compat(const struct kernel_features *kf)
 	int i;
 
 	for (i = 0; i < KF__CNT; i++)
-		if (!kf->have[i] && infos[i].fallback)
+		if (!kf->have[i] && !kf->denied[i] && infos[i].fallback)
 			return true;
 	return false;
 }
@@ -187,6 +282,9 @@ void kernel_features__print(const struct kernel_features *kf, FILE *out)
 		fi = &infos[i];
 		if (kf->have[i])
 			fprintf(out, "  ok        %s (Linux %s)\n", fi->name, fi->since);
+		else if (kf->denied[i])
+			fprintf(out, "  UNKNOWN   %s (Linux %s): no privilege to probe\n", fi->name,
+				fi->since);
 		else if (fi->fallback && kf->vma_tree)
 			fprintf(out, "  fallback  %s (Linux %s): %s\n", fi->name, fi->since,
 				fi->fallback);

@@ -32,6 +32,9 @@ struct kernel_feature_info {
 
 struct kernel_features {
 	bool have[KF__CNT];
+	/* The probe was refused for want of privilege (EPERM or EACCES): whether the kernel has
+	 * the feature is unknown, not missing. have[] is false for these. */
+	bool denied[KF__CNT];
 	/* Effective capabilities (/proc/self/status CapEff): CAP_BPF and CAP_PERFMON (5.8), or
 	 * CAP_SYS_ADMIN, load the programs. */
 	bool cap_bpf, cap_perfmon, cap_sys_admin;
@@ -46,10 +49,12 @@ struct kernel_features {
 const struct kernel_feature_info *kernel_feature__info(enum kernel_feature feat);
 
 /*
- * Probes every feature (BPF programs and maps loaded and freed at once: needs CAP_BPF or
- * root; without them every BPF probe says missing). The environment variable
- * BPFPROF_TEST_NO_FEATURES=key[,key...] makes the named probes fail, for tests of the
- * fallbacks' selection and of the messages.
+ * Probes every feature (BPF programs and maps loaded and freed at once: needs CAP_BPF and
+ * CAP_PERFMON, or CAP_SYS_ADMIN). A probe the kernel refuses with EPERM or EACCES (no
+ * capability, even as root in a container without them; an LSM) sets denied[], not missing:
+ * the helpers, probed in perf_event programs, are denied with that program type. The
+ * environment variable BPFPROF_TEST_NO_FEATURES=key[,key...] makes the named probes fail, for
+ * tests of the fallbacks' selection and of the messages.
  */
 void kernel_features__probe(struct kernel_features *kf);
 
@@ -58,20 +63,39 @@ void kernel_features__probe(struct kernel_features *kf);
  * not enough). */
 int kernel_features__paranoid(void);
 
-/* Whether the capabilities allow loading BPF programs and opening perf_events. */
+/*
+ * Whether bpfprof has the privileges to load BPF programs and open perf_events: CAP_BPF and
+ * CAP_PERFMON, or CAP_SYS_ADMIN, in its effective set; or euid 0 when no probe was denied
+ * (the capabilities could not be read). Root without the capabilities (a container started
+ * without them) is not privileged: its probes are denied.
+ */
 bool kernel_features__privileged(const struct kernel_features *kf);
+
+/* Whether some probe was denied (kernel_features__probe()): the features cannot be told. */
+bool kernel_features__denied(const struct kernel_features *kf);
+
+/*
+ * Why kf is not privileged and what to do, for messages, in buf (sz bytes, truncated):
+ * "no CAP_BPF, CAP_PERFMON or CAP_SYS_ADMIN; run as root or grant CAP_BPF and CAP_PERFMON",
+ * naming only the capabilities it lacks; as root, "root without ... (a container started
+ * without them?); grant ...". "" when kf is privileged. Returns buf.
+ */
+char *kernel_features__privilege_hint(const struct kernel_features *kf, char *buf, size_t sz);
 
 /* The first feature kf lacks that bpfprof cannot do without: a required one, or one with a
  * fallback when the fallbacks cannot run either (no mm_rb: a kernel >= 6.1 that lacks a 5.17
- * feature, a vendor kernel or a forced probe). KF__CNT when bpfprof can run. */
+ * feature, a vendor kernel or a forced probe). A denied probe is no missing feature. KF__CNT
+ * when nothing is known to be missing. */
 enum kernel_feature kernel_features__missing(const struct kernel_features *kf);
 
-/* Whether the programs built on the fallbacks are needed (a feature with one is missing). */
+/* Whether the programs built on the fallbacks are needed (a feature with one is missing, not
+ * denied). */
 bool kernel_features__compat(const struct kernel_features *kf);
 
 /*
  * One line per feature: "  ok        BPF ringbuf (Linux 5.8)", "  fallback  bpf_find_vma()
- * (Linux 5.17): <fallback>", "  MISSING   ...". For `bpfprof check`.
+ * (Linux 5.17): <fallback>", "  MISSING   ...", "  UNKNOWN   ... (no privilege to probe)".
+ * For `bpfprof check`.
  */
 void kernel_features__print(const struct kernel_features *kf, FILE *out);
 

@@ -120,8 +120,9 @@ struct loader *loader__load(const struct loader_opts *opts, struct loader_error 
 	kernel_features__probe(&l->kf);
 	e->kf = l->kf;
 	e->privileged = kernel_features__privileged(&l->kf);
-	/* Unprivileged, every BPF probe fails: say what is wrong, not what is missing. */
-	if (!e->privileged && geteuid() != 0) {
+	/* Unprivileged (root too, without the capabilities): say what is wrong, not what the
+	 * probes could not tell. */
+	if (!e->privileged) {
 		err = -EPERM;
 		goto fail;
 	}
@@ -211,10 +212,11 @@ void loader__report_error(const struct loader_error *e)
 	const struct kernel_feature_info *fi;
 	enum kernel_feature missing = kernel_features__missing(&e->kf);
 	const char *rel = e->kf.release;
+	char hint[160];
 
 	if (e->err == EPERM && !e->privileged) {
-		pr_warn("load BPF programs: %s; run as root or grant CAP_BPF and CAP_PERFMON",
-			strerror(e->err));
+		pr_warn("load BPF programs: %s: %s", strerror(e->err),
+			kernel_features__privilege_hint(&e->kf, hint, sizeof(hint)));
 		return;
 	}
 	if (e->err == ENOENT && missing == KF_BTF) {
