@@ -50,7 +50,8 @@ assert_not_ran() {
 }
 
 # A FIFO planted in a sticky world-writable directory, no reader: bpfprof fails at the start
-# (it used to run CMD, then block in open() at the end for good, deaf to signals).
+# (it used to run CMD, then block in open() at the end for good, deaf to signals), for the
+# FIFO is another user's.
 test_planted_fifo() {
 	local d=$TEST_TMP/sticky-fifo p=$TEST_TMP/fifo
 
@@ -59,8 +60,40 @@ test_planted_fifo() {
 	run_bpfprof 20 "$p" -F "$HZ" -o "$d/prof.folded" -- touch "$p.ran"
 	assert_eq planted_fifo_exit "$BP_RC" 1
 	assert_not_ran planted_fifo_cmd_not_run "$p.ran"
-	assert_grep planted_fifo_message "$p.err" "create $d/prof.folded: nothing reads it"
+	assert_grep planted_fifo_message "$p.err" "create $d/prof.folded: a FIFO of user $NOBODY"
 	assert_true planted_fifo_kept "prof.folded is still nobody's FIFO" test -p "$d/prof.folded"
+}
+
+# A FIFO another user planted and reads: refused before CMD runs, nothing leaks (the whole
+# profile used to go to the reader, exit 0). /dev/null and a pipe of ours as /dev/stdout work.
+test_planted_fifo_reader() {
+	local d=$TEST_TMP/sticky-fifo-reader p=$TEST_TMP/fiforeader reader
+
+	mkdir -m 1777 "$d"
+	as_nobody mkfifo -m 666 "$d/prof.folded"
+	as_nobody touch "$d/leak"
+	leak_reader reader "$d/prof.folded" "$d/leak"
+	# The reader waits at the FIFO before bpfprof starts (else: no reader, refused anyway).
+	for _ in $(seq 50); do
+		ls -l "/proc/$reader/fd" 2>/dev/null | grep -q "$d/prof.folded" && break
+		sleep 0.1
+	done
+	run_bpfprof 30 "$p" -F "$HZ" -o "$d/prof.folded" -- sh -c 'touch "$1"; exec "$2" 0.5' \
+		sh "$p.ran" "$TARGETS/chain"
+	assert_eq planted_fifo_reader_exit "$BP_RC" 1
+	assert_not_ran planted_fifo_reader_cmd_not_run "$p.ran"
+	assert_grep planted_fifo_reader_message "$p.err" \
+		"^bpfprof: create $d/prof.folded: a FIFO of user $NOBODY: not written"
+	assert_eq planted_fifo_reader_leaked "$(stat -c %s "$d/leak")" 0 " bytes"
+	stop_target "$reader"
+
+	run_bpfprof 30 "$p.null" -F "$HZ" -o /dev/null -- "$TARGETS/chain" 0.3
+	assert_eq dev_null_output_exit "$BP_RC" 0
+	p=$TEST_TMP/own-pipe
+	echo "+ bpfprof -o /dev/stdout -- chain 0.5 | cat"
+	"$BPFPROF" -F "$HZ" -o /dev/stdout -- "$TARGETS/chain" 0.5 2>"$p.err" | cat >"$p.folded"
+	assert_eq own_pipe_output_exit "${PIPESTATUS[0]}" 0
+	assert_ge own_pipe_output_samples "$(folded_samples "$p.folded" chain)" 1
 }
 
 # The raw capture (stack memory) into a FIFO another user reads: refused, nothing leaks.
@@ -258,6 +291,7 @@ test_counts_and_formats() {
 }
 
 test_planted_fifo
+test_planted_fifo_reader
 test_planted_fifo_capture
 test_planted_link_sticky
 test_planted_link_capture

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include "output/output_file.h"
 
@@ -267,6 +269,46 @@ static void test_foreign_link(void **state)
 	assert_int_equal(dir_entries(*state), 2);
 }
 
+/* A FIFO another user made, its reader waiting, gets nothing; nor does a socket of theirs. A
+ * FIFO of ours is written (root only: chown). */
+static void test_foreign_fifo(void **state)
+{
+	char *fifo = path_in(state, "fifo"), *sock = path_in(state, "sock");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct output_file of;
+	char buf[8] = {};
+	int rfd, sfd;
+
+	if (geteuid()) {
+		skip();
+		return;
+	}
+	assert_int_equal(mkfifo(fifo, 0666), 0);
+	assert_int_equal(chown(fifo, 65534, 65534), 0);
+	rfd = open(fifo, O_RDONLY | O_NONBLOCK);
+	assert_true(rfd >= 0);
+	assert_int_equal(output_file__open(&of, fifo, 0), -EPERM);
+	assert_int_equal(read(rfd, buf, sizeof(buf)), 0); /* no writer ever came */
+	/* Ours: written. */
+	assert_int_equal(chown(fifo, geteuid(), getegid()), 0);
+	assert_int_equal(output_file__open(&of, fifo, 0), 0);
+	fputs("abc", of.fp);
+	assert_int_equal(output_file__commit(&of), 0);
+	assert_int_equal(read(rfd, buf, sizeof(buf) - 1), 3);
+	assert_string_equal(buf, "abc");
+	close(rfd);
+
+	sfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(sfd >= 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+	assert_int_equal(bind(sfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(sfd, 1), 0);
+	assert_int_equal(chown(sock, 65534, 65534), 0);
+	assert_int_equal(output_file__open(&of, sock, 0), -EPERM);
+	close(sfd);
+	assert_int_equal(dir_entries(*state), 2);
+}
+
 /* /dev/stdout-like links on /proc name an open file: written in place (here a pipe). */
 static void test_proc_link(void **state)
 {
@@ -315,6 +357,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fifo_stalled_reader, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_own_link, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_foreign_link, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_foreign_fifo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_proc_link, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_target_replaced, setup, teardown),
 	};

@@ -94,6 +94,35 @@ done:
 	return 0;
 }
 
+/* Whether uid may own a file written in place: we (the real or effective uid) or root. */
+static bool trusted_owner(uid_t uid)
+{
+	return uid == 0 || uid == getuid() || uid == geteuid();
+}
+
+static const char *file_kind(mode_t mode)
+{
+	return S_ISFIFO(mode) ? "FIFO" :
+	       S_ISSOCK(mode) ? "socket" :
+	       S_ISCHR(mode)  ? "character device" :
+	       S_ISBLK(mode)  ? "block device" :
+				"special file";
+}
+
+/*
+ * A FIFO, socket or device of another user (planted in /tmp, with its reader waiting) would get
+ * the profile: refused (-EPERM, reported), as its links are. Not for an open file reached
+ * through /proc (-o /dev/stdout): the caller's own descriptor, whoever made the pipe.
+ */
+static int check_owner(const struct output_file *of, const struct stat *st)
+{
+	if (trusted_owner(st->st_uid))
+		return 0;
+	pr_warn("create %s: a %s of user %u: not written (remove it or give another name)",
+		of->path, file_kind(st->st_mode), (unsigned int)st->st_uid);
+	return -EPERM;
+}
+
 /* A device, FIFO or /proc link, opened O_NONBLOCK: nothing to wait for at the open. */
 static int open_in_place(struct output_file *of, const char *p, bool proc, unsigned int flags)
 {
@@ -104,6 +133,12 @@ static int open_in_place(struct output_file *of, const char *p, bool proc, unsig
 		pr_warn("create %s: not a regular file (this output is rewritten in place)",
 			of->path);
 		return -ESPIPE;
+	}
+	/* Before the open too: opening a FIFO tells its reader, opening a device may act. */
+	if (!proc && !lstat(p, &st)) {
+		err = check_owner(of, &st);
+		if (err)
+			return err;
 	}
 	/* O_APPEND: an open file reached through /proc (-o /dev/stdout >>log) keeps its data. */
 	of->fd = open(p, O_WRONLY | O_APPEND | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
@@ -120,6 +155,10 @@ static int open_in_place(struct output_file *of, const char *p, bool proc, unsig
 	}
 	if (fstat(of->fd, &st))
 		return -errno;
+	/* What was opened, in case another file took the name since the lstat(). */
+	err = proc ? 0 : check_owner(of, &st);
+	if (err)
+		return err;
 	if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) ||
 	    (proc && (S_ISREG(st.st_mode) || S_ISSOCK(st.st_mode))))
 		return 0;

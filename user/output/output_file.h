@@ -47,7 +47,10 @@ struct output_file {
  *   (/dev/stdout -> /proc/self/fd/1) names an open file: it is written in place, appended.
  * - A character device or FIFO (/dev/null, a pipe): written in place, opened O_NONBLOCK, so a
  *   FIFO without a reader fails at once (-ENXIO) and a reader that stops reading can be left
- *   with SIGINT or SIGTERM (-EINTR); refused with OUTPUT_FILE_REGULAR (-ESPIPE).
+ *   with SIGINT or SIGTERM (-EINTR); refused with OUTPUT_FILE_REGULAR (-ESPIPE). Only when the
+ *   caller (real or effective uid) or root owns it: a FIFO, socket or device of another user
+ *   is refused (-EPERM), as its links are; an open file reached through /proc is the
+ *   caller's own descriptor, whoever owns it.
  * - Anything else (a directory, a block device, a socket) is refused.
  * Failures are reported on stderr ("create PATH: reason"). Returns 0 or a negative errno.
  * of must stay where it is until the commit or abort: its stream refers to it.
