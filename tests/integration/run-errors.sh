@@ -59,6 +59,57 @@ test_record() {
 	assert_grep record_runs_cmd "$p.err" '^bpfprof: profiling /bin/sh '
 }
 
+# wait_grep FILE ERE SECONDS: until a line of FILE matches ERE.
+wait_grep() {
+	local i
+
+	for ((i = 0; i < $3 * 10; i++)); do
+		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# A command that cannot start (a typo; `bpfprof help`, a program named help; a file that is
+# not executable) profiled nothing: the last profile stays as it was, no temp file is left
+# (it used to be truncated to 0 bytes), exit 127 or 126. A command that ran and exited 127
+# itself is profiled as any other. --exec too (its profiler is detached: waited for).
+test_cmd_cannot_start() {
+	local d=$TEST_TMP/keep p=$TEST_TMP/typo cmd
+
+	kept() { test "$(cat bpfprof.folded)" = "main;old 7"; }
+	mkdir "$d"
+	echo "main;old 7" >"$d/bpfprof.folded"
+	cd "$d" || return
+	for cmd in no-such-program-bpfprof help; do
+		if command -v "$cmd" >/dev/null && ! [ "$(type -t "$cmd")" = builtin ]; then
+			continue # a program of that name exists here
+		fi
+		run_bpfprof 30 "$p.$cmd" -F 99 -- "$cmd"
+		assert_eq "cannot_start_${cmd//-/_}_exit" "$BP_RC" 127
+		assert_grep "cannot_start_${cmd//-/_}_message" "$p.$cmd.err" \
+			"^bpfprof: run $cmd: No such file or directory; nothing profiled"
+		assert_true "cannot_start_${cmd//-/_}_kept" "bpfprof.folded as it was" kept
+	done
+	echo 'not a program' >not-exec
+	run_bpfprof 30 "$p.noexec" -F 99 -o bpfprof.folded -- ./not-exec
+	assert_eq cannot_start_not_executable_exit "$BP_RC" 126
+	assert_true cannot_start_not_executable_kept "bpfprof.folded as it was" kept
+	run_limited 30 "$p.exec" "$BPFPROF" --exec -F 99 -- no-such-program-bpfprof
+	assert_eq cannot_start_exec_exit "$BP_RC" 127
+	assert_true cannot_start_exec_profiler_done "the detached profiler ended" \
+		wait_grep "$p.exec.err" 'nothing profiled, no output written' 20
+	assert_true cannot_start_exec_kept "bpfprof.folded as it was" kept
+	assert_true cannot_start_no_temp "no temp file left: $(ls -A | tr '\n' ' ')" \
+		test "$(ls -A | wc -l)" = 2
+	# It ran: 127 is its own status, and its profile is written.
+	run_bpfprof 30 "$p.ran" -F 99 -- sh -c 'exit 127'
+	assert_eq ran_exit_127_exit "$BP_RC" 127
+	assert_true ran_exit_127_written "bpfprof.folded rewritten" \
+		test "$(cat bpfprof.folded)" != "main;old 7"
+	cd - >/dev/null || return
+}
+
 test_help_version() {
 	local p=$TEST_TMP/help
 
@@ -161,6 +212,7 @@ test_help_version
 test_man_page
 test_pid_list
 test_record
+test_cmd_cannot_start
 test_unknown_pid
 test_cycles
 test_no_privileges

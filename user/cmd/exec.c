@@ -45,13 +45,23 @@ static int exec_setup(struct session *s, pid_t target, struct agent_loop *loop)
 	return loader__add_target(s->loader, target, TARGET_PENDING_EXEC | TARGET_F_FOLLOW_FORK);
 }
 
+/* Whether the original process failed to run CMD: it wrote execvp()'s errno to status_fd
+ * (O_NONBLOCK), whose write end its exec closes otherwise. Read once the target exited. */
+static bool exec_failed(int status_fd)
+{
+	int err;
+
+	return read(status_fd, &err, sizeof(err)) == sizeof(err);
+}
+
 /*
  * The detached profiler of --exec (a grandchild, so not CMD's parent): loads BPF, arms target
  * (the original process) for its exec of CMD, says so on ready_fd, then profiles it and its
- * descendants until it exits: -o files at the end, or profiles per interval to the exporters.
- * Returns the exit status of the profiler.
+ * descendants until it exits: -o files at the end (none when CMD never ran: status_fd), or
+ * profiles per interval to the exporters. Returns the exit status of the profiler.
  */
-static int exec_profiler(struct session *s, pid_t target, int ready_fd, int argc, char **argv)
+static int exec_profiler(struct session *s, pid_t target, int ready_fd, int status_fd, int argc,
+			 char **argv)
 {
 	struct bpfprof_opts *o = s->opts;
 	struct agent_loop *loop = NULL;
@@ -93,7 +103,12 @@ static int exec_profiler(struct session *s, pid_t target, int ready_fd, int argc
 	session__final_drain(s);
 	if (session__close_capture(s))
 		err = BPFPROF_EXIT_ERROR;
-	if (!loop || !agent_loop__flush(loop)) {
+	/* CMD never ran: the outputs (temp files until written) stay as they were. */
+	if (!loop && exec_failed(status_fd)) {
+		pr_info("--exec: %s did not run; nothing profiled, no output written",
+			s->opts->cmd[0]);
+		err = BPFPROF_EXIT_ERROR;
+	} else if (!loop || !agent_loop__flush(loop)) {
 		err = session__write_outputs(s) ? BPFPROF_EXIT_ERROR : err;
 		session__print_summary(s);
 	}
@@ -106,26 +121,35 @@ int exec__run(struct session *s, int argc, char **argv)
 	struct bpfprof_opts *o = s->opts;
 	struct pollfd pfd;
 	pid_t target = getpid(), mid;
-	int ready[2], status;
+	int ready[2], exec_status[2], status, err;
 	char r = 0;
 
 	if (pipe2(ready, O_CLOEXEC)) {
 		pr_warn("--exec: pipe: %s", strerror(errno));
 		return BPFPROF_EXIT_ERROR;
 	}
+	/* execvp()'s errno if CMD cannot run, for the profiler: no profile to write then. */
+	if (pipe2(exec_status, O_CLOEXEC | O_NONBLOCK)) {
+		pr_warn("--exec: pipe: %s", strerror(errno));
+		close(ready[0]);
+		close(ready[1]);
+		return BPFPROF_EXIT_ERROR;
+	}
 	fflush(NULL);
 	mid = fork();
 	if (mid == 0) {
 		close(ready[0]);
+		close(exec_status[1]);
 		/* Fork again and leave: the profiler is nobody's child that CMD would see. */
 		mid = fork();
 		if (mid)
 			_exit(mid < 0 ? 1 : 0);
-		status = exec_profiler(s, target, ready[1], argc, argv);
+		status = exec_profiler(s, target, ready[1], exec_status[0], argc, argv);
 		session__teardown(s); /* temp files of outputs never written are removed */
 		_exit(status);
 	}
 	close(ready[1]);
+	close(exec_status[0]);
 	if (mid > 0)
 		waitpid(mid, &status, 0);
 	pfd = (struct pollfd){ .fd = ready[0], .events = POLLIN };
@@ -146,6 +170,9 @@ int exec__run(struct session *s, int argc, char **argv)
 	signal(SIGPIPE, SIG_DFL);
 	sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
 	execvp(o->cmd[0], o->cmd);
-	fprintf(stderr, "bpfprof: run %s: %s\n", o->cmd[0], strerror(errno));
-	return errno == ENOENT ? 127 : 126;
+	err = errno;
+	if (write(exec_status[1], &err, sizeof(err)) < 0) /* then it writes an empty profile */
+		pr_debug("--exec: tell the profiler: %s", strerror(errno));
+	fprintf(stderr, "bpfprof: run %s: %s\n", o->cmd[0], strerror(err));
+	return err == ENOENT ? BPFPROF_EXIT_NOT_FOUND : BPFPROF_EXIT_CANNOT_RUN;
 }

@@ -10,9 +10,12 @@
 #include "output/output.h"
 
 /* Exit codes (documented in --help). */
-#define BPFPROF_EXIT_OK	   0
-#define BPFPROF_EXIT_ERROR 1
-#define BPFPROF_EXIT_USAGE 64 /* EX_USAGE */
+#define BPFPROF_EXIT_OK		0
+#define BPFPROF_EXIT_ERROR	1
+#define BPFPROF_EXIT_USAGE	64 /* EX_USAGE */
+/* -- CMD could not run (execvp() failed), as sh(1) says: not found, or not executable. */
+#define BPFPROF_EXIT_CANNOT_RUN 126
+#define BPFPROF_EXIT_NOT_FOUND	127
 
 /* -o given this many times at most: one file per format. */
 #define BPFPROF_MAX_OUTPUTS 3

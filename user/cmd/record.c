@@ -37,9 +37,11 @@ static int check_pids(const struct bpfprof_opts *o)
 }
 
 /* The child waits on go_fd until it is a target, so its first instruction after exec is
- * sampled and bpfprof's own code in it never is (the target arms at exec). */
-static void child_exec(struct session *s, int go_fd)
+ * sampled and bpfprof's own code in it never is (the target arms at exec). If CMD cannot run,
+ * execvp()'s errno goes to status_fd (close-on-exec: an exec closes it empty). */
+static void child_exec(struct session *s, int go_fd, int status_fd)
 {
+	int err;
 	char go;
 
 	if (read(go_fd, &go, 1) != 1)
@@ -53,8 +55,10 @@ static void child_exec(struct session *s, int go_fd)
 		sched_setscheduler(0, SCHED_OTHER, &sp);
 	}
 	execvp(s->opts->cmd[0], s->opts->cmd);
-	fprintf(stderr, "bpfprof: run %s: %s\n", s->opts->cmd[0], strerror(errno));
-	_exit(errno == ENOENT ? 127 : 126);
+	err = errno;
+	if (write(status_fd, &err, sizeof(err)) != sizeof(err))
+		fprintf(stderr, "bpfprof: run %s: %s\n", s->opts->cmd[0], strerror(err));
+	_exit(err == ENOENT ? 127 : 126);
 }
 
 /* The file execvp(3) runs for file: itself when it has a '/', else the first executable of
@@ -92,34 +96,63 @@ static void arm_go_cmd(struct session *s)
 	free(path);
 }
 
+/* Whether the child ran CMD: the status pipe closes empty at its exec, or holds execvp()'s
+ * errno (kept in s->cmd_errno). Waits for the exec. */
+static void read_exec_status(struct session *s, int status_fd)
+{
+	ssize_t n;
+	int err;
+
+	do
+		n = read(status_fd, &err, sizeof(err));
+	while (n < 0 && errno == EINTR);
+	if (n == sizeof(err))
+		s->cmd_errno = err ? err : EIO;
+}
+
 static int start_cmd(struct session *s)
 {
-	int go[2], err;
+	int go[2], status[2] = { -1, -1 }, err;
 
 	if (pipe2(go, O_CLOEXEC))
 		return -errno;
+	if (pipe2(status, O_CLOEXEC)) {
+		err = -errno;
+		goto out;
+	}
 	fflush(NULL);
 	s->child = fork();
 	if (s->child < 0) {
 		err = -errno;
-		close(go[0]);
-		close(go[1]);
-		return err;
+		s->child = 0;
+		goto out;
 	}
 	if (s->child == 0) {
 		close(go[1]);
-		child_exec(s, go[0]);
+		close(status[0]);
+		child_exec(s, go[0], status[1]);
 	}
-	close(go[0]);
+	close(status[1]);
+	status[1] = -1;
 	err = loader__add_target(s->loader, s->child, TARGET_PENDING_EXEC | TARGET_F_FOLLOW_FORK);
-	if (err) {
-		close(go[1]); /* the child exits 127 */
-		return err;
-	}
+	if (err)
+		goto out; /* the child reads EOF and exits 127 */
 	arm_go_cmd(s);
-	if (write(go[1], "g", 1) != 1)
+	if (write(go[1], "g", 1) != 1) {
 		err = -errno;
+		goto out;
+	}
 	close(go[1]);
+	go[1] = -1;
+	read_exec_status(s, status[0]);
+out:
+	close(go[0]);
+	if (go[1] >= 0)
+		close(go[1]);
+	if (status[0] >= 0)
+		close(status[0]);
+	if (status[1] >= 0)
+		close(status[1]);
 	return err;
 }
 
@@ -186,8 +219,9 @@ static int start_targets(struct session *s)
 	int err;
 
 	if (o->off_cpu && o->on_cpu)
-		snprintf(how, sizeof(how), "at %" PRIu64 " Hz and off CPU (blocked >= %" PRIu64 " us)",
-			 o->freq_hz, o->off_cpu_min_ns / 1000);
+		snprintf(how, sizeof(how),
+			 "at %" PRIu64 " Hz and off CPU (blocked >= %" PRIu64 " us)", o->freq_hz,
+			 o->off_cpu_min_ns / 1000);
 	else if (o->off_cpu)
 		snprintf(how, sizeof(how), "off CPU (blocked >= %" PRIu64 " us)",
 			 o->off_cpu_min_ns / 1000);
@@ -198,6 +232,14 @@ static int start_targets(struct session *s)
 		if (err) {
 			pr_warn("start %s: %s", o->cmd[0], strerror(-err));
 			return BPFPROF_EXIT_ERROR;
+		}
+		/* Nothing to profile: the outputs (temp files until written) stay as they were. */
+		if (s->cmd_errno) {
+			pr_warn("run %s: %s; nothing profiled, no output written", o->cmd[0],
+				strerror(s->cmd_errno));
+			session__reap_child(s, 0);
+			return s->cmd_errno == ENOENT ? BPFPROF_EXIT_NOT_FOUND :
+							BPFPROF_EXIT_CANNOT_RUN;
 		}
 		pr_info("profiling %s (PID %d) %s", o->cmd[0], s->child, how);
 	} else if (o->all) {
@@ -210,9 +252,8 @@ static int start_targets(struct session *s)
 			pr_warn("add target processes: %s", strerror(-err));
 			return BPFPROF_EXIT_ERROR;
 		}
-		pr_info("profiling %zu process%s %s%s", o->pids_cnt,
-			o->pids_cnt > 1 ? "es" : "", how,
-			o->duration_ns ? "" : "; Ctrl-C to stop");
+		pr_info("profiling %zu process%s %s%s", o->pids_cnt, o->pids_cnt > 1 ? "es" : "",
+			how, o->duration_ns ? "" : "; Ctrl-C to stop");
 	}
 	return 0;
 }

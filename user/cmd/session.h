@@ -56,7 +56,8 @@ struct session {
 	size_t outs_cnt;
 
 	/* The run. */
-	pid_t child; /* -- CMD: its exit ends the run; 0 when none */
+	pid_t child;   /* -- CMD: its exit ends the run; 0 when none */
+	int cmd_errno; /* -- CMD could not run: execvp()'s errno (the child exits); 0 if it ran */
 	int child_status;
 	bool child_done;
 	int64_t busy_start_ns;	   /* -a: busy CPU time of the machine, less bpfprof's */
