@@ -99,6 +99,46 @@ test_multiple_pids() {
 		"$SHARE_TOLERANCE_PCT" %
 }
 
+# thread_id PID NAME: the TID of PID's thread named NAME (as top -H and ps -L show it), or
+# nothing after 5 s.
+thread_id() {
+	local i t
+
+	for ((i = 0; i < 50; i++)); do
+		for t in /proc/"$1"/task/*; do
+			[ "$(cat "$t/comm" 2>/dev/null)" = "$2" ] && echo "${t##*/}" && return
+		done
+		sleep 0.1
+	done
+}
+
+# -p TID of a thread that is not its process's leader profiles the whole process, as perf
+# record -p does, and says so (it used to profile nothing: 0 samples, exit 0). Given with the
+# process's PID too, it is one process.
+test_thread_id() {
+	local p=$TEST_TMP/tid pid tid
+
+	start_target pid "$TARGETS/threads" $((RUN_S + 30))
+	tid=$(thread_id "$pid" beta)
+	if [ -z "$tid" ] || [ "$tid" = "$pid" ]; then
+		fail thread_id_setup "no thread beta in threads (PID $pid)"
+		stop_target "$pid"
+		return
+	fi
+	run_bpfprof $((RUN_S + 40)) "$p" -p "$tid" -d 2 -F 99 -o "$p.folded"
+	assert_eq thread_id_exit "$BP_RC" 0
+	assert_grep thread_id_says_so "$p.err" \
+		"^bpfprof: profile PID $tid: a thread of process $pid; profiling process $pid"
+	assert_grep thread_id_one_process "$p.err" '^bpfprof: profiling 1 process '
+	# alpha is busy all the time: the thread not named, sampled as its process's.
+	assert_ge thread_id_whole_process "$(folded_samples "$p.folded" alpha)" 1
+	run_bpfprof $((RUN_S + 40)) "$p.both" -p "$tid,$pid" -d 0.5 -F 99 -o "$p.both.folded"
+	assert_eq thread_id_and_pid_exit "$BP_RC" 0
+	assert_grep thread_id_and_pid_one_process "$p.both.err" '^bpfprof: profiling 1 process '
+	stop_target "$pid"
+}
+
 test_fork
 test_fork_exec
 test_multiple_pids
+test_thread_id

@@ -16,13 +16,78 @@
 #include "sampling/loader.h"
 #include "symbols/gopclntab.h"
 #include "sampling/targets.h"
+#include "util/file.h"
 #include "util/log.h"
 #include "util/util.h"
 
-static int check_pids(const struct bpfprof_opts *o)
+/* /proc/PID/status: its Tgid line comes fourth, after Name (its comm, escaped: at most 64
+ * bytes), Umask and State. */
+#define STATUS_HEAD_SZ 512
+
+/*
+ * The process (thread group) that thread tid belongs to: its Tgid in /proc/TID/status (which
+ * exists for any thread, listed or not), from a bounded read of the file's start. 0, or a
+ * negative errno (-ENOENT: gone; -EINVAL: no Tgid line).
+ */
+static int thread_tgid(uint32_t tid, uint32_t *tgid)
+{
+	char path[48], buf[STATUS_HEAD_SZ], *p;
+	unsigned long v;
+	ssize_t n;
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", tid);
+	fd = file__open_regular(path, O_NOFOLLOW, NULL);
+	if (fd < 0)
+		return fd;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0)
+		err = errno == ESRCH ? -ENOENT : -errno;
+	close(fd);
+	if (err)
+		return err;
+	buf[n] = '\0';
+	p = strstr(buf, "\nTgid:\t");
+	if (!p)
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(p + strlen("\nTgid:\t"), &p, 10);
+	if (errno || *p != '\n' || v == 0 || v > UINT32_MAX)
+		return -EINVAL;
+	*tgid = v;
+	return 0;
+}
+
+/*
+ * -p TID of a thread that is not its process's leader (as top -H and ps -L list them): its
+ * whole process, as perf record -p does, with one line saying so. A process named twice that
+ * way is one. Exits no process: one gone is left for check_pids().
+ */
+static void pids_to_processes(struct bpfprof_opts *o)
+{
+	uint32_t tgid;
+	size_t i, j;
+
+	for (i = 0; i < o->pids_cnt; i++) {
+		if (thread_tgid(o->pids[i], &tgid) || tgid == o->pids[i])
+			continue;
+		pr_info("profile PID %u: a thread of process %u; profiling process %u, every thread",
+			o->pids[i], tgid, tgid);
+		for (j = 0; j < o->pids_cnt && o->pids[j] != tgid; j++)
+			;
+		if (j < o->pids_cnt) { /* named already */
+			o->pids[i--] = o->pids[--o->pids_cnt];
+			continue;
+		}
+		o->pids[i] = tgid;
+	}
+}
+
+static int check_pids(struct bpfprof_opts *o)
 {
 	size_t i;
 
+	pids_to_processes(o);
 	for (i = 0; i < o->pids_cnt; i++) {
 		if (o->pids[i] == (uint32_t)getpid()) {
 			pr_warn("profile PID %u: bpfprof does not profile itself", o->pids[i]);
@@ -260,7 +325,7 @@ static int start_targets(struct session *s)
 
 int record__run(struct session *s)
 {
-	const struct bpfprof_opts *o = s->opts;
+	struct bpfprof_opts *o = s->opts;
 	int err;
 
 	if (o->pids_cnt && check_pids(o))
