@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* test_perf_map.c: perf map parsing, overlaps, lookups, /proc/PID/status, reloads and close. */
+/* test_perf_map.c: perf map parsing, overlaps, lookups, /proc/PID/status, reloads, close, the
+ * cap and wanted addresses. */
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -14,6 +15,7 @@
 #include <cmocka.h>
 #include "test_util.h"
 #include "symbols/perf_map.h"
+#include "util/util.h"
 
 #define SEC_NS 1000000000ull
 
@@ -316,48 +318,70 @@ static void test_load(void **state)
 	assert_int_equal(errno, ESRCH);
 }
 
+/* Has m's file read for the addresses wanted so far, in the reader thread, and takes it. */
+static void read_now(struct perf_map *m, uint64_t now)
+{
+	perf_map__refresh(m, now);
+	assert_int_equal(perf_map__wait(30 * SEC_NS, NULL), 0);
+	perf_map__sync(m);
+}
+
 /*
- * perf_map__refresh(): reads the file when it changed, keeps the names it read when the file
- * goes; perf_map__close() reads it a last time, then never again.
+ * perf_map__refresh(): reads the file when it changed or addresses were added, keeps the names
+ * it read when the file goes; perf_map__close() reads it a last time, then never again.
+ * Only the lines of wanted addresses are kept.
  */
 static void test_refresh(void **state)
 {
 	uint64_t t0 = 1000 * SEC_NS;
 	struct perf_map *m;
 
-	write_own_map("1000 40 first_fn\n");
+	write_own_map("1000 40 first_fn\n1800 40 not_wanted_fn\n");
 	m = perf_map__open_process(getpid(), t0);
 	assert_non_null(m);
+	/* Nothing read yet: the sample path only gives addresses. */
+	assert_int_equal(perf_map__load_cnt(m), 0);
+	assert_find(m, 0x1008, NULL, 0);
+	perf_map__want(m, 0x1008, now_ns());
+	assert_int_equal(perf_map__wait(30 * SEC_NS, NULL), 0);
+	perf_map__sync(m);
 	assert_find(m, 0x1008, "first_fn", 8);
+	/* Another address of the file: not wanted, not kept. */
+	assert_find(m, 0x1808, NULL, 0);
+	assert_int_equal(perf_map__cnt(m), 1);
 	assert_int_equal(perf_map__load_cnt(m), 1);
-	assert_true(perf_map__checked_ns(m) == t0);
 
-	/* Unchanged: not read again. */
-	perf_map__refresh(m, t0 + SEC_NS);
+	/* Unchanged, no new address: not read again. */
+	read_now(m, t0 + SEC_NS);
 	assert_int_equal(perf_map__load_cnt(m), 1);
 	assert_true(perf_map__checked_ns(m) == t0 + SEC_NS);
 
 	/* The JIT adds code, then reuses code memory: the later line wins. */
 	write_own_map("1000 40 first_fn\n2000 40 second_fn\n2000 40 third_fn\n");
-	assert_find(m, 0x2004, NULL, 0);
-	perf_map__refresh(m, t0 + 2 * SEC_NS);
+	perf_map__want(m, 0x2004, now_ns());
+	read_now(m, t0 + 2 * SEC_NS);
 	assert_int_equal(perf_map__load_cnt(m), 2);
 	assert_find(m, 0x2004, "third_fn", 4);
+	assert_find(m, 0x1008, "first_fn", 8);
 
 	/* The file goes (the JIT removes it at exit): the names read stay. */
 	remove_own_map(NULL);
-	perf_map__refresh(m, t0 + 3 * SEC_NS);
-	assert_find(m, 0x1000, "first_fn", 0);
+	read_now(m, t0 + 3 * SEC_NS);
+	assert_find(m, 0x1000, NULL, 0); /* never wanted */
+	assert_find(m, 0x1008, "first_fn", 8);
 
 	/* Written again, then closed: read once more by the close, never after. */
-	write_own_map("3000 10 at_exit_fn\n");
+	write_own_map("1000 10 at_exit_fn\n");
 	assert_false(perf_map__closed(m));
 	perf_map__close(m, t0 + 4 * SEC_NS);
 	assert_true(perf_map__closed(m));
-	assert_find(m, 0x3000, "at_exit_fn", 0);
-	write_own_map("4000 10 after_close_fn\n");
-	perf_map__refresh(m, t0 + 5 * SEC_NS);
-	assert_find(m, 0x4000, NULL, 0);
+	assert_int_equal(perf_map__wait(30 * SEC_NS, NULL), 0);
+	perf_map__sync(m);
+	assert_find(m, 0x1008, "at_exit_fn", 8);
+	write_own_map("1000 10 after_close_fn\n");
+	perf_map__want(m, 0x1001, now_ns());
+	read_now(m, t0 + 5 * SEC_NS);
+	assert_find(m, 0x1008, "at_exit_fn", 8);
 	assert_int_equal(perf_map__load_cnt(m), 3);
 
 	/* References: the last put frees (the sanitizers' run checks no leak). */
@@ -375,7 +399,8 @@ static void test_refresh_no_process(void **state)
 	assert_non_null(m);
 	assert_int_equal(perf_map__cnt(m), 0);
 	assert_true(perf_map__closed(m));
-	perf_map__refresh(m, 2 * SEC_NS);
+	perf_map__want(m, 0x1000, now_ns());
+	read_now(m, 2 * SEC_NS);
 	assert_int_equal(perf_map__load_cnt(m), 0);
 	perf_map__put(m);
 }
@@ -409,6 +434,7 @@ static void test_close_after_exit(void **state)
 	close(to_child[0]);
 	m = perf_map__open_process(pid, SEC_NS);
 	assert_non_null(m);
+	perf_map__want(m, 0x5004, now_ns());
 	assert_int_equal(perf_map__cnt(m), 0);
 	assert_int_equal(write(to_child[1], "x", 1), 1);
 	close(to_child[1]);
@@ -417,9 +443,127 @@ static void test_close_after_exit(void **state)
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 	assert_int_equal(access(path, F_OK), -1);
 	perf_map__close(m, 2 * SEC_NS);
+	assert_int_equal(perf_map__wait(30 * SEC_NS, NULL), 0);
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
 	unlink(path);
+	perf_map__sync(m);
 	assert_find(m, 0x5004, "written_at_exit", 4);
+	perf_map__put(m);
+}
+
+/*
+ * A map larger than the cap: its first bytes are read (a line cut at the cap is not taken),
+ * the rest is not, and counted: in the map and in the run's counters.
+ */
+static void test_cap(void **state)
+{
+	enum { CAP = 4096, FILLER = 1000 };
+	struct perf_map_stats before, after;
+	struct perf_map *m;
+	char *text, *p;
+	size_t len;
+	int i;
+
+	text = malloc(FILLER * 40 + 100);
+	assert_non_null(text);
+	p = text + sprintf(text, "1000 10 first_fn\n");
+	for (i = 0; i < FILLER; i++)
+		p += sprintf(p, "%x 10 filler_%d\n", 0x100000 + i * 0x10, i);
+	p += sprintf(p, "9000 10 past_cap_fn\n");
+	len = p - text;
+	assert_true(len > CAP);
+
+	perf_map__stats(&before);
+	perf_map__set_max_size(CAP);
+	m = parse_text(text);
+	perf_map__set_max_size(0);
+	perf_map__stats(&after);
+	assert_find(m, 0x1004, "first_fn", 4);
+	assert_find(m, 0x9004, NULL, 0);
+	assert_int_equal(perf_map__not_read(m), len - CAP);
+	assert_int_equal(perf_map__bad_cnt(m), 0);
+	/* Whole lines only: those that end before the cap. */
+	assert_true(perf_map__cnt(m) > 1 && perf_map__cnt(m) < CAP / 20);
+	assert_int_equal(after.capped_reads, before.capped_reads + 1);
+	assert_true(after.max_not_read >= len - CAP);
+	assert_true(after.bytes_read - before.bytes_read == CAP);
+	perf_map__put(m);
+
+	/* Under the cap: read whole, nothing counted. */
+	perf_map__stats(&before);
+	m = parse_text(text);
+	perf_map__stats(&after);
+	assert_find(m, 0x9004, "past_cap_fn", 4);
+	assert_int_equal(perf_map__not_read(m), 0);
+	assert_int_equal(after.capped_reads, before.capped_reads);
+	perf_map__put(m);
+	free(text);
+}
+
+/*
+ * A process's map keeps only the lines of wanted addresses, however many lines cover them (a
+ * JIT reusing code memory): random overlapping lines against a brute-force answer, more of
+ * them than a read keeps before it drops those no address needs.
+ */
+static void test_want_random(void **state)
+{
+	enum { SPACE = 4096, ENTRIES = 30000, WANTS = 40 };
+	static uint64_t start[ENTRIES], size[ENTRIES];
+	unsigned int seed = 4321;
+	uint64_t want[WANTS], off;
+	char want_name[16], *text;
+	const char *got;
+	struct perf_map *m;
+	size_t len = 0;
+	int i, w, best;
+
+	text = malloc(ENTRIES * 32);
+	assert_non_null(text);
+	for (i = 0; i < ENTRIES; i++) {
+		start[i] = rand_r(&seed) % SPACE;
+		size[i] = 1 + rand_r(&seed) % (i % 3 ? 8 : 256);
+		len += sprintf(text + len, "%llx %llx e%d\n", (unsigned long long)start[i],
+			       (unsigned long long)size[i], i);
+	}
+	write_own_map(text);
+	free(text);
+	m = perf_map__open_process(getpid(), SEC_NS);
+	assert_non_null(m);
+	for (w = 0; w < WANTS; w++) {
+		want[w] = rand_r(&seed) % (SPACE + 200);
+		perf_map__want(m, want[w], now_ns());
+	}
+	read_now(m, 2 * SEC_NS);
+	assert_true(perf_map__cnt(m) <= WANTS);
+	for (w = 0; w < WANTS; w++) {
+		best = -1;
+		for (i = 0; i < ENTRIES; i++)
+			if (want[w] >= start[i] && want[w] < start[i] + size[i])
+				best = i;
+		got = perf_map__find(m, want[w], &off);
+		if (best < 0) {
+			if (got)
+				fail_msg("%#llx: want none, got %s", (unsigned long long)want[w], got);
+			continue;
+		}
+		snprintf(want_name, sizeof(want_name), "e%d", best);
+		if (!got || strcmp(got, want_name) || off != want[w] - start[best])
+			fail_msg("%#llx: want %s+%#llx, got %s+%#llx",
+				 (unsigned long long)want[w], want_name,
+				 (unsigned long long)(want[w] - start[best]), got ?: "none",
+				 (unsigned long long)off);
+	}
+	/* An address not wanted before the read: not looked up, whatever covers it. */
+	for (i = 0; i < SPACE; i++) {
+		for (w = 0; w < WANTS && want[w] != (uint64_t)i; w++)
+			;
+		if (w == WANTS) {
+			assert_null(perf_map__find(m, i, NULL));
+			break;
+		}
+	}
+	perf_map__close(m, 3 * SEC_NS);
+	assert_int_equal(perf_map__wait(30 * SEC_NS, NULL), 0);
 	perf_map__put(m);
 }
 
@@ -435,6 +579,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_refresh, remove_own_map),
 		cmocka_unit_test(test_refresh_no_process),
 		cmocka_unit_test(test_close_after_exit),
+		cmocka_unit_test(test_cap),
+		cmocka_unit_test_teardown(test_want_random, remove_own_map),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

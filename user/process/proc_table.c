@@ -107,6 +107,8 @@ void proc_table__free(struct proc_table *pt)
 
 	if (!pt)
 		return;
+	/* Perf map reads still queued or running are of no use now. */
+	perf_map__shutdown();
 	HASH_ITER(hh, pt->procs, p, tmp)
 		proc__free(pt, p);
 	/* After every Dwfl: their modules hold references on the cached Elf handles. */

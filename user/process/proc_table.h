@@ -53,8 +53,9 @@ struct proc_table;
 
 /* Returns NULL and sets errno. */
 struct proc_table *proc_table__new(const struct proc_table_opts *opts);
-/* Frees every process, then the module cache: after every aggregate holding references on its
- * ELF files (aggregate__free). NULL is fine. */
+/* Stops the perf map reader thread (perf_map__shutdown()), frees every process, then the module
+ * cache: after every aggregate holding references on its ELF files (aggregate__free). NULL is
+ * fine. */
 void proc_table__free(struct proc_table *pt);
 
 /* The process tgid; with create, a new entry when there is none (NULL + errno ENOMEM). */
@@ -127,8 +128,8 @@ enum go_arm {
 /* Its Go arming (profile/sample.c sets it). */
 enum go_arm *proc__go_arm(struct proc *p);
 /*
- * Its JIT names: its perf map (perf_map__open_process()), opened at the first call, closed
- * (read a last time) at exec and exit. The process entry holds a reference; take one to keep
+ * Its JIT names: its perf map (perf_map__open_process(): nothing read then), opened at the
+ * first call, closed (read a last time, in the reader thread) at exec and exit. The process entry holds a reference; take one to keep
  * it longer. NULL when memory runs out.
  */
 struct perf_map *proc__perf_map(struct proc *p);

@@ -327,7 +327,9 @@ static int64_t user_location(struct sample_handler *sh, struct proc *p,
 		jit = proc__perf_map(p);
 		if (name < 0 || !jit)
 			return name < 0 ? name : -ENOMEM;
-		/* Named when the profile is written, from the map as it is then. */
+		/* Named when the profile is written, from the map as it is then: its lines for
+		 * this address are read meanwhile, in the perf map reader's thread. */
+		perf_map__want(jit, pc, now_ns());
 		return aggregate__jit_location(sh->agg, jit, pc, name);
 	} else {
 		base = strrchr(m->path, '/');

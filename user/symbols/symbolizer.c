@@ -154,19 +154,45 @@ static int elf_location_lines(struct aggregate *agg, const struct agg_location *
 }
 
 /*
- * The name of JIT location id from its process's perf map, read again first if this run has
- * not looked at it yet (run_ns: the run's start) and the process still runs (a map written
- * after the samples: code compiled late, the JVM's map at exit, read by perf_map__close()).
- * Not in the map: the fallback the location was added with, as a native frame.
+ * Before JIT locations are named: every perf map they need read again if this run has not
+ * looked at it yet (run_ns: the run's start) and its process still runs (a map written after
+ * the samples: code compiled late, addresses wanted since the last read; a map written at exit
+ * is read by perf_map__close()), in the reader thread; then a wait for the reads, as for
+ * debuginfod fetches (opts.debuginfod_wait_ns; none in the agent's loop: its names come from
+ * the reads done by then).
  */
-static int jit_lines(struct aggregate *agg, uint32_t id, uint64_t run_ns, struct agg_line *lines)
+static void jit_read(struct symbolizer *sym, struct aggregate *agg, uint64_t run_ns)
+{
+	size_t i, n = aggregate__locations(agg);
+	const struct agg_location *l;
+	bool any = false, interrupted;
+
+	for (i = 0; i < n; i++) {
+		l = aggregate__loc(agg, i);
+		if (l->lines_cnt || !l->jit)
+			continue;
+		any = true;
+		if (!perf_map__closed(l->jit) && perf_map__checked_ns(l->jit) < run_ns)
+			perf_map__refresh(l->jit, run_ns);
+	}
+	if (!any || !sym->opts.debuginfod_wait_ns)
+		return;
+	if (perf_map__wait(sym->opts.debuginfod_wait_ns, &interrupted))
+		pr_warn("perf maps: %s; JIT frames not read yet stay unnamed",
+			interrupted ? "reads skipped (SIGINT/SIGTERM)" : "reads still running");
+}
+
+/*
+ * The name of JIT location id from its process's perf map, as its last read done has it
+ * (jit_read()). Not in the map: the fallback the location was added with, as a native frame.
+ */
+static int jit_lines(struct aggregate *agg, uint32_t id, struct agg_line *lines)
 {
 	const struct agg_location *l = aggregate__loc(agg, id);
 	const char *name;
 	int64_t s;
 
-	if (!perf_map__closed(l->jit) && perf_map__checked_ns(l->jit) < run_ns)
-		perf_map__refresh(l->jit, run_ns);
+	perf_map__sync(l->jit);
 	name = perf_map__find(l->jit, l->addr, NULL);
 	if (!name) {
 		aggregate__set_kind(agg, id, FRAME_USER);
@@ -249,12 +275,13 @@ int symbolizer__run(struct symbolizer *sym, struct aggregate *agg)
 	 * all (the agent's sampling loop). */
 	if (debuginfod__wait(sym->opts.debuginfod_wait_ns))
 		pr_warn("debuginfod: downloads still running; their files stay unnamed");
+	jit_read(sym, agg, run_ns);
 	t0 = stage_timers_on ? now_ns() : 0;
 	for (i = 0; i < to; i++) {
 		if (aggregate__loc(agg, i)->lines_cnt)
 			continue;
 		if (aggregate__loc(agg, i)->jit)
-			n = jit_lines(agg, i, run_ns, lines);
+			n = jit_lines(agg, i, lines);
 		else
 			n = location_lines(sym, agg, aggregate__loc(agg, i), lines);
 		if (n < 0)

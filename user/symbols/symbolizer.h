@@ -18,8 +18,9 @@
 #define SYMBOLIZE_MAX_INLINE 16
 
 struct symbolizer_opts {
-	uint64_t debuginfod_wait_ns; /* how long a run waits for debuginfod fetches, ns (0: no
-				      * wait, the agent's sampling loop) */
+	uint64_t debuginfod_wait_ns; /* how long a run waits for debuginfod fetches, and then for
+				      * perf map reads, ns (0: no wait, the agent's sampling
+				      * loop) */
 	bool no_dwarf;		     /* name frames from symbol tables only: no DWARF inline frames
 				      * or source lines (--no-inline) */
 };
@@ -35,9 +36,11 @@ void symbolizer__free(struct symbolizer *sym);
 /*
  * Gives lines (aggregate__set_lines()) to every location of agg that has none: first waits for
  * pending debuginfod fetches (opts.debuginfod_wait_ns; a warning when some are still running),
- * then names kernel locations "symbol" or "0xADDR", ELF locations by their source frames
- * (innermost first, inlined ones included) or "module+0xSTART" (START: the FDE's initial
- * location, else the address), anything else "[unknown]". Does nothing (no wait) when every
+ * then has the perf maps of JIT locations read again and waits for them the same way; then
+ * names JIT locations from their perf maps, kernel locations "symbol" or "0xADDR", ELF
+ * locations by their source frames (innermost first, inlined ones included) or
+ * "module+0xSTART" (START: the FDE's initial location, else the address), anything else
+ * "[unknown]". Does nothing (no wait) when every
  * location has lines: a second run costs a scan. Timed as STAGE_SYMBOLIZE (--stats).
  * Returns 0 or a negative errno (-ENOMEM); locations named before a failure keep their lines.
  */
