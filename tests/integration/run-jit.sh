@@ -3,7 +3,8 @@
 # run-jit.sh: frames in JIT code. jit spins in jit_spin, called from x86-64 code it wrote into
 # anonymous memory. With its perf map (/tmp/perf-PID.map) that frame is jit_spin_trampoline_[j];
 # without it, [anon]+0xOFF; either way the stack unwinds through it (libdwfl's frame-pointer
-# step, the code having no CFI) on up to _start. Under "-- CMD" and "-p PID".
+# step, the code having no CFI) on up to _start. Under "-- CMD" and "-p PID", and with a perf
+# map of millions of lines (any process writes its own: it must not stall nor bloat bpfprof).
 . "$(dirname "$0")/../lib.sh"
 require_bpf
 
@@ -14,6 +15,16 @@ RUN_S=2
 # should unwind through the trampoline (100% in development runs); the margin is for noise.
 MIN_CALLER_PCT=90
 MIN_COMPLETE_PCT=90
+
+# The big map: lines after the trampoline's, about 45 bytes each (8M lines, 360 MB). Read whole
+# in the loop draining the ringbuf, before the fix, it held -d 2 for 6 more seconds and took
+# bpfprof to 950 MiB here. Its tested budget: -d held (the drain loop never waits for the map),
+# generous for a busy machine, and bpfprof's max RSS (62 MiB here, as without the map; ASan's
+# quarantine adds up to 256 MiB).
+BIG_MAP_LINES=8000000
+BIG_MAP_EXTRA_S=3
+BIG_MAP_RSS_MIB=200
+sanitized && BIG_MAP_RSS_MIB=$((BIG_MAP_RSS_MIB + 256))
 
 if [ ! -x "$TARGETS/jit" ]; then
 	# The generated code is x86-64: jit.mk builds it only there.
@@ -100,7 +111,40 @@ test_pid() {
 		test ! -e "/tmp/perf-$pid.map"
 }
 
+# -p PID of a process with a big perf map: -d holds, the ringbuf is drained meanwhile, memory
+# stays small, the JIT frame is still named (its line is the map's first), and the part of the
+# map past the cap is reported.
+test_big_map() {
+	local p=$TEST_TMP/big duration=2 pid caller i size profiled lost
+
+	caller=$("$TARGETS/jit" -b 1 --print-chain | cut -d';' -f3)
+	start_target pid "$TARGETS/jit" -b "$BIG_MAP_LINES" $((duration + 60))
+	for ((i = 0; i < 1500; i++)); do
+		[ -e "/tmp/perf-$pid.map" ] && break
+		sleep 0.02
+	done
+	size=$(stat -c %s "/tmp/perf-$pid.map" 2>/dev/null)
+	echo "  perf map: ${size:-no} bytes"
+	run_bpfprof $((duration + 60)) "$p" --stats -p "$pid" -d "$duration" -F "$HZ" \
+		-o "$p.folded"
+	stop_target "$pid"
+	assert_eq jit_big_exit "$BP_RC" 0
+	profiled=$(sed -n 's/^bpfprof: profiled \([0-9.]*\) s .*/\1/p' "$p.err" | head -1)
+	lost=$(sed -n 's/^bpfprof: lost: \([0-9]*\) samples.*/\1/p' "$p.err" | head -1)
+	stats_totals "$p.err"
+	echo "  big map: profiled ${profiled:-?} s of -d $duration, bpfprof ran ${BP_SECONDS}s," \
+		"max RSS ${ST_RSS_KIB:-?} KiB, ${lost:-?} samples lost"
+	assert_le jit_big_duration "${profiled:-missing}" $((duration + BIG_MAP_EXTRA_S)) " s"
+	assert_le jit_big_rss "${ST_RSS_KIB:-missing}" $((BIG_MAP_RSS_MIB * 1024)) " KiB"
+	# Lost only when the ringbuf is full: a busy machine, a sanitizer build; a few at most.
+	assert_le jit_big_lost_pct "$(ratio_pct "${lost:-x}" "$(folded_samples "$p.folded" jit)")" 2 %
+	check_jit jit_big "$p.folded" "$caller"
+	assert_grep jit_big_cap_reported "$p.err" \
+		'^bpfprof: perf maps: [1-9][0-9]* of [0-9]+ reads stopped at the [0-9]+ MiB cap'
+}
+
 test_map
 test_no_map
 test_map_at_exit
 test_pid
+test_big_map

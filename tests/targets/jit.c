@@ -8,8 +8,8 @@
 #include "targets.h"
 
 static const char usage[] =
-	"usage: jit [-n|-x] SECONDS\n"
-	"       jit [-n|-x] --print-chain\n"
+	"usage: jit [-n|-x|-b LINES] SECONDS\n"
+	"       jit [-n|-x|-b LINES] --print-chain\n"
 	"Spins SECONDS (wall time) in jit_spin, called from jit_run through x86-64 code written\n"
 	"into anonymous memory (the trampoline), the way a JIT runs generated code. The\n"
 	"trampoline is named jit_spin_trampoline in /tmp/perf-PID.map (the perf map convention:\n"
@@ -17,6 +17,9 @@ static const char usage[] =
 	"-n: no perf map: the trampoline stays anonymous.\n"
 	"-x: the perf map is written at exit and left there (the JVM's -XX:+DumpPerfMapAtExit):\n"
 	"    whoever ran jit removes /tmp/perf-PID.map.\n"
+	"-b LINES: a big perf map: after the trampoline's line, LINES lines naming code that is\n"
+	"    not there (a long-running JIT's map, node's --perf-basic-prof), written before the\n"
+	"    loop starts (the map appears whole, by a rename).\n"
 	"--print-chain prints the frames from main to jit_spin as bpfprof names them in folded\n"
 	"stacks, ';'-separated: jit_spin_trampoline_[j], or [anon]+0xOFF with -n.\n";
 
@@ -57,6 +60,28 @@ typedef long trampoline_fn(long (*fn)(long), long arg);
 #define SPIN_ITERATIONS 1000000L
 
 static volatile sig_atomic_t stop;
+
+/* Writes the perf map at path: line, then filler lines like node's (about 45 bytes each), at
+ * addresses far from the trampoline; through a rename, so it is never seen half-written. */
+static void write_big_map(const char *path, const char *line, long filler)
+{
+	char tmp[80];
+	FILE *f;
+	long i;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f || fputs(line, f) < 0) {
+		perror(tmp);
+		exit(2);
+	}
+	for (i = 0; i < filler; i++)
+		fprintf(f, "%lx 40 JS:*filler_%ld /app/f.js:1\n", 0x200000000000ul + i * 0x40ul, i);
+	if (fclose(f) || rename(tmp, path)) {
+		perror(path);
+		exit(2);
+	}
+}
 
 static void on_signal(int sig)
 {
@@ -111,7 +136,7 @@ int main(int argc, char **argv)
 	size_t page_sz;
 	uint8_t *page;
 	long long end;
-	long r = 0;
+	long r = 0, filler = 0;
 	int arg = 1;
 
 	if (argc > 1 && !strcmp(argv[1], "-n")) {
@@ -120,6 +145,9 @@ int main(int argc, char **argv)
 	} else if (argc > 1 && !strcmp(argv[1], "-x")) {
 		at_exit = true;
 		arg++;
+	} else if (argc > 2 && !strcmp(argv[1], "-b")) {
+		filler = atol(argv[2]);
+		arg += 2;
 	}
 	if (argc == arg + 1 && !strcmp(argv[arg], "--print-chain")) {
 		if (with_map)
@@ -140,7 +168,9 @@ int main(int argc, char **argv)
 	snprintf(map_path, sizeof(map_path), "/tmp/perf-%d.map", (int)getpid());
 	snprintf(line, sizeof(line), "%lx %zx jit_spin_trampoline\n",
 		 (unsigned long)(uintptr_t)trampoline, sizeof(trampoline_code));
-	if (with_map && !at_exit)
+	if (filler)
+		write_big_map(map_path, line, filler);
+	else if (with_map && !at_exit)
 		write_result(map_path, line);
 	while (!stop && clock_ns(CLOCK_MONOTONIC) < end)
 		r += jit_run(trampoline, SPIN_ITERATIONS);
