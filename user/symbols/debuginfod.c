@@ -4,7 +4,7 @@
 #include <elfutils/debuginfod.h>
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +17,7 @@
 #include "util/elf_read.h"
 #include "util/log.h"
 #include "util/util.h"
+#include "util/worker.h"
 
 /* Progress lines during one fetch: at most one per this many ns. */
 #define PROGRESS_INTERVAL_NS	   5000000000ull
@@ -40,47 +41,24 @@ struct fetch {
 	enum fetch_state state;
 	uint64_t start_ns; /* CLOCK_MONOTONIC: the fetch began */
 	uint64_t last_progress_ns;
-	struct fetch *next; /* queue */
+	struct worker_job job; /* in fetcher.worker's queue */
 	UT_hash_handle hh;
 };
 
-/* Everything below is under fetcher.lock, but for the thread's own client. */
+/* Everything below is under fetcher.lock; the fetches run in fetcher.worker's thread. */
 static struct {
 	pthread_mutex_t lock;
-	pthread_cond_t cond; /* CLOCK_MONOTONIC: queue changes, fetch ends, stop */
-	bool cond_ready;
-	pthread_t thread;
-	bool started;
-	bool stop;
-	struct fetch *all; /* every build-id requested */
-	struct fetch *head, *tail;
-	unsigned int pending;	   /* queued or running */
+	struct worker worker;
+	struct fetch *all;	   /* every build-id requested */
 	uint64_t wait_deadline_ns; /* debuginfod__wait() waits until then; 0: nobody waits */
 	bool wait_over;		   /* a wait ran out or was skipped: later ones only poll */
-} fetcher = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} fetcher = { .lock = PTHREAD_MUTEX_INITIALIZER, .worker = WORKER_INIT };
+
+/* The worker thread's own libdebuginfod client (debuginfod__shutdown() ends it). */
+static debuginfod_client *client;
 
 /* Bumped at each finished fetch: files without DWARF look again (read without the lock). */
 static unsigned int fetch_gen;
-
-static int cond_init(void)
-{
-	pthread_condattr_t attr;
-	int err;
-
-	if (fetcher.cond_ready)
-		return 0;
-	err = pthread_condattr_init(&attr);
-	if (err)
-		return -err;
-	err = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	if (!err)
-		err = pthread_cond_init(&fetcher.cond, &attr);
-	pthread_condattr_destroy(&attr);
-	if (err)
-		return -err;
-	fetcher.cond_ready = true;
-	return 0;
-}
 
 /*
  * libdebuginfod's progress callback, after each second of waiting (curl_multi_wait) or any
@@ -96,8 +74,8 @@ static int fetch_progress(debuginfod_client *client, long got, long total)
 	char what[96], wait[96];
 	bool stop;
 
+	stop = worker__stopping(&fetcher.worker);
 	pthread_mutex_lock(&fetcher.lock);
-	stop = fetcher.stop;
 	deadline = fetcher.wait_deadline_ns;
 	pthread_mutex_unlock(&fetcher.lock);
 	if (stop)
@@ -127,90 +105,53 @@ static int fetch_progress(debuginfod_client *client, long got, long total)
 	return 0;
 }
 
-static void *fetch_thread(void *arg)
+/* One fetch, in fetcher.worker's thread; f stays valid: only debuginfod__shutdown() frees, after
+ * the worker stopped. */
+static void fetch_job(struct worker_job *job, bool cancelled)
 {
-	debuginfod_client *client = NULL;
-	struct fetch *f;
-	char *path;
+	struct fetch *f = (void *)((char *)job - offsetof(struct fetch, job));
+	char *path = NULL;
 	struct stat st;
 	int fd;
 
+	if (cancelled)
+		return;
 	pthread_mutex_lock(&fetcher.lock);
-	for (;;) {
-		while (!fetcher.stop && !fetcher.head)
-			pthread_cond_wait(&fetcher.cond, &fetcher.lock);
-		if (fetcher.stop)
-			break;
-		f = fetcher.head;
-		fetcher.head = f->next;
-		if (!fetcher.head)
-			fetcher.tail = NULL;
-		f->state = FETCH_RUNNING;
-		pthread_mutex_unlock(&fetcher.lock);
-
-		/* f stays valid: only debuginfod__shutdown() frees, after joining this thread. */
-		if (!client) {
-			client = debuginfod_begin();
-			if (client)
-				debuginfod_set_progressfn(client, fetch_progress);
-		}
-		path = NULL;
-		pr_info("fetching debug info of %s (build-id %s) from debuginfod", f->file,
-			f->id_hex);
-		f->start_ns = f->last_progress_ns = now_ns();
-		if (client) {
-			debuginfod_set_user_data(client, f);
-			fd = debuginfod_find_debuginfo(client, f->id, f->id_sz, &path);
-		} else {
-			fd = -ENOMEM;
-		}
-		if (fd >= 0) {
-			if (!fstat(fd, &st))
-				pr_info("fetched debug info of %s (build-id %s): %lld bytes, %s",
-					f->file, f->id_hex, (long long)st.st_size, path);
-			close(fd);
-		} else {
-			pr_info("fetch debug info of %s (build-id %s) from debuginfod: %s", f->file,
-				f->id_hex, strerror(-fd));
-		}
-
-		pthread_mutex_lock(&fetcher.lock);
-		if (fd >= 0 && path) {
-			f->path = path;
-			f->state = FETCH_DONE;
-		} else {
-			free(path);
-			f->state = FETCH_FAILED;
-		}
-		fetcher.pending--;
-		__atomic_add_fetch(&fetch_gen, 1, __ATOMIC_RELEASE);
-		pthread_cond_broadcast(&fetcher.cond);
-	}
+	f->state = FETCH_RUNNING;
 	pthread_mutex_unlock(&fetcher.lock);
-	if (client)
-		debuginfod_end(client);
-	return NULL;
-}
+	if (!client) {
+		client = debuginfod_begin();
+		if (client)
+			debuginfod_set_progressfn(client, fetch_progress);
+	}
+	pr_info("fetching debug info of %s (build-id %s) from debuginfod", f->file, f->id_hex);
+	f->start_ns = f->last_progress_ns = now_ns();
+	if (client) {
+		debuginfod_set_user_data(client, f);
+		fd = debuginfod_find_debuginfo(client, f->id, f->id_sz, &path);
+	} else {
+		fd = -ENOMEM;
+	}
+	if (fd >= 0) {
+		if (!fstat(fd, &st))
+			pr_info("fetched debug info of %s (build-id %s): %lld bytes, %s", f->file,
+				f->id_hex, (long long)st.st_size, path);
+		close(fd);
+	} else {
+		pr_info("fetch debug info of %s (build-id %s) from debuginfod: %s", f->file,
+			f->id_hex, strerror(-fd));
+	}
 
-/* Under fetcher.lock. The thread gets no signals: they are the main thread's business. */
-static int fetcher_start(void)
-{
-	sigset_t all, old;
-	int err;
-
-	if (fetcher.started)
-		return 0;
-	err = cond_init();
-	if (err)
-		return err;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&fetcher.thread, NULL, fetch_thread, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err)
-		return -err;
-	fetcher.started = true;
-	return 0;
+	pthread_mutex_lock(&fetcher.lock);
+	if (fd >= 0 && path) {
+		f->path = path;
+		f->state = FETCH_DONE;
+	} else {
+		free(path);
+		f->state = FETCH_FAILED;
+	}
+	__atomic_add_fetch(&fetch_gen, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&fetcher.lock);
 }
 
 int debuginfod__queue(const uint8_t *id, size_t id_sz, const char *file)
@@ -222,9 +163,6 @@ int debuginfod__queue(const uint8_t *id, size_t id_sz, const char *file)
 	HASH_FIND(hh, fetcher.all, id, id_sz, f);
 	if (f)
 		goto out;
-	err = fetcher_start();
-	if (err)
-		goto out;
 	f = calloc(1, sizeof(*f));
 	if (!f || !(f->file = strdup(file))) {
 		free(f);
@@ -235,14 +173,14 @@ int debuginfod__queue(const uint8_t *id, size_t id_sz, const char *file)
 	f->id_sz = id_sz;
 	hex_encode(f->id_hex, id, id_sz);
 	f->state = FETCH_QUEUED;
+	f->job.run = fetch_job;
+	err = worker__queue(&fetcher.worker, &f->job);
+	if (err) {
+		free(f->file);
+		free(f);
+		goto out;
+	}
 	HASH_ADD(hh, fetcher.all, id, id_sz, f);
-	if (fetcher.tail)
-		fetcher.tail->next = f;
-	else
-		fetcher.head = f;
-	fetcher.tail = f;
-	fetcher.pending++;
-	pthread_cond_broadcast(&fetcher.cond);
 out:
 	pthread_mutex_unlock(&fetcher.lock);
 	return err;
@@ -281,47 +219,26 @@ int debuginfod__fetched_path(const uint8_t *id, size_t id_sz, char *buf, size_t 
 	return err;
 }
 
-/* A SIGINT or SIGTERM waits for the main thread (blocked, read from its signalfd). */
-static bool stop_signal_pending(void)
-{
-	sigset_t set;
-
-	return !sigpending(&set) &&
-	       (sigismember(&set, SIGINT) == 1 || sigismember(&set, SIGTERM) == 1);
-}
-
 unsigned int debuginfod__wait(uint64_t timeout_ns)
 {
-	uint64_t deadline = now_ns() + timeout_ns, slice;
-	struct timespec ts;
-	unsigned int pending;
+	uint64_t deadline = now_ns() + timeout_ns;
+	unsigned int pending = worker__pending(&fetcher.worker);
 	bool skipped = false;
 
 	pthread_mutex_lock(&fetcher.lock);
-	if (fetcher.wait_over || !fetcher.started)
+	if (fetcher.wait_over)
 		timeout_ns = 0;
-	pending = fetcher.pending;
 	if (pending && timeout_ns)
 		fetcher.wait_deadline_ns = deadline;
 	pthread_mutex_unlock(&fetcher.lock);
-	if (pending && timeout_ns)
+	if (pending && timeout_ns) {
 		pr_info("debuginfod: waiting up to %.0f s for %u debug file%s (Ctrl-C skips the "
 			"wait)",
 			timeout_ns / 1e9, pending, pending > 1 ? "s" : "");
-
-	pthread_mutex_lock(&fetcher.lock);
-	while (fetcher.pending && timeout_ns && now_ns() < deadline) {
-		if (stop_signal_pending()) {
-			skipped = true;
-			break;
-		}
 		/* Wakes at each finished fetch, and every 100 ms to look at signals. */
-		slice = min_t(uint64_t, deadline, now_ns() + 100000000ull);
-		ts.tv_sec = slice / 1000000000ull;
-		ts.tv_nsec = slice % 1000000000ull;
-		pthread_cond_timedwait(&fetcher.cond, &fetcher.lock, &ts);
+		pending = worker__wait(&fetcher.worker, deadline, &skipped);
 	}
-	pending = fetcher.pending;
+	pthread_mutex_lock(&fetcher.lock);
 	fetcher.wait_deadline_ns = 0;
 	/* The limit is for the whole run: a later profile format does not wait again. */
 	if (pending && timeout_ns)
@@ -335,17 +252,12 @@ unsigned int debuginfod__wait(uint64_t timeout_ns)
 void debuginfod__shutdown(void)
 {
 	struct fetch *f, *tmp;
-	bool started;
 
-	pthread_mutex_lock(&fetcher.lock);
-	fetcher.stop = true;
-	started = fetcher.started;
-	if (fetcher.cond_ready)
-		pthread_cond_broadcast(&fetcher.cond);
-	pthread_mutex_unlock(&fetcher.lock);
-	if (started)
-		pthread_join(fetcher.thread, NULL);
-
+	/* A transfer in progress sees the stop in its progress callback. */
+	worker__shutdown(&fetcher.worker);
+	if (client)
+		debuginfod_end(client);
+	client = NULL;
 	pthread_mutex_lock(&fetcher.lock);
 	HASH_ITER(hh, fetcher.all, f, tmp) {
 		HASH_DEL(fetcher.all, f);
@@ -353,10 +265,6 @@ void debuginfod__shutdown(void)
 		free(f->path);
 		free(f);
 	}
-	fetcher.head = fetcher.tail = NULL;
-	fetcher.pending = 0;
-	fetcher.started = false;
-	fetcher.stop = false;
 	pthread_mutex_unlock(&fetcher.lock);
 }
 
