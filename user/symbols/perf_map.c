@@ -16,13 +16,13 @@
 #include "util/worker.h"
 
 /* Bytes read at a time, and the longest line (a longer one is malformed). */
-#define READ_CHUNK		(64 * 1024)
+#define READ_CHUNK    (64 * 1024)
 /* A process's map is not read again for new addresses sooner than this after a read, nor
  * sooner than READ_SPACING times that read's length: a live JIT's map costs a few % of a CPU. */
-#define REREAD_MIN_NS		1000000000ull
-#define READ_SPACING		20
+#define REREAD_MIN_NS 1000000000ull
+#define READ_SPACING  20
 /* Lines kept beyond the wanted addresses' before a read drops the ones no address needs. */
-#define COMPACT_SLACK		4096
+#define COMPACT_SLACK 4096
 
 /* [start, end) named names + name; off is counted from base, the START of its line. */
 struct perf_map_range {
@@ -36,8 +36,8 @@ struct perf_map_range {
 struct perf_map_table {
 	struct perf_map_range *ranges; /* sorted by start, not overlapping */
 	size_t cnt;
-	char *names;	  /* the ranges' names, NUL-terminated */
-	uint64_t *want;	  /* sorted: the addresses it was read for; NULL: every line kept */
+	char *names;	/* the ranges' names, NUL-terminated */
+	uint64_t *want; /* sorted: the addresses it was read for; NULL: every line kept */
 	size_t want_cnt;
 	size_t bad_cnt;
 	uint64_t not_read; /* bytes past BPFPROF_PERF_MAP_MAX_SZ */
@@ -64,10 +64,10 @@ struct perf_map {
 	struct worker_job job;
 
 	/* The reader's once shared; set by locate() before. */
-	int root_fd;	/* the process's root (/proc/PID/root, O_PATH); -1 once closed */
-	char *path;	/* tmp/perf-NSPID.map, in root_fd */
-	uid_t uids[4];	/* the process's, from /proc/PID/status */
-	bool have_id;	/* the file below was seen (read, or refused) */
+	int root_fd;   /* the process's root (/proc/PID/root, O_PATH); -1 once closed */
+	char *path;    /* tmp/perf-NSPID.map, in root_fd */
+	uid_t uids[4]; /* the process's, from /proc/PID/status */
+	bool have_id;  /* the file below was seen (read, or refused) */
 	dev_t dev;
 	ino_t ino;
 	off_t size;
@@ -104,8 +104,8 @@ static void stat_max(uint64_t *v, uint64_t x)
 {
 	uint64_t old = __atomic_load_n(v, __ATOMIC_RELAXED);
 
-	while (x > old && !__atomic_compare_exchange_n(v, &old, x, false, __ATOMIC_RELAXED,
-						       __ATOMIC_RELAXED))
+	while (x > old &&
+	       !__atomic_compare_exchange_n(v, &old, x, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
 }
 
@@ -517,7 +517,7 @@ static int reader_line(struct perf_map_reader *r, const char *s, const char *end
 			return err;
 	}
 	err = array_grow((void **)&r->e, &r->cap, r->cnt + 1, sizeof(*r->e), 256) ?:
-	      reader_name(r, name, name_end - name, &off);
+		      reader_name(r, name, name_end - name, &off);
 	if (err)
 		return err;
 	r->e[r->cnt++] = (struct perf_map_entry){ start, stop, start, off, r->seq++ };
@@ -965,8 +965,8 @@ static void read_job(struct worker_job *job, bool cancelled)
 	again = !cancelled && (m->again || (m->closing && !final));
 	if (!again) {
 		m->queued = false;
-		m->next_read_ns = now_ns() + max_t(uint64_t, REREAD_MIN_NS,
-						   READ_SPACING * (now_ns() - t0));
+		m->next_read_ns =
+			now_ns() + max_t(uint64_t, REREAD_MIN_NS, READ_SPACING * (now_ns() - t0));
 		if (m->closing && m->root_fd >= 0) {
 			close(m->root_fd);
 			m->root_fd = -1;

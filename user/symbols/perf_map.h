@@ -33,7 +33,7 @@ struct perf_map;
 
 /* Counters of every map since the start (perf_map__stats()). */
 struct perf_map_stats {
-	uint64_t reads;		/* files read */
+	uint64_t reads; /* files read */
 	uint64_t bytes_read;
 	uint64_t capped_reads;	/* reads that stopped at BPFPROF_PERF_MAP_MAX_SZ */
 	uint64_t max_not_read;	/* the most bytes such a read left */

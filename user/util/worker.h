@@ -33,7 +33,10 @@ struct worker {
 	unsigned int pending; /* queued or running */
 };
 
-#define WORKER_INIT { .lock = PTHREAD_MUTEX_INITIALIZER }
+#define WORKER_INIT                               \
+	{                                         \
+		.lock = PTHREAD_MUTEX_INITIALIZER \
+	}
 
 /*
  * Queues job (its run set) at the end; starts the thread at the first call (it gets no
