@@ -3,7 +3,8 @@
  * test_gopclntab.c: a Go binary's .gopclntab names the same functions, at the same addresses,
  * as its .symtab; the -ldflags='-s -w' build of the same program (no .symtab) is named through
  * symtab.c all the same; its file:line positions are the DWARF line table's, its inline frames
- * DWARF's inline scopes; a corrupted table never crashes the reader.
+ * DWARF's inline scopes; a corrupted table never crashes the reader, and a crafted one
+ * (tests/fixtures/gopclntab_craft.py) costs memory and time linear in its size.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,7 +20,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "symbols/gopclntab.h"
 #include "symbols/symtab.h"
@@ -545,6 +551,109 @@ static void test_corrupted(void **state)
 	free(fs.f);
 }
 
+/* What tests/fixtures/gopclntab_craft.py writes: functions 16 bytes apart from TEXT_START, the
+ * first SHORT_FUNCS named by suffixes of a SHORT_LEN-byte name, LONG_FUNCS more by suffixes of
+ * a name that runs to the section's end (megabytes). */
+#define CRAFT_TEXT_START  0x10000000ull
+#define CRAFT_SHORT_FUNCS 200000
+#define CRAFT_LONG_FUNCS  1000
+#define CRAFT_SHORT_LEN	  3000
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
+/*
+ * In a child with the agent's memory limit (RLIMIT_DATA 256 MiB: the DaemonSet's; not under
+ * ASan, whose shadow counts) and 60 s: symtab.c's table of the crafted program, its names as
+ * the table spells them, none longer than the bound. Exits 0 when all hold.
+ */
+static int crafted_names_child(void)
+{
+	struct rlimit lim = { 256ull << 20, 256ull << 20 };
+	char want[CRAFT_SHORT_LEN + 1];
+	struct timespec t0, t1;
+	struct symtab *st;
+	const char *name;
+	uint64_t off;
+	int fd, i;
+	Elf *elf;
+
+	alarm(60);
+#ifndef UNDER_ASAN
+	if (setrlimit(RLIMIT_DATA, &lim))
+		return 2;
+#endif
+	elf = elf_open(GO_CRAFTED "-names", &fd);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	st = symtab__new(elf, GO_CRAFTED "-names");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (!st) {
+		fprintf(stderr, "crafted: symtab__new: %s\n", strerror(errno));
+		return 3;
+	}
+	fprintf(stderr, "crafted names: symtab__new %.3f s, %zu symbols\n",
+		(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, symtab__cnt(st));
+	memcpy(want, "crafted_", 8);
+	memset(want + 8, 'x', CRAFT_SHORT_LEN - 8);
+	want[CRAFT_SHORT_LEN] = '\0';
+	for (i = 0; i < CRAFT_SHORT_FUNCS + CRAFT_LONG_FUNCS; i++) {
+		name = symtab__find(st, CRAFT_TEXT_START + 16 * i + 4, &off);
+		if (i < CRAFT_SHORT_FUNCS && (!name || off != 4 ||
+					      strcmp(name, want + i % CRAFT_SHORT_LEN))) {
+			fprintf(stderr, "crafted: function %d named %.40s\n", i, name ? name : "-");
+			return 4;
+		}
+		if (i >= CRAFT_SHORT_FUNCS && name) {
+			fprintf(stderr, "crafted: function %d named, %zu bytes\n", i, strlen(name));
+			return 5;
+		}
+	}
+	symtab__free(st);
+	elf_end(elf);
+	close(fd);
+	return 0;
+}
+
+/*
+ * A crafted .gopclntab whose functions name suffixes of one region, some of one that runs to
+ * the section's end (a 4 MB program): reading it costs memory and time linear in its size (a
+ * reader that scans and copies a name per function took bpfprof 42 s and 4.9 GB). Names
+ * longer than BPFPROF_SYM_NAME_MAX are no names; the real ones are shared, not copied per
+ * function.
+ */
+static void test_crafted_names(void **state)
+{
+	struct timespec t0, t1;
+	struct rusage ru;
+	struct stat sb;
+	int status = 0;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(stat(GO_CRAFTED "-names", &sb), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid)
+		_exit(crafted_names_child());
+	assert_int_equal(wait4(pid, &status, 0, &ru), pid);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	fprintf(stderr, "crafted names: %lld-byte program, checked in %.3f s, peak RSS %ld KiB\n",
+		(long long)sb.st_size,
+		(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, ru.ru_maxrss);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+#ifndef UNDER_ASAN
+	/* The file, its copy in libelf, and the table: well under 32 times the file. */
+	assert_true((uint64_t)ru.ru_maxrss * 1024 < 32 * (uint64_t)sb.st_size);
+#endif
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -553,6 +662,7 @@ int main(void)
 		cmocka_unit_test(test_inline_frames_match_dwarf),
 		cmocka_unit_test(test_stripped_names),
 		cmocka_unit_test(test_corrupted),
+		cmocka_unit_test(test_crafted_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -113,13 +113,24 @@ static int header_read(struct pcln *t, Elf *elf)
 	return 0;
 }
 
+/*
+ * A name in funcnametab at nameoff, or NULL when out of the table, empty, or not terminated
+ * within BPFPROF_SYM_NAME_MAX bytes: a crafted table's functions may all name one region that
+ * runs to the section's end, and each lookup costs at most the bound.
+ */
+static const char *funcname_at(const struct pcln *t, int32_t nameoff)
+{
+	if (nameoff < 0)
+		return NULL;
+	return elf_read__name(t->p + t->funcname, t->sz - t->funcname, (uint64_t)nameoff, NULL);
+}
+
 /* Function i: its range and name; false when its entry is malformed or empty. */
 static bool function_read(const struct pcln *t, uint64_t i, uint64_t *start, uint64_t *end,
 			  const char **name)
 {
 	uint64_t esz = t->magic == GO_MAGIC_116 ? 16 : 8, e = t->functab + i * esz, fo, f;
 	int32_t nameoff;
-	const char *s;
 
 	if (e + 2 * esz > t->sz)
 		return false;
@@ -137,13 +148,8 @@ static bool function_read(const struct pcln *t, uint64_t i, uint64_t *start, uin
 	if (fo >= t->sz || f + 4 > t->sz || *end <= *start)
 		return false;
 	memcpy(&nameoff, t->p + f, sizeof(nameoff));
-	if (nameoff < 0 || t->funcname + (uint64_t)nameoff >= t->sz)
-		return false;
-	s = (const char *)t->p + t->funcname + nameoff;
-	if (!memchr(s, '\0', t->sz - (t->funcname + nameoff)) || !*s)
-		return false;
-	*name = s;
-	return true;
+	*name = funcname_at(t, nameoff);
+	return *name != NULL;
 }
 
 int gopclntab__functions(Elf *elf, gopclntab_fn fn, void *ctx)
@@ -451,10 +457,9 @@ static int position(const struct pcln *t, const struct func_ref *f, uint64_t pc,
 	if (cu > t->sz || foff + 4 > t->sz)
 		return -ENOENT;
 	name = rd32(t->p + foff);
-	if (name == UINT32_MAX || t->filetab + name >= t->sz)
-		return -ENOENT;
-	s = (const char *)t->p + t->filetab + name;
-	if (!memchr(s, '\0', t->sz - (t->filetab + name)) || !*s)
+	s = name == UINT32_MAX ? NULL :
+				 elf_read__name(t->p + t->filetab, t->sz - t->filetab, name, NULL);
+	if (!s)
 		return -ENOENT;
 	*file = s;
 	*line = (uint32_t)ln;
@@ -470,17 +475,6 @@ int gopclntab__line(const struct gopclntab *g, uint64_t pc, const char **file, u
 		return -ENOENT;
 	f.start = entry_start(t, f.idx);
 	return position(t, &f, pc, file, line);
-}
-
-/* A name in funcnametab at nameoff, or NULL when out of the table or unterminated. */
-static const char *funcname_at(const struct pcln *t, int32_t nameoff)
-{
-	const char *s;
-
-	if (nameoff < 0 || t->funcname + (uint64_t)nameoff >= t->sz)
-		return NULL;
-	s = (const char *)t->p + t->funcname + nameoff;
-	return memchr(s, '\0', t->sz - (t->funcname + nameoff)) && *s ? s : NULL;
 }
 
 /* Entry ix of f's inline tree (_FUNCDATA_InlTree, at gofunc + its funcdata offset): the

@@ -12,14 +12,17 @@
 #include <stdint.h>
 
 /* Called once per function: [start, start + size) in ELF virtual addresses; name is valid as
- * long as elf. A non-zero return stops the walk and is returned. */
+ * long as elf, at most BPFPROF_SYM_NAME_MAX bytes (util/elf_read.h: a function whose name is
+ * longer, or unterminated, is left out). A non-zero return stops the walk and is returned. */
 typedef int (*gopclntab_fn)(void *ctx, uint64_t start, uint64_t size, const char *name);
 
 /*
- * Calls fn for each function of elf's .gopclntab, in address order. Returns the number of
- * functions, -ENOENT when elf has no .gopclntab, -ENOTSUP for a table of a Go version before
- * 1.16 (or an unknown magic), -EINVAL when the table is malformed (a file another user may have
- * written: every offset is checked against the section), or fn's non-zero return.
+ * Calls fn for each function of elf's .gopclntab, in address order: at most the bound's bytes
+ * read per function's name, so the cost is linear in the table's size whatever it holds.
+ * Returns the number of functions, -ENOENT when elf has no .gopclntab, -ENOTSUP for a table of
+ * a Go version before 1.16 (or an unknown magic), -EINVAL when the table is malformed (a file
+ * another user may have written: every offset is checked against the section), or fn's
+ * non-zero return.
  */
 int gopclntab__functions(Elf *elf, gopclntab_fn fn, void *ctx);
 

@@ -37,10 +37,15 @@ struct sym_cand {
 	uint64_t addr;
 	uint64_t size;
 	const char *name; /* in the ELF's string table: valid while building */
+	uint16_t len;	  /* name's, at most BPFPROF_SYM_NAME_MAX */
 	uint16_t shndx;
 	uint8_t src;  /* index in symtab_builder->elfs */
 	uint8_t pref; /* alias preference: lower wins */
 };
+
+/* Most symbols a table keeps: a program's largest tables have a few hundred thousand functions,
+ * and a candidate costs 32 bytes while building. Further symbols are left out. */
+#define SYMTAB_SYMS_MAX (1u << 22)
 
 /* Only the names that win are copied: most of a large table's names are aliases or locals. */
 struct symtab_builder {
@@ -51,12 +56,16 @@ struct symtab_builder {
 	char *plt_names; /* the "name@plt" strings the cands point at (builder__add_plt) */
 };
 
+/* Adds a candidate; name (len bytes, NUL-terminated) must live until builder__finish(). Past
+ * SYMTAB_SYMS_MAX candidates, drops it. 0 or -ENOMEM. */
 static int builder__add(struct symtab_builder *b, uint64_t addr, uint64_t size, const char *name,
-			uint16_t shndx, uint8_t src, unsigned int bind)
+			size_t len, uint16_t shndx, uint8_t src, unsigned int bind)
 {
 	struct sym_cand *c;
 	uint8_t pref;
 
+	if (b->cnt >= SYMTAB_SYMS_MAX || !len || len > BPFPROF_SYM_NAME_MAX)
+		return 0;
 	if (array_grow((void **)&b->cands, &b->cap, b->cnt + 1, sizeof(*b->cands), 256))
 		return -ENOMEM;
 	switch (bind) {
@@ -77,6 +86,7 @@ static int builder__add(struct symtab_builder *b, uint64_t addr, uint64_t size, 
 	c->addr = addr;
 	c->size = size;
 	c->name = name;
+	c->len = len;
 	c->shndx = shndx;
 	c->src = src;
 	c->pref = pref;
@@ -104,18 +114,18 @@ static int builder__add_symtab(struct symtab_builder *b, uint8_t src, uint32_t t
 {
 	Elf *elf = b->elfs[src];
 	Elf_Data *syms, *strs;
-	const char *strtab;
 	GElf_Ehdr ehdr;
-	size_t i, nsyms;
+	size_t i, nsyms, len;
 	GElf_Sym sym;
 	int added = 0;
 
 	if (!gelf_getehdr(elf, &ehdr) || !elf_read__symbols(elf, type, &syms, &strs))
 		return 0;
-	strtab = strs->d_buf;
 	/* Room for every symbol up front: growing a large table step by step costs copies. */
 	nsyms = syms->d_size /
 		(gelf_getclass(elf) == ELFCLASS32 ? sizeof(Elf32_Sym) : sizeof(Elf64_Sym));
+	if (nsyms > SYMTAB_SYMS_MAX - b->cnt)
+		nsyms = SYMTAB_SYMS_MAX - b->cnt;
 	if (array_grow((void **)&b->cands, &b->cap, b->cnt + nsyms, sizeof(*b->cands), 256))
 		return -ENOMEM;
 	/* gelf_getsym() checks i against the data size: a short section just ends the loop. */
@@ -126,15 +136,15 @@ static int builder__add_symtab(struct symtab_builder *b, uint8_t src, uint32_t t
 
 		if ((st_type != STT_FUNC && st_type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF)
 			continue;
-		if (!sym.st_name || sym.st_name >= strs->d_size)
-			continue;
-		name = strtab + sym.st_name;
-		if (!name[0] || !memchr(name, '\0', strs->d_size - sym.st_name))
+		/* Bounded: every symbol may name one unterminated region (elf_read__name()). */
+		name = sym.st_name ? elf_read__name(strs->d_buf, strs->d_size, sym.st_name, &len) :
+				     NULL;
+		if (!name)
 			continue;
 		/* Thumb functions have bit 0 set in st_value; the code starts one byte lower. */
 		if (ehdr.e_machine == EM_ARM)
 			addr &= ~1ull;
-		if (builder__add(b, addr, sym.st_size, name, sym.st_shndx, src,
+		if (builder__add(b, addr, sym.st_size, name, len, sym.st_shndx, src,
 				 GELF_ST_BIND(sym.st_info)))
 			return -ENOMEM;
 		added++;
@@ -148,7 +158,7 @@ static int builder__add_symtab(struct symtab_builder *b, uint8_t src, uint32_t t
 /* Bounds on what an untrusted file can make builder__add_plt() allocate: real programs have
  * thousands of PLT entries at most, and names far shorter. */
 #define PLT_ENTRIES_MAX (1u << 20)
-#define PLT_NAME_MAX	4096
+#define PLT_NAME_MAX	BPFPROF_SYM_NAME_MAX
 #define PLT_NAMES_MAX	(64u << 20)
 
 /* An allocated section by name, with its header; NULL when absent, empty or not loaded. */
@@ -231,7 +241,8 @@ static int builder__add_plt(struct symtab_builder *b)
 				continue;
 			}
 			snprintf(out, n, "%s@plt", name);
-			if (builder__add(b, at, X86_64_PLT_ENTRY_SZ, out, SHN_UNDEF, 0, STB_GLOBAL))
+			if (builder__add(b, at, X86_64_PLT_ENTRY_SZ, out, n - 1, SHN_UNDEF, 0,
+					 STB_GLOBAL))
 				return -ENOMEM;
 			out += n;
 			added++;
@@ -249,31 +260,29 @@ static int builder__add_plt(struct symtab_builder *b)
 	if (plt_scn) {
 		if (builder__add(b, plt.sh_addr,
 				 entries && !sec_scn ? X86_64_PLT_ENTRY_SZ : plt.sh_size, ".plt",
-				 SHN_UNDEF, 0, STB_LOCAL))
+				 strlen(".plt"), SHN_UNDEF, 0, STB_LOCAL))
 			return -ENOMEM;
 		added++;
 	}
 	if (sec_scn && !entries) {
-		if (builder__add(b, sec.sh_addr, sec.sh_size, ".plt.sec", SHN_UNDEF, 0, STB_LOCAL))
+		if (builder__add(b, sec.sh_addr, sec.sh_size, ".plt.sec", strlen(".plt.sec"),
+				 SHN_UNDEF, 0, STB_LOCAL))
 			return -ENOMEM;
 		added++;
 	}
 	if (alloc_section(elf, ".plt.got", &got)) {
-		if (builder__add(b, got.sh_addr, got.sh_size, ".plt.got", SHN_UNDEF, 0, STB_LOCAL))
+		if (builder__add(b, got.sh_addr, got.sh_size, ".plt.got", strlen(".plt.got"),
+				 SHN_UNDEF, 0, STB_LOCAL))
 			return -ENOMEM;
 		added++;
 	}
 	return added;
 }
 
+/* By address only: which alias names an address is group_winner()'s, in one pass. */
 static inline bool cand_before(const struct sym_cand *x, const struct sym_cand *y)
 {
-	if (x->addr != y->addr)
-		return x->addr < y->addr;
-	if (x->pref != y->pref)
-		return x->pref < y->pref;
-	/* Same rank: the name decides, so that every run picks the same alias. */
-	return strcmp(x->name, y->name) < 0;
+	return x->addr < y->addr;
 }
 
 static void cands_sift_down(struct sym_cand *a, size_t root, size_t n)
@@ -315,11 +324,109 @@ static void cands_sort(struct sym_cand *a, size_t n)
 	}
 }
 
+/*
+ * The candidate of the aliases cands[i, j) (one address) whose name the symbol gets: the
+ * preferred binding, then the smallest name, so that every run picks the same alias. One
+ * comparison per alias, of names at most BPFPROF_SYM_NAME_MAX long.
+ */
+static size_t group_winner(const struct sym_cand *cands, size_t i, size_t j)
+{
+	size_t w = i, k;
+
+	for (k = i + 1; k < j; k++) {
+		if (cands[k].pref < cands[w].pref ||
+		    (cands[k].pref == cands[w].pref && cands[k].name != cands[w].name &&
+		     strcmp(cands[k].name, cands[w].name) < 0))
+			w = k;
+	}
+	return w;
+}
+
+/* The end of the symbol at cands[i, j)'s address: the largest size any alias gives, else up to
+ * the next symbol (cands[j]) within the aliases' section. */
+static uint64_t group_end(const struct symtab_builder *b, size_t i, size_t j)
+{
+	const struct sym_cand *cands = b->cands;
+	uint64_t addr = cands[i].addr, end = 0, sec_end = 0, next, e;
+	size_t k;
+
+	for (k = i; k < j; k++) {
+		e = addr + cands[k].size < addr ? UINT64_MAX : addr + cands[k].size;
+		if (cands[k].size && e > end)
+			end = e;
+	}
+	if (end)
+		return end;
+	for (k = i; k < j; k++) {
+		e = section_end(b->elfs[cands[k].src], cands[k].shndx);
+		if (e > sec_end)
+			sec_end = e;
+	}
+	next = j < b->cnt ? cands[j].addr : UINT64_MAX;
+	if (sec_end > addr)
+		return next < sec_end ? next : sec_end;
+	return next != UINT64_MAX ? next : addr + 1;
+}
+
+/* A symbol's name while the table is built: [start, end) in the memory it was read from (end
+ * is its NUL), for symbol sym. */
+struct name_ref {
+	uintptr_t end;
+	uintptr_t start;
+	size_t sym;
+};
+
+static int name_ref_cmp(const void *a, const void *b)
+{
+	const struct name_ref *x = a, *y = b;
+
+	if (x->end != y->end)
+		return x->end < y->end ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*
+ * Copies the names of refs[0, n) into one buffer (*names, the caller frees it) and sets each
+ * symbol's offset in it. Names are interned by where they end: the names that end at one NUL
+ * of a string table (one name, or suffixes of it, as linkers merge them) share the copy of the
+ * longest. A table's NULs cut it into disjoint names, so the copy is never larger than the
+ * string tables read, whatever a crafted file's symbols point at. 0 or -ENOMEM.
+ */
+static int names_intern(struct name_ref *refs, size_t n, struct sym *syms, char **names)
+{
+	size_t i, j, len, total = 0;
+	char *buf;
+
+	qsort(refs, n, sizeof(*refs), name_ref_cmp);
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && refs[j].end == refs[i].end; j++)
+			;
+		total += refs[i].end - refs[i].start + 1;
+	}
+	if (total > UINT32_MAX)
+		return -ENOMEM;
+	buf = malloc(total ? total : 1);
+	if (!buf)
+		return -ENOMEM;
+	total = 0;
+	for (i = 0; i < n; i = j) {
+		len = refs[i].end - refs[i].start;
+		memcpy(buf + total, (const char *)refs[i].start, len);
+		buf[total + len] = '\0';
+		for (j = i; j < n && refs[j].end == refs[i].end; j++)
+			syms[refs[j].sym].name = total + (refs[j].start - refs[i].start);
+		total += len + 1;
+	}
+	*names = buf;
+	return 0;
+}
+
 /* (Re)builds st from the candidates: one entry per address, ends, nesting links, names. */
 static int builder__finish(struct symtab_builder *b, struct symtab *st)
 {
-	const struct sym_cand *cands = b->cands;
-	size_t i, j, n = 0, depth = 0, names_len = 0;
+	const struct sym_cand *cands = b->cands, *c;
+	size_t i, j, n = 0, depth = 0;
+	struct name_ref *refs = NULL;
 	struct sym *syms = NULL;
 	int32_t *stack = NULL;
 	char *names = NULL;
@@ -329,60 +436,29 @@ static int builder__finish(struct symtab_builder *b, struct symtab *st)
 		return -ENOMEM;
 	cands_sort(b->cands, b->cnt);
 	for (i = 0; i < b->cnt; i++) {
-		if (!i || cands[i].addr != cands[i - 1].addr) {
+		if (!i || cands[i].addr != cands[i - 1].addr)
 			n++;
-			names_len += strlen(cands[i].name) + 1;
-		}
 	}
-	if (names_len > UINT32_MAX)
-		return -ENOMEM;
 	if (n) {
 		syms = calloc(n, sizeof(*syms));
 		stack = malloc(n * sizeof(*stack));
-		names = malloc(names_len);
-		if (!syms || !stack || !names) {
+		refs = malloc(n * sizeof(*refs));
+		if (!syms || !stack || !refs) {
 			err = -ENOMEM;
 			goto cleanup;
 		}
 	}
-	n = 0;
-	names_len = 0;
-	for (i = 0; i < b->cnt; i = j) {
-		const struct sym_cand *c = &cands[i];
-		uint64_t end = 0, sec_end = 0, next;
-		size_t len;
-
-		/* Aliases: the first (preferred) name, the largest size any of them gives. */
-		for (j = i; j < b->cnt && cands[j].addr == c->addr; j++) {
-			const struct sym_cand *a = &cands[j];
-			uint64_t e = a->addr + a->size < a->addr ? UINT64_MAX : a->addr + a->size;
-
-			if (a->size && e > end)
-				end = e;
-		}
-		if (!end) {
-			for (j = i; j < b->cnt && cands[j].addr == c->addr; j++) {
-				uint64_t e = section_end(b->elfs[cands[j].src], cands[j].shndx);
-
-				if (e > sec_end)
-					sec_end = e;
-			}
-			next = j < b->cnt ? cands[j].addr : UINT64_MAX;
-			if (sec_end > c->addr)
-				end = next < sec_end ? next : sec_end;
-			else if (next != UINT64_MAX)
-				end = next;
-			else
-				end = c->addr + 1;
-		}
-		len = strlen(c->name) + 1;
-		memcpy(names + names_len, c->name, len);
+	for (i = 0, n = 0; i < b->cnt; i = j, n++) {
+		for (j = i + 1; j < b->cnt && cands[j].addr == cands[i].addr; j++)
+			;
+		c = &cands[group_winner(cands, i, j)];
 		syms[n].start = c->addr;
-		syms[n].end = end;
-		syms[n].name = names_len;
-		names_len += len;
-		n++;
+		syms[n].end = group_end(b, i, j);
+		refs[n] = (struct name_ref){ (uintptr_t)(c->name + c->len), (uintptr_t)c->name, n };
 	}
+	err = n ? names_intern(refs, n, syms, &names) : 0;
+	if (err)
+		goto cleanup;
 	/*
 	 * Sizes can nest (an inner entry point inside a larger function): link each symbol to the
 	 * innermost earlier one that is still open, so that a lookup past the inner one's end
@@ -406,6 +482,7 @@ static int builder__finish(struct symtab_builder *b, struct symtab *st)
 cleanup:
 	free(syms);
 	free(stack);
+	free(refs);
 	free(names);
 	return err;
 }
@@ -519,7 +596,9 @@ static int entry_range_no_cfi(const struct symtab *st, uint64_t entry, uint64_t 
 
 static int builder__add_go(void *ctx, uint64_t start, uint64_t size, const char *name)
 {
-	return builder__add(ctx, start, size, name, SHN_UNDEF, 0, STB_GLOBAL);
+	/* gopclntab__functions() bounds its names by BPFPROF_SYM_NAME_MAX. */
+	return builder__add(ctx, start, size, name, strnlen(name, BPFPROF_SYM_NAME_MAX + 1),
+			    SHN_UNDEF, 0, STB_GLOBAL);
 }
 
 struct symtab *symtab__new(Elf *elf, const char *path)
@@ -578,7 +657,8 @@ struct symtab *symtab__new(Elf *elf, const char *path)
 	if (ehdr.e_entry && !symtab__lookup(st, ehdr.e_entry) &&
 	    (!entry_range(elf, ehdr.e_entry, &lo, &hi) ||
 	     !entry_range_no_cfi(st, ehdr.e_entry, &lo, &hi))) {
-		err = builder__add(&b, lo, hi - lo, "_start", SHN_UNDEF, 0, STB_GLOBAL);
+		err = builder__add(&b, lo, hi - lo, "_start", strlen("_start"), SHN_UNDEF, 0,
+				   STB_GLOBAL);
 		if (!err)
 			err = builder__finish(&b, st);
 		if (err)

@@ -17,6 +17,10 @@
  * leading '_'. Symbols with st_size 0 extend to the next symbol (or the end of their section).
  * When no symbol covers the ELF entry point (e_entry), "_start" is synthesized over the FDE that
  * covers it in .eh_frame (stripped executables: the ABI's entry point is _start).
+ * The file may be another user's: names longer than BPFPROF_SYM_NAME_MAX (util/elf_read.h) are
+ * left out, at most 4M symbols are kept, and names are copied once per string in the file
+ * (symbols naming one string, or suffixes of it, share one copy), so that the table's memory
+ * and the time to build it stay linear in the file's size.
  */
 struct symtab;
 

@@ -57,3 +57,20 @@ size_t elf_read__build_id(Elf *elf, const uint8_t **id)
 	*id = bits;
 	return len;
 }
+
+const char *elf_read__name(const void *tab, size_t sz, uint64_t off, size_t *len)
+{
+	const char *s, *nul;
+	size_t n;
+
+	if (!tab || off >= sz)
+		return NULL;
+	s = (const char *)tab + off;
+	n = sz - off < BPFPROF_SYM_NAME_MAX + 1 ? sz - off : BPFPROF_SYM_NAME_MAX + 1;
+	nul = memchr(s, '\0', n);
+	if (!nul || nul == s)
+		return NULL;
+	if (len)
+		*len = nul - s;
+	return s;
+}

@@ -7,6 +7,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Longest name read from a file's string table (a symbol's, a Go function's or file's), bytes
+ * without the NUL: longer ones are not real names, and the bound keeps a lookup's cost, and
+ * what a table of such names can make bpfprof copy, independent of the table's size. */
+#define BPFPROF_SYM_NAME_MAX 4096
+
 /* Longest build-id kept, bytes (GNU ld's sha1 gives 20, md5 16, --build-id=0x... any). */
 #define BPFPROF_BUILD_ID_MAX 64
 
@@ -25,5 +30,13 @@ Elf_Scn *elf_read__symbols(Elf *elf, uint32_t type, Elf_Data **syms, Elf_Data **
  * longer).
  */
 size_t elf_read__build_id(Elf *elf, const uint8_t **id);
+
+/*
+ * The name at offset off of a string table of sz bytes (tab may be any file's: nothing is read
+ * outside it): NULL when off is outside the table, or the name is empty or not terminated
+ * within BPFPROF_SYM_NAME_MAX bytes. Its length in *len (unless len is NULL). Reads at most
+ * BPFPROF_SYM_NAME_MAX + 1 bytes, whatever the table holds.
+ */
+const char *elf_read__name(const void *tab, size_t sz, uint64_t off, size_t *len);
 
 #endif /* BPFPROF_ELF_READ_H */
