@@ -312,23 +312,28 @@ static bool uvarint(const struct pcln *t, uint64_t *off, uint32_t *v)
 }
 
 /* The value of the pc-value table at off for pc in a function entered at entry: -1 start,
- * zig-zag deltas of the value, then pc deltas in pc quanta (runtime/symtab.go pcvalue, step). */
+ * zig-zag deltas of the value, then pc deltas in pc quanta (runtime/symtab.go pcvalue, step).
+ * Go's runtime adds the deltas in int32 and lets them wrap; no real table does: a value that
+ * leaves int32 is a malformed table's (-ENOENT), not undefined behaviour here. */
 static int pcvalue(const struct pcln *t, uint64_t off, uint64_t entry, uint64_t pc, int32_t *val)
 {
 	uint64_t at = entry;
 	uint32_t uv, pcd;
-	int32_t v = -1;
+	int64_t v = -1;
 	int i;
 
 	for (i = 0; i < 100000; i++) {
 		if (!uvarint(t, &off, &uv) || (uv == 0 && i > 0))
 			return -ENOENT;
-		v += (uv & 1) ? (int32_t)~(uv >> 1) : (int32_t)(uv >> 1);
+		/* Zig-zag: uv / 2, or -(uv / 2) - 1 when uv is odd; both within int32. */
+		v += (uv & 1) ? -(int64_t)(uv >> 1) - 1 : (int64_t)(uv >> 1);
+		if (v < INT32_MIN || v > INT32_MAX)
+			return -ENOENT;
 		if (!uvarint(t, &off, &pcd))
 			return -ENOENT;
 		at += (uint64_t)pcd * t->min_lc;
 		if (pc < at) {
-			*val = v;
+			*val = (int32_t)v;
 			return 0;
 		}
 	}
