@@ -8,6 +8,7 @@
 #include <uthash.h>
 #include "output/flamegraph.h"
 #include "util/strtab.h"
+#include "util/utf8.h"
 #include "util/util.h"
 
 /* Layout, px (flamegraph.pl's proportions). */
@@ -402,32 +403,17 @@ struct fg_writer {
  */
 static size_t xml_char_len(const unsigned char *s)
 {
-	uint32_t cp;
+	size_t n = utf8__char_len(s);
 
-	if (s[0] < 0x80)
+	if (n == 1)
 		return s[0] >= 0x20 && s[0] != 0x7f;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		if ((s[1] & 0xc0) != 0x80)
-			return 0;
-		/* U+0080..U+009F: C1 control characters. */
-		return s[0] == 0xc2 && s[1] < 0xa0 ? 0 : 2;
-	}
-	if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80)
-			return 0;
-		cp = (s[0] & 0x0f) << 12 | (s[1] & 0x3f) << 6 | (s[2] & 0x3f);
-		/* Overlong, UTF-16 surrogates, U+FFFE and U+FFFF. */
-		if (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff) || cp >= 0xfffe)
-			return 0;
-		return 3;
-	}
-	if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 || (s[3] & 0xc0) != 0x80)
-			return 0;
-		cp = (s[0] & 0x07) << 18 | (s[1] & 0x3f) << 12 | (s[2] & 0x3f) << 6 | (s[3] & 0x3f);
-		return cp >= 0x10000 && cp <= 0x10ffff ? 4 : 0;
-	}
-	return 0;
+	/* U+0080..U+009F: C1 control characters. */
+	if (n == 2 && s[0] == 0xc2 && s[1] < 0xa0)
+		return 0;
+	/* U+FFFE and U+FFFF: not XML characters. */
+	if (n == 3 && s[0] == 0xef && s[1] == 0xbf && s[2] >= 0xbe)
+		return 0;
+	return n;
 }
 
 /* Characters of s as put_xml() writes them (an invalid byte is one '?'). */

@@ -10,6 +10,7 @@
 #include "process/module_cache.h"
 #include "symbols/perf_map.h"
 #include "util/strtab.h"
+#include "util/utf8.h"
 #include "util/util.h"
 
 /* The hash key of a location: no padding, so it can be hashed as bytes. */
@@ -91,9 +92,22 @@ void aggregate__free(struct aggregate *agg)
 	free(agg);
 }
 
+/* Every string of every output enters here: one check that it is UTF-8, which the pprof
+ * encoding's string fields must be (a decoder rejects the whole profile otherwise), whatever
+ * bytes a file or process gave for a name. */
 int64_t aggregate__string(struct aggregate *agg, const char *s)
 {
-	return strtab__intern(agg->strings, s);
+	char *fixed;
+	int64_t id;
+
+	if (utf8__valid(s))
+		return strtab__intern(agg->strings, s);
+	fixed = utf8__sanitize(s);
+	if (!fixed)
+		return -ENOMEM;
+	id = strtab__intern(agg->strings, fixed);
+	free(fixed);
+	return id;
 }
 
 int64_t aggregate__string_fmt(struct aggregate *agg, const char *fmt, ...)

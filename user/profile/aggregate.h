@@ -77,7 +77,9 @@ struct aggregate *aggregate__new(void);
 void aggregate__free(struct aggregate *agg);
 
 /* The id of string s, added on first use. Id 0 is "". Ids are dense and stable for the
- * aggregate's life. Returns a negative errno (-ENOMEM) on failure. */
+ * aggregate's life. The table holds UTF-8 only: bytes of s that are not (a corrupted file's
+ * names, a comm) are each U+FFFD there (utf8__sanitize()); valid UTF-8 is kept as it is.
+ * Returns a negative errno (-ENOMEM) on failure. */
 int64_t aggregate__string(struct aggregate *agg, const char *s);
 /* aggregate__string() of a printf-formatted text, cut at 511 bytes. */
 int64_t aggregate__string_fmt(struct aggregate *agg, const char *fmt, ...)
