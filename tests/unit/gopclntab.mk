@@ -38,10 +38,17 @@ $(GO_CRAFTED)-pcsp.gopclntab: tests/fixtures/gopclntab_craft.py | $(GOCHAIN_DIR)
 	$(call msg,GEN,$@)
 	$(Q)python3 $< pcsp $@
 
+# A whole ELF file whose .symtab's names are crafted alike, for symtab.c's .symtab reader.
+$(GOCHAIN_DIR)/crafted-symtab: tests/fixtures/gopclntab_craft.py | $(GOCHAIN_DIR)
+	$(call msg,GEN,$@)
+	$(Q)python3 $< symtab $@ 4000000
+
 $(GO_CRAFTED)-%: $(GO_CRAFTED)-%.gopclntab $(CRAFTED_SPIN)
 	$(call msg,OBJCOPY,$@)
 	$(Q)$(OBJCOPY) --strip-all --add-section .gopclntab=$< $(CRAFTED_SPIN) $@
 
-$(OUTPUT)/tests/unit/test_gopclntab: $(GO_CRAFTED)-names $(GO_CRAFTED)-pcsp
+$(OUTPUT)/tests/unit/test_gopclntab: $(GO_CRAFTED)-names $(GO_CRAFTED)-pcsp \
+	$(GOCHAIN_DIR)/crafted-symtab
 $(OUTPUT)/tests/unit/test_gopclntab: private override CFLAGS += \
-	-DGO_CRAFTED='"$(abspath $(GO_CRAFTED))"'
+	-DGO_CRAFTED='"$(abspath $(GO_CRAFTED))"' \
+	-DCRAFTED_SYMTAB='"$(abspath $(GOCHAIN_DIR)/crafted-symtab)"'

@@ -4,7 +4,8 @@
  * as its .symtab; the -ldflags='-s -w' build of the same program (no .symtab) is named through
  * symtab.c all the same; its file:line positions are the DWARF line table's, its inline frames
  * DWARF's inline scopes; a corrupted table never crashes the reader, and a crafted one
- * (tests/fixtures/gopclntab_craft.py) costs memory and time linear in its size.
+ * (tests/fixtures/gopclntab_craft.py), or a crafted .symtab, costs memory and time linear in
+ * its size.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -553,9 +554,11 @@ static void test_corrupted(void **state)
 
 /* What tests/fixtures/gopclntab_craft.py writes: functions 16 bytes apart from TEXT_START, the
  * first SHORT_FUNCS named by suffixes of a SHORT_LEN-byte name, LONG_FUNCS more by suffixes of
- * a name that runs to the section's end (megabytes). */
+ * a name that runs to the section's end (megabytes). Its crafted .symtab has fewer short ones
+ * (a symbol is 24 bytes). */
 #define CRAFT_TEXT_START  0x10000000ull
 #define CRAFT_SHORT_FUNCS 200000
+#define CRAFT_SYMTAB_SHORT 100000
 #define CRAFT_LONG_FUNCS  1000
 #define CRAFT_SHORT_LEN	  3000
 
@@ -569,10 +572,11 @@ static void test_corrupted(void **state)
 
 /*
  * In a child with the agent's memory limit (RLIMIT_DATA 256 MiB: the DaemonSet's; not under
- * ASan, whose shadow counts) and 60 s: symtab.c's table of the crafted program, its names as
- * the table spells them, none longer than the bound. Exits 0 when all hold.
+ * ASan, whose shadow counts) and 60 s: symtab.c's table of the crafted file at path (nshort
+ * functions with short names), its names as the file spells them, none longer than the
+ * bound. Exits 0 when all hold.
  */
-static int crafted_names_child(void)
+static int crafted_names_child(const char *path, int nshort)
 {
 #ifndef UNDER_ASAN
 	struct rlimit lim = { 256ull << 20, 256ull << 20 };
@@ -590,9 +594,9 @@ static int crafted_names_child(void)
 	if (setrlimit(RLIMIT_DATA, &lim))
 		return 2;
 #endif
-	elf = elf_open(GO_CRAFTED "-names", &fd);
+	elf = elf_open(path, &fd);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	st = symtab__new(elf, GO_CRAFTED "-names");
+	st = symtab__new(elf, path);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (!st) {
 		fprintf(stderr, "crafted: symtab__new: %s\n", strerror(errno));
@@ -603,14 +607,13 @@ static int crafted_names_child(void)
 	memcpy(want, "crafted_", 8);
 	memset(want + 8, 'x', CRAFT_SHORT_LEN - 8);
 	want[CRAFT_SHORT_LEN] = '\0';
-	for (i = 0; i < CRAFT_SHORT_FUNCS + CRAFT_LONG_FUNCS; i++) {
+	for (i = 0; i < nshort + CRAFT_LONG_FUNCS; i++) {
 		name = symtab__find(st, CRAFT_TEXT_START + 16 * i + 4, &off);
-		if (i < CRAFT_SHORT_FUNCS && (!name || off != 4 ||
-					      strcmp(name, want + i % CRAFT_SHORT_LEN))) {
+		if (i < nshort && (!name || off != 4 || strcmp(name, want + i % CRAFT_SHORT_LEN))) {
 			fprintf(stderr, "crafted: function %d named %.40s\n", i, name ? name : "-");
 			return 4;
 		}
-		if (i >= CRAFT_SHORT_FUNCS && name) {
+		if (i >= nshort && name) {
 			fprintf(stderr, "crafted: function %d named, %zu bytes\n", i, strlen(name));
 			return 5;
 		}
@@ -619,6 +622,34 @@ static int crafted_names_child(void)
 	elf_end(elf);
 	close(fd);
 	return 0;
+}
+
+/* crafted_names_child() in a child; its peak RSS within 32 times the file's size. */
+static void crafted_names_check(const char *path, int nshort)
+{
+	struct timespec t0, t1;
+	struct rusage ru;
+	struct stat sb;
+	int status = 0;
+	pid_t pid;
+
+	assert_int_equal(stat(path, &sb), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid)
+		_exit(crafted_names_child(path, nshort));
+	assert_int_equal(wait4(pid, &status, 0, &ru), pid);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	fprintf(stderr, "crafted names: %lld-byte file, checked in %.3f s, peak RSS %ld KiB\n",
+		(long long)sb.st_size,
+		(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, ru.ru_maxrss);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+#ifndef UNDER_ASAN
+	/* The file, its copy in libelf, and the table: well under 32 times the file. */
+	assert_true((uint64_t)ru.ru_maxrss * 1024 < 32 * (uint64_t)sb.st_size);
+#endif
 }
 
 /*
@@ -630,30 +661,16 @@ static int crafted_names_child(void)
  */
 static void test_crafted_names(void **state)
 {
-	struct timespec t0, t1;
-	struct rusage ru;
-	struct stat sb;
-	int status = 0;
-	pid_t pid;
-
 	(void)state;
-	assert_int_equal(stat(GO_CRAFTED "-names", &sb), 0);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (!pid)
-		_exit(crafted_names_child());
-	assert_int_equal(wait4(pid, &status, 0, &ru), pid);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	fprintf(stderr, "crafted names: %lld-byte program, checked in %.3f s, peak RSS %ld KiB\n",
-		(long long)sb.st_size,
-		(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, ru.ru_maxrss);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
-#ifndef UNDER_ASAN
-	/* The file, its copy in libelf, and the table: well under 32 times the file. */
-	assert_true((uint64_t)ru.ru_maxrss * 1024 < 32 * (uint64_t)sb.st_size);
-#endif
+	crafted_names_check(GO_CRAFTED "-names", CRAFT_SHORT_FUNCS);
+}
+
+/* The same names in a .symtab (a 4 MB ELF file): a reader that scanned each symbol's name to
+ * the string table's end took minutes. */
+static void test_crafted_symtab(void **state)
+{
+	(void)state;
+	crafted_names_check(CRAFTED_SYMTAB, CRAFT_SYMTAB_SHORT);
 }
 
 /*
@@ -692,6 +709,7 @@ int main(void)
 		cmocka_unit_test(test_stripped_names),
 		cmocka_unit_test(test_corrupted),
 		cmocka_unit_test(test_crafted_names),
+		cmocka_unit_test(test_crafted_symtab),
 		cmocka_unit_test(test_crafted_pcsp),
 	};
 
