@@ -16,6 +16,7 @@
 #include <curl/curl.h>
 #include "agent/export.h"
 #include "util/log.h"
+#include "util/utf8.h"
 #include "agent/metrics.h"
 #include "push.pb-c.h"
 #include "util/util.h"
@@ -216,29 +217,6 @@ static char *label_name(const char *k)
 	return out;
 }
 
-/* The length of the UTF-8 sequence at s (RFC 3629: shortest form, no surrogates, at most
- * U+10FFFF), or 0 if it is not one. */
-static size_t utf8_len(const unsigned char *s)
-{
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 ||
-		    (s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0))
-			return 0;
-		return 3;
-	}
-	if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 || (s[3] & 0xc0) != 0x80 ||
-		    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
-			return 0;
-		return 4;
-	}
-	return 0;
-}
-
 /* v as a label value: proto3 strings must be UTF-8 (the server's decoder rejects the whole
  * request otherwise), so invalid bytes and control characters become '_'. malloc'd or NULL. */
 static char *label_value(const char *v)
@@ -250,7 +228,7 @@ static char *label_value(const char *v)
 	if (!out)
 		return NULL;
 	while (*s) {
-		n = *s < 0x20 || *s == 0x7f ? 0 : utf8_len(s);
+		n = *s < 0x20 || *s == 0x7f ? 0 : utf8__char_len(s);
 		if (!n) {
 			*o++ = '_';
 			s++;
