@@ -37,6 +37,11 @@
 #define PY_WALK_STEPS (BPFPROF_PY_FRAMES_MAX + 8 + 2 * PY_INTERPS_MAX)
 /* py_codes_seen slots (a power of two). */
 #define PY_CODES_SEEN_SZ	 65536
+/* Bytes of a code object read at once for its identity (user space checks the fields fit). */
+#define PY_CODE_READ_SZ		 BPFPROF_PY_CODE_READ_SZ
+/* Bytes of a string or line table folded into a code object's identity: its first, its last. */
+#define PY_IDENT_HEAD		 32
+#define PY_IDENT_TAIL		 16
 
 /* A code object of a process already copied (RECORD_PY_CODE). */
 struct py_code_seen {
@@ -74,6 +79,11 @@ struct py_scratch {
 	__u64 tstates[PY_INTERPS_MAX];
 	__u64 cframe;	  /* 3.11: the _PyCFrame of the group being walked, 0 once unsure */
 	__u64 group_leaf; /* the first frame of the group being walked, 0 before it */
+	/* py_code_ident()'s: the process's offsets (a global function of 5.10 takes scalars
+	 * only), a code object's first bytes, and a string's or line table's. */
+	struct py_offsets off;
+	__u8 code[PY_CODE_READ_SZ + 8];
+	__u64 data[PY_IDENT_HEAD / 8];
 };
 
 struct {
@@ -230,7 +240,7 @@ static __always_inline long py_walk_step(struct py_walk_ctx *w)
 	const struct py_offsets *o = &w->pp->off;
 	struct py_stack_record *rec = w->rec;
 	struct py_scratch *sc = w->sc;
-	__u64 tstate, frame, code, instr, key;
+	__u64 tstate, frame, code, instr;
 	__u32 n, rd;
 	__u8 owner;
 
@@ -298,12 +308,11 @@ static __always_inline long py_walk_step(struct py_walk_ctx *w)
 	instr &= ~(__u64)PY_INSTR_ENTRY;
 	if (o->frames == PY_FRAMES_OBJECTS || (o->frames == PY_FRAMES_IS_ENTRY && owner))
 		instr |= PY_INSTR_ENTRY;
-	key = py_read_ptr(code + o->code_firstlineno);
 	barrier_var(n);
 	n &= BPFPROF_PY_FRAMES_MAX - 1;
 	rec->frames[n].code = code;
 	rec->frames[n].instr = instr;
-	rec->frames[n].key = (__u32)key ^ (__u32)(key >> 32) * 0x9e3779b1u;
+	rec->frames[n].key = 0; /* py_codes_copy()'s */
 	rec->frames[n].anchor = 0;
 	sc->n = n + 1;
 	if (o->frames == PY_FRAMES_IS_ENTRY && owner) {
@@ -470,6 +479,121 @@ __noinline int py_code_emit(__u32 tgid, __u64 code, __u32 key)
 	return 0;
 }
 
+/* h with v folded in (a multiply-xorshift: every bit of v reaches the top half). */
+static __always_inline __u64 py_fold(__u64 h, __u64 v)
+{
+	h = (h ^ v) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
+}
+
+/* h with len and the len bytes at addr folded in: their first PY_IDENT_HEAD, and their last
+ * PY_IDENT_TAIL past those (a name's ordinal is often at its end). A part that cannot be read
+ * folds as zeros. */
+static __always_inline __u64 py_fold_bytes(struct py_scratch *sc, __u64 h, __u64 addr, __u64 len)
+{
+	__u64 n = len;
+	int i;
+
+	h = py_fold(h, len);
+	if (n > PY_IDENT_HEAD)
+		n = PY_IDENT_HEAD;
+	n &= 2 * PY_IDENT_HEAD - 1;
+	if (n > PY_IDENT_HEAD)
+		n = PY_IDENT_HEAD;
+	for (i = 0; i < PY_IDENT_HEAD / 8; i++)
+		sc->data[i] = 0;
+	if (n)
+		bpf_probe_read_user(sc->data, n, (void *)addr); /* zeroes it on failure */
+	for (i = 0; i < PY_IDENT_HEAD / 8; i++)
+		h = py_fold(h, sc->data[i]);
+	if (len <= PY_IDENT_HEAD)
+		return h;
+	if (bpf_probe_read_user(sc->data, PY_IDENT_TAIL, (void *)(addr + len - PY_IDENT_TAIL)))
+		return h;
+	for (i = 0; i < PY_IDENT_TAIL / 8; i++)
+		h = py_fold(h, sc->data[i]);
+	return h;
+}
+
+/* A field of the code object's bytes read by py_code_ident() (from start): bounded, so the
+ * verifier sees the access inside. */
+#define PY_CODE_FIELD(sc, start, off, type)                                                 \
+	(*(type *)((sc)->code + (((off) - (start)) & (PY_CODE_READ_SZ - 1))))
+
+/*
+ * The identity of the code object at code, for py_frame.key: with its address, it tells the
+ * object from an earlier one whose memory it took (a program that makes and drops functions:
+ * exec, namedtuple, dataclasses, templates; whose new code object is often at the address of
+ * the one just freed, with the same first line, and its name and line table at their
+ * predecessors' addresses too). A hash of co_firstlineno, the addresses of co_filename, the
+ * name (py_offsets.code_name) and co_linetable, and the version's per-object serial
+ * (py_offsets.code_serial) when it has one and it is not 0; else what the code object's
+ * record would say (its name's length, kind and characters, its line table's bytes: the
+ * first PY_IDENT_HEAD and last PY_IDENT_TAIL bytes of each). Two code objects it does not tell
+ * apart are named alike. It reads only offsets of struct py_offsets (this CPU's py_scratch has
+ * the process's: a 5.10 global function takes scalars only); user space checks that the
+ * fields lie in the bytes read. A global function: checked once, not once per frame. Returns
+ * 0 when the code object could not be read.
+ */
+__noinline __u32 py_code_ident(__u64 code)
+{
+	const struct py_offsets *o;
+	struct py_scratch *sc;
+	__u32 zero = 0, start, end, serial = 0, state;
+	__u64 h, name, tab, len;
+	__u8 kind;
+
+	sc = bpf_map_lookup_elem(&py_scratches, &zero);
+	if (!sc || !code)
+		return 0;
+	o = &sc->off;
+	start = o->code_firstlineno & ~7u;
+	end = o->code_filename;
+	if (o->code_name > end)
+		end = o->code_name;
+	if (o->code_linetable > end)
+		end = o->code_linetable;
+	if (o->code_serial != PY_OFF_NONE && o->code_serial > end)
+		end = o->code_serial;
+	end = end + 8 - start;
+	if (end > PY_CODE_READ_SZ)
+		end = PY_CODE_READ_SZ;
+	end &= 2 * PY_CODE_READ_SZ - 1;
+	if (end > PY_CODE_READ_SZ)
+		end = PY_CODE_READ_SZ;
+	if (!end || bpf_probe_read_user(sc->code, end, (void *)(code + start)))
+		return 0;
+	name = PY_CODE_FIELD(sc, start, o->code_name, __u64);
+	tab = PY_CODE_FIELD(sc, start, o->code_linetable, __u64);
+	h = py_fold(0, PY_CODE_FIELD(sc, start, o->code_firstlineno, __u32));
+	h = py_fold(h, PY_CODE_FIELD(sc, start, o->code_filename, __u64));
+	h = py_fold(h, name);
+	h = py_fold(h, tab);
+	if (o->code_serial != PY_OFF_NONE)
+		serial = PY_CODE_FIELD(sc, start, o->code_serial, __u32);
+	if (serial) {
+		h = py_fold(h, serial);
+		return (__u32)h ^ (__u32)(h >> 32);
+	}
+	/* The name: PyASCIIObject's length (at 16) and state, then its characters. */
+	sc->data[0] = sc->data[1] = sc->data[2] = 0;
+	bpf_probe_read_user(sc->data, 24, (void *)(name + 16));
+	len = sc->data[0];
+	state = *(__u32 *)((__u8 *)sc->data + ((o->unicode_state - 16) & 15));
+	kind = (state >> 2) & 7;
+	h = py_fold(h, state & 0x7c); /* kind, compact, ascii: not the interned bits */
+	if ((state & (1u << 5)) && (kind == 1 || kind == 2 || kind == 4))
+		h = py_fold_bytes(sc, h,
+				  name + ((state & (1u << 6)) ? o->unicode_ascii_sz :
+								o->unicode_compact_sz),
+				  len * kind);
+	/* The line table: PyBytesObject's ob_size (at 16), then its bytes. */
+	len = 0;
+	bpf_probe_read_user(&len, sizeof(len), (void *)(tab + 16));
+	h = py_fold_bytes(sc, h, tab + o->bytes_sval, len);
+	return (__u32)h ^ (__u32)(h >> 32);
+}
+
 /* py_codes_emit()'s pass over the frames of the walk. */
 struct py_codes_ctx {
 	struct py_proc *pp;
@@ -478,7 +602,8 @@ struct py_codes_ctx {
 	__u32 gen;
 };
 
-/* Frame i: its code object copied unless seen. 1 when the pass ends, else 0. */
+/* Frame i: its key (py_code_ident()), its code object copied unless seen. 1 when the pass
+ * ends, else 0. */
 static __always_inline long py_codes_step(struct py_codes_ctx *c, __u32 i)
 {
 	struct py_stack_record *rec = &c->sc->rec;
@@ -486,22 +611,28 @@ static __always_inline long py_codes_step(struct py_codes_ctx *c, __u32 i)
 	__u32 slot, key;
 	__u64 code;
 
-	if (i >= BPFPROF_PY_FRAMES_MAX || i >= rec->cnt || c->sc->emitted >= PY_CODES_PER_SAMPLE ||
-	    c->pp->codes >= BPFPROF_PY_CODES_PER_S)
+	if (i >= BPFPROF_PY_FRAMES_MAX || i >= rec->cnt)
 		return 1;
 	barrier_var(i);
 	i &= BPFPROF_PY_FRAMES_MAX - 1;
 	code = rec->frames[i].code;
-	key = rec->frames[i].key;
+	key = py_code_ident(code);
+	rec = &c->sc->rec; /* the call took the registers */
+	rec->frames[i].key = key;
+	/* Every frame gets its key; the copies stop at their caps. */
+	if (c->sc->emitted >= PY_CODES_PER_SAMPLE || c->pp->codes >= BPFPROF_PY_CODES_PER_S)
+		return 0;
 	slot = (__u32)((code >> 4) * 0x9e3779b97f4a7c15ull >> 40) ^ c->tgid ^ key;
 	slot &= PY_CODES_SEEN_SZ - 1;
 	seen = bpf_map_lookup_elem(&py_codes_seen, &slot);
 	if (!seen)
-		return 1;
+		return 0;
 	if (seen->code == code && seen->tgid == c->tgid && seen->key == key && seen->gen == c->gen)
 		return 0;
-	if (py_code_emit(c->tgid, code, key))
-		return 1;
+	if (py_code_emit(c->tgid, code, key)) {
+		c->sc->emitted = PY_CODES_PER_SAMPLE; /* the ringbuf is full: no more copies */
+		return 0;
+	}
 	seen->code = code;
 	seen->tgid = c->tgid;
 	seen->key = key;
@@ -516,8 +647,8 @@ static long py_codes_cb(__u32 i, void *ctx)
 	return py_codes_step(ctx, i);
 }
 
-/* Copies the code objects of this CPU's walk (py_scratches) not copied before, at most
- * PY_CODES_PER_SAMPLE. A global function, checked once. */
+/* Sets the keys of this CPU's walk's frames (py_scratches), and copies their code objects not
+ * copied before, at most PY_CODES_PER_SAMPLE. A global function, checked once. */
 static __always_inline int py_codes_copy(__u32 tgid, __u32 gen, const bool compat)
 {
 	struct py_codes_ctx c;
@@ -585,6 +716,7 @@ static __always_inline int py_stack_record(__u64 pid_tgid, __u64 time_ns, __u32 
 	rec->tid = (__u32)pid_tgid;
 	rec->time_ns = time_ns;
 	rec->cpu = cpu;
+	sc->off = pp->off; /* py_code_ident()'s */
 	py_walk(pp, (__u32)pid_tgid, fsbase, rec, sc, compat);
 	if (compat)
 		py_codes_emit_compat(tgid, pp->gen);

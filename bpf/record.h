@@ -171,6 +171,9 @@ struct mmap_record {
 #define BPFPROF_PY_CODES_PER_S 1024 /* RECORD_PY_CODEs of a process per second, at most */
 /* Bytes of a frame the walk reads at once: every py_offsets.frame_* field ends within them. */
 #define BPFPROF_PY_FRAME_READ_SZ 128
+/* Bytes of a code object read at once for its identity (py_frame.key), from co_firstlineno:
+ * code_filename, code_name, code_linetable and code_serial end within them. */
+#define BPFPROF_PY_CODE_READ_SZ 128
 
 /* py_offsets.frames: how a version chains its frames */
 #define PY_FRAMES_OBJECTS 1 /* 3.10: PyFrameObject, f_back; one C eval call per frame */
@@ -206,7 +209,9 @@ struct py_offsets {
 	 * where there is no native_thread_id (3.10) */
 	__u16 tstate_thread_id;
 	__u16 cframe_previous; /* _PyCFrame.previous (3.11-3.12), else PY_OFF_NONE */
-	__u8 pad[2];
+	/* A serial number each new code object gets, 0 once they run out: co_version (3.12+,
+	 * a __u32), else PY_OFF_NONE (py_frame.key then reads the code object's strings). */
+	__u16 code_serial;
 };
 
 /* py_procs value (key: tgid): a CPython process. */
@@ -243,8 +248,12 @@ struct py_binary {
 struct py_frame {
 	__u64 code;  /* PyCodeObject address */
 	__u32 instr; /* byte offset into the bytecode | PY_INSTR_ENTRY */
-	__u32 key;   /* co_firstlineno and the int after it, folded: with code, names the code
-		      * object (a freed code object's address may be reused) */
+	/* With code, names the code object: a freed code object's memory is often the next
+	 * one's. A hash of what tells a code object from an earlier one at the same address
+	 * (python.bpf.h, py_code_ident()): co_firstlineno, the addresses of its file name, name
+	 * and line table, and its serial (code_serial) or, without one, its name's characters and
+	 * its line table's bytes (the first 32 and the last 16 of each, and their lengths). */
+	__u32 key;
 	/* With PY_INSTR_ENTRY: an address in the C stack frame of the _PyEval_EvalFrameDefault
 	 * activation that runs this frame's group (its entry frame, 3.12+; its _PyCFrame, 3.11),
 	 * which user space finds among the native frames by their stack ranges; else 0. */

@@ -166,9 +166,16 @@ int main(int argc, char **argv)
 	printf("\t\t.frames = %s,\n\t\t.version_minor = %d,\n", FRAMES, PY_MINOR_VERSION);
 	printf("\t\t.tstate_thread_id = %zu,\n", offsetof(PyThreadState, thread_id));
 #if PY_MINOR_VERSION == 11 || PY_MINOR_VERSION == 12
-	printf("\t\t.cframe_previous = %zu,\n\t},\n", offsetof(_PyCFrame, previous));
+	printf("\t\t.cframe_previous = %zu,\n", offsetof(_PyCFrame, previous));
 #else
-	printf("\t\t.cframe_previous = PY_OFF_NONE,\n\t},\n");
+	printf("\t\t.cframe_previous = PY_OFF_NONE,\n");
+#endif
+	/* co_version: a serial number each new code object gets (3.12+, init_code()). */
+#if PY_MINOR_VERSION >= 12
+	_Static_assert(MEMBER_SZ(PyCodeObject, co_version) == 4, "co_version: a 32-bit serial");
+	printf("\t\t.code_serial = %zu,\n\t},\n", offsetof(PyCodeObject, co_version));
+#else
+	printf("\t\t.code_serial = PY_OFF_NONE,\n\t},\n");
 #endif
 	return 0;
 }

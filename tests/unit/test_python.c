@@ -4,7 +4,8 @@
  * as a process would map it: the CPython is found by its file, the groups of Python frames of
  * a RECORD_PY_STACK replace the _PyEval_EvalFrameDefault activations root first, code objects
  * are named from their RECORD_PY_CODE (UTF-8 from CPython's 1, 2 and 4-byte strings; lines
- * from the line table), a reused code object address is told apart by its key; and random
+ * from the line table), a reused code object address is told apart by its key (the newest
+ * code object at an address kept); and random
  * records (what a process changing under the walk could give) never crash it.
  */
 #include <stdarg.h>
@@ -276,6 +277,37 @@ static void test_splice(void **state)
 	free(s);
 }
 
+/* Code objects made in the memory of freed ones (exec in a loop): the cache keeps the newest
+ * at each address, each frame is named after its own (its key), and a frame of a code object
+ * whose copy has not come is [unknown], never the name of another one at that address. */
+static void test_reused(void **state)
+{
+	struct fixture *f = *state;
+	struct sample_record *s = sample_rec(0);
+	uint32_t locs[2], line, i;
+	char name[32];
+
+	for (i = 1; i <= 3; i++) {
+		snprintf(name, sizeof(name), "churn_%u", i);
+		code_rec(f, 0x7f0000009000, 100 + i, name, 1, NULL, 0);
+		stack_rec(f, &(struct py_frame){ .code = 0x7f0000009000, .key = 100 + i,
+						 .instr = PY_INSTR_ENTRY }, 1, i);
+		s->time_ns = i;
+		assert_int_equal(python__sample(f->py, f->as, s), 1);
+		assert_int_equal(python__group(f->py, f->agg, 0, locs, 2), 1);
+		assert_string_equal(loc_name(f, locs[0], &line), name);
+	}
+	/* An earlier one's key: its entry gave way to the newer code object's. */
+	stack_rec(f, &(struct py_frame){ .code = 0x7f0000009000, .key = 101,
+					 .instr = PY_INSTR_ENTRY }, 1, 10);
+	s->time_ns = 10;
+	assert_int_equal(python__sample(f->py, f->as, s), 1);
+	assert_int_equal(python__group(f->py, f->agg, 0, locs, 2), 1);
+	assert_string_equal(loc_name(f, locs[0], &line), "[unknown]");
+	assert_int_equal(python__stats(f->py)->codes_missing, 1);
+	free(s);
+}
+
 /* CPython's string kinds to UTF-8 (Include/cpython/unicodeobject.h). */
 static void test_strings(void **state)
 {
@@ -383,7 +415,8 @@ static void test_random(void **state)
 	free(s);
 }
 
-/* Every version's frame fields lie within the bytes the BPF walk reads of a frame. */
+/* Every version's frame fields lie within the bytes the BPF walk reads of a frame, its code
+ * object identity fields within those py_code_ident() reads; 3.12+ have co_version. */
 static void test_versions(void **state)
 {
 	size_t i;
@@ -399,6 +432,24 @@ static void test_versions(void **state)
 		assert_true(o->frame_owner == PY_OFF_NONE ||
 			    o->frame_owner + 1 <= BPFPROF_PY_FRAME_READ_SZ);
 		assert_int_equal(o->version_minor, 10 + i);
+		assert_true(python__offsets_fit(o));
+		if (o->version_minor >= 12)
+			assert_true(o->code_serial != PY_OFF_NONE);
+		else
+			assert_int_equal(o->code_serial, PY_OFF_NONE);
+	}
+	/* A layout whose fields lie outside the reads is refused. */
+	{
+		struct py_offsets o = python_versions[0];
+
+		o.code_linetable = o.code_firstlineno + BPFPROF_PY_CODE_READ_SZ;
+		assert_false(python__offsets_fit(&o));
+		o = python_versions[0];
+		o.code_name = o.code_firstlineno - 16;
+		assert_false(python__offsets_fit(&o));
+		o = python_versions[0];
+		o.frame_back = BPFPROF_PY_FRAME_READ_SZ;
+		assert_false(python__offsets_fit(&o));
 	}
 }
 
@@ -406,6 +457,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_splice, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_strings, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random, setup, teardown),
 		cmocka_unit_test(test_versions),

@@ -56,16 +56,11 @@ struct py_target {
 	UT_hash_handle hh;
 };
 
-/* A hash key: no padding bytes (each is a field, zeroed). */
-struct py_code_key {
-	uint64_t code;
-	uint32_t key;
-	uint32_t zero;
-};
-
-/* A code object, from its RECORD_PY_CODE. */
+/* A code object, from its RECORD_PY_CODE: the newest one copied at its address (the earlier
+ * ones there were freed before it was made). */
 struct py_code {
-	struct py_code_key k;
+	uint64_t code; /* its address: the hash key */
+	uint32_t key;  /* py_frame.key: a frame of another key is of another code object */
 	char *name; /* co_qualname (3.10: co_name), UTF-8 */
 	char *file; /* co_filename, UTF-8 */
 	int firstlineno;
@@ -280,8 +275,8 @@ int python__code(struct python *py, const struct py_code_record *r)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	c->k.code = r->code;
-	c->k.key = r->key;
+	c->code = r->code;
+	c->key = r->key;
 	c->firstlineno = r->firstlineno;
 	c->minor = r->version_minor;
 	c->linetable_len = min_t(uint32_t, r->linetable_len, sizeof(r->linetable));
@@ -293,14 +288,15 @@ int python__code(struct python *py, const struct py_code_record *r)
 		return -ENOMEM;
 	}
 	memcpy(c->linetable, r->linetable, c->linetable_len);
-	/* Copied again (its py_codes_seen slot was taken): the newer copy wins. */
-	HASH_FIND(hh, t->codes, &c->k, sizeof(c->k), old);
+	/* Copied again (its py_codes_seen slot was taken), or a code object made in the memory of
+	 * a freed one: the newer copy wins, and the cache holds a code object per address. */
+	HASH_FIND(hh, t->codes, &c->code, sizeof(c->code), old);
 	if (old) {
 		HASH_DEL(t->codes, old);
 		code_free(old);
 		t->codes_cnt--;
 	}
-	HASH_ADD(hh, t->codes, k, sizeof(c->k), c);
+	HASH_ADD(hh, t->codes, code, sizeof(c->code), c);
 	t->codes_cnt++;
 	py->stats.code_ns += now_ns() - t0;
 	return 0;
@@ -376,15 +372,28 @@ static bool elf_symbol(Elf *elf, const char *name, uint64_t *value, uint64_t *si
 	return false;
 }
 
-/* Whether every frame field the BPF walk reads lies within its read of a frame. */
-static bool frame_fields_fit(const struct py_offsets *o)
+/* Whether every frame field the BPF walk reads lies within its read of a frame, and every code
+ * object field py_code_ident() reads within its read of a code object (from co_firstlineno's
+ * 8-byte word on) and the string header's 24 bytes from offset 16. */
+bool python__offsets_fit(const struct py_offsets *o)
 {
 	uint16_t end = max_t(uint16_t, o->frame_back, max_t(uint16_t, o->frame_code,
 							     o->frame_instr));
+	uint16_t start = o->code_firstlineno & ~7u, code_end;
 
 	if (o->frame_owner != PY_OFF_NONE)
 		end = max_t(uint16_t, end, o->frame_owner);
-	return end + 8 <= BPFPROF_PY_FRAME_READ_SZ;
+	if (end + 8 > BPFPROF_PY_FRAME_READ_SZ)
+		return false;
+	if (o->code_filename < start || o->code_name < start || o->code_linetable < start ||
+	    (o->code_serial != PY_OFF_NONE && o->code_serial < start))
+		return false;
+	code_end = max_t(uint16_t, o->code_filename, max_t(uint16_t, o->code_name,
+							    o->code_linetable));
+	if (o->code_serial != PY_OFF_NONE)
+		code_end = max_t(uint16_t, code_end, o->code_serial);
+	return code_end + 8 - start <= BPFPROF_PY_CODE_READ_SZ && o->unicode_state >= 16 &&
+	       o->unicode_state + 4 <= 16 + 24;
 }
 
 /* The CPython of mapping m (open, minor from its name): its symbols and layout; false when the
@@ -401,7 +410,7 @@ static bool file_check(struct py_file *b, const struct mapping *m, int minor)
 	for (i = 0; i < python_versions_cnt; i++)
 		if (python_versions[i].version_minor == minor)
 			b->off = &python_versions[i];
-	if (!b->off || !frame_fields_fit(b->off)) {
+	if (!b->off || !python__offsets_fit(b->off)) {
 		pr_warn("%s: CPython 3.%d: bpfprof reads the frames of 3.10 to 3.13 only; its "
 			"processes get native frames only", m->path, minor);
 		return false;
@@ -581,14 +590,15 @@ int python__is_eval(struct python *py, const struct unwind_frame *f)
 /* The location of one Python frame: (code object's file, line) named by its qualified name. */
 static int64_t frame_location(struct python *py, struct aggregate *agg, const struct py_frame *f)
 {
-	struct py_code_key k = { .code = f->code, .key = f->key };
 	struct agg_line line = {};
 	const struct agg_location *loc;
 	int64_t name, file, id, sys;
 	struct py_code *c;
 	int ln;
 
-	HASH_FIND(hh, py->cur->codes, &k, sizeof(k), c);
+	HASH_FIND(hh, py->cur->codes, &f->code, sizeof(f->code), c);
+	if (c && c->key != f->key)
+		c = NULL; /* another code object at that address, whose copy has not come */
 	if (!c) {
 		py->stats.codes_missing++;
 		name = aggregate__string(agg, "[unknown]");

@@ -77,6 +77,12 @@ int python__group(struct python *py, struct aggregate *agg, size_t g, uint32_t *
 
 const struct python_stats *python__stats(const struct python *py);
 
+/* Whether the fields of o that the BPF side reads lie within the bytes it reads at once: of a
+ * frame (BPFPROF_PY_FRAME_READ_SZ), of a code object for its identity (BPFPROF_PY_CODE_READ_SZ,
+ * from co_firstlineno's 8-byte word) and of a string's header. A CPython whose layout does not
+ * fit gets native frames only. */
+bool python__offsets_fit(const struct py_offsets *o);
+
 /* "bpfprof: Python: ..." lines on fp when a CPython process was seen: samples with Python
  * frames, frames, why walks stopped, code objects copied and the time spent on them; bpf
  * (the BPF counters) may be NULL (a replay). */

@@ -38,6 +38,7 @@ const struct py_offsets python_versions[] = {
 		.version_minor = 10,
 		.tstate_thread_id = 176,
 		.cframe_previous = PY_OFF_NONE,
+		.code_serial = PY_OFF_NONE,
 	},
 	{
 		/* 3.11.2 (/usr/include/python3.11) */
@@ -65,6 +66,7 @@ const struct py_offsets python_versions[] = {
 		.version_minor = 11,
 		.tstate_thread_id = 152,
 		.cframe_previous = 16,
+		.code_serial = PY_OFF_NONE,
 	},
 	{
 		/* 3.12.1 (pyenv) */
@@ -92,6 +94,7 @@ const struct py_offsets python_versions[] = {
 		.version_minor = 12,
 		.tstate_thread_id = 136,
 		.cframe_previous = 8,
+		.code_serial = 92,
 	},
 	{
 		/* 3.13.0 (pyenv) */
@@ -119,6 +122,7 @@ const struct py_offsets python_versions[] = {
 		.version_minor = 13,
 		.tstate_thread_id = 152,
 		.cframe_previous = PY_OFF_NONE,
+		.code_serial = 92,
 	},
 };
 /* clang-format on */
