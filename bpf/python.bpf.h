@@ -83,7 +83,7 @@ struct py_scratch {
 	 * only), a code object's first bytes, and a string's or line table's. */
 	struct py_offsets off;
 	__u8 code[PY_CODE_READ_SZ + 8];
-	__u64 data[PY_IDENT_HEAD / 8];
+	__u64 data[PY_IDENT_HEAD / 8 + 2]; /* + 2: a string header's state read at 16 to 31 */
 };
 
 struct {
@@ -579,7 +579,7 @@ __noinline __u32 py_code_ident(__u64 code)
 	sc->data[0] = sc->data[1] = sc->data[2] = 0;
 	bpf_probe_read_user(sc->data, 24, (void *)(name + 16));
 	len = sc->data[0];
-	state = *(__u32 *)((__u8 *)sc->data + ((o->unicode_state - 16) & 15));
+	state = *(__u32 *)((__u8 *)sc->data + ((o->unicode_state - 16) & 31));
 	kind = (state >> 2) & 7;
 	h = py_fold(h, state & 0x7c); /* kind, compact, ascii: not the interned bits */
 	if ((state & (1u << 5)) && (kind == 1 || kind == 2 || kind == 4))
