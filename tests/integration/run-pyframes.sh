@@ -12,7 +12,6 @@ require_bpf
 PYTHON=/usr/bin/python3.11
 PYENV=${PYENV_ROOT:-/root/.pyenv}/versions
 SCRIPT=$(cd "$(dirname "$0")/../targets" && pwd)/pychain.py
-CODES_SCRIPT=${SCRIPT%/*}/pycodes.py
 HZ=499
 RUN_S=4
 MIN_CHAIN_PCT=95
@@ -272,87 +271,6 @@ test_churn() {
 	assert_grep py311_churn_stats "$p.err" 'Python frames'
 }
 
-# codes_share FILE COMM: "TOTAL NAMED BAD PCT_NAMED PCT_BAD NAMES" over COMM's samples of
-# pycodes.py with a Python frame below make_[py] (Python frames only: 3.10 has native frames
-# between): NAMED of them name a churned function, BAD of those under the other maker (make_a
-# -> make -> churn_b_N, or b -> a), NAMES distinct churned functions.
-codes_share() {
-	Q_COMM=$2 awk "$FOLDED_AWK"'
-		parse($0) && selected() {
-			np = 0
-			for (i = 1; i <= nuser; i++)
-				if (fr[i] ~ /_\[py\]$/)
-					py[++np] = fr[i]
-			for (i = 3; i <= np; i++) {
-				if (py[i - 1] != "make_[py]")
-					continue
-				total += cnt
-				if (py[i] !~ /^churn_[ab]_[0-9]+_\[py\]$/)
-					break
-				named += cnt
-				if (py[i - 2] != "make_" substr(py[i], 7, 1) "_[py]")
-					bad += cnt
-				names[py[i]] = 1
-				break
-			}
-		}
-		END {
-			for (n in names)
-				nn++
-			print total + 0, named + 0, bad + 0, pct(named, total), pct(bad, named), nn + 0
-		}' "$1"
-}
-
-# Code objects made and freed in a hot loop (tests/targets/pycodes.py: exec of functions with
-# the same first line, whose memory the next ones take): each sample's frames are named after
-# the code object they ran, not after a freed one that was at its address (make_a's churn_a_N
-# is never under make_b). -p on each CPython here; -a on Debian's and the newest pyenv one.
-# Before code objects were told apart by more than their address and first line, 8-25% of
-# the churned functions' samples were under the wrong maker (3.10-3.13; about as many again
-# were misnamed after a function of the same maker, which this cannot see).
-test_codes() {
-	local v py label p pid mode i share pys=("$PYTHON") newest=""
-
-	for v in 3.10 3.12 3.13; do
-		py=$(ls -d "$PYENV/$v".*/bin/python"$v" 2>/dev/null | grep -v -- '-dev/\|[0-9]t/' |
-			tail -1)
-		if [ -n "$py" ] && [ -x "$py" ]; then
-			pys+=("$py")
-			newest=$py
-		fi
-	done
-	for py in "${pys[@]}"; do
-		for mode in p a; do
-			[ "$mode" = a ] && [ "$py" != "$PYTHON" ] && [ "$py" != "$newest" ] && continue
-			v=$(basename "$py")
-			v=${v#python}
-			label=py${v/./}_codes_$mode
-			p=$TEST_TMP/$label
-			PYCHAIN_READY=$p.ready start_target pid "$py" "$CODES_SCRIPT" 0
-			for ((i = 0; i < 1200; i++)); do
-				[ -e "$p.ready" ] && break
-				sleep 0.1
-			done
-			if [ "$mode" = p ]; then
-				run_bpfprof 60 "$p" -F "$HZ" -d "$RUN_S" -o "$p.folded" -p "$pid"
-			else
-				# 6 s, as test_all: a process that ran before is armed late.
-				run_bpfprof 60 "$p" -a -F "$HZ" -d 6 -o "$p.folded"
-			fi
-			stop_target "$pid"
-			assert_eq "${label}_exit" "$BP_RC" 0
-			read -r -a share <<<"$(codes_share "$p.folded" "$(basename "$py")")"
-			assert_ge "${label}_samples" "${share[1]}" 50
-			assert_ge "${label}_names" "${share[5]}" 20
-			# Named, not [unknown]: each new code object is copied.
-			assert_ge "${label}_named" "${share[3]}" 90 % \
-				"${share[1]} of ${share[0]} samples below make"
-			assert_le "${label}_misnamed" "${share[4]}" 2 % \
-				"${share[2]} of ${share[1]} samples of a churned function under the other maker"
-		done
-	done
-}
-
 # pprof: each Python frame's function, file and line (go tool pprof -list reads the source).
 test_pprof() {
 	local p=$TEST_TMP/pyprof line
@@ -377,5 +295,4 @@ test_pid
 test_all
 test_shortlived
 test_churn
-test_codes
 test_pprof

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # pycodes.py: code objects made and freed all the time under a known, stable chain, for the
-# Python frame tests (run-pyframes.sh):
+# Python frame tests (run-pycodes.sh):
 #   <module> -> main -> Maker.run -> make_a or make_b -> churn_a_N or churn_b_N
 # make_X compiles and runs a fresh function churn_X_N (N counts them), line 1 of "<churn>",
 # where the time goes, then drops it: the next code object often takes the freed one's memory.
