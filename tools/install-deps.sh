@@ -1,9 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# Installs what bpfprof's build, tests and demo need on Debian 12 (run as root).
+# Installs what bpfprof's build, tests and demo need on Debian 12 and 13 (run as root).
 # Each package is explained in docs/dependencies.md. Quiet when everything is there.
 #   tools/install-deps.sh [PKG...]: those packages instead of the list below
 #   (tools/vmtest/install-deps.sh gives make vmtest's).
+# Packages are named as every release has them, not by one release's versions: the release's
+# defaults (default-jdk-headless, python3, clang); a name with %CLANG% gets the major version of
+# the release's default clang (libclang-rt-%CLANG%-dev: 14 on Debian 12, 19 on Debian 13).
 set -eu
 
 pkgs=(
@@ -40,10 +43,27 @@ pkgs=(
 	valgrind		# tests: memcheck on bpfprof report (run-memcheck.sh)
 	systemd			# tests: systemd-analyze verify of the agent's unit
 	nodejs			# tests: deploy manifests checked with npm kubernetes-models; V8's JIT
-	openjdk-17-jdk-headless	# tests: HotSpot's JIT code (run-java.sh)
+	default-jdk-headless	# tests: HotSpot's JIT code (run-java.sh): OpenJDK 17 or 21
 )
 
 [ $# -gt 0 ] && pkgs=("$@")
+
+# clang_major: the major version of the release's default clang (its clang package depends on
+# clang-N), from the installed package or apt's candidate.
+clang_major() {
+	dpkg-query -W -f='${Depends}\n' clang 2>/dev/null | grep -o 'clang-[0-9]*' | head -1 |
+		grep -o '[0-9]*' && return 0
+	apt-cache depends clang 2>/dev/null | grep -o 'Depends: clang-[0-9]*' | head -1 |
+		grep -o '[0-9]*'
+}
+
+if [[ "${pkgs[*]}" == *%CLANG%* ]]; then
+	major=$(clang_major) || {
+		echo "install-deps: no clang package known to apt (apt-get update?)" >&2
+		exit 1
+	}
+	pkgs=("${pkgs[@]//%CLANG%/$major}")
+fi
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||

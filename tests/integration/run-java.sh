@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# run-java.sh: HotSpot's JIT code (Java 17, -XX:+PreserveFramePointer), named by a perf map the
-# JVM writes only as it exits (-XX:+DumpPerfMapAtExit), after every sample was handled:
+# run-java.sh: HotSpot's JIT code (Debian's default JDK: 17 on Debian 12, 21 on Debian 13;
+# -XX:+PreserveFramePointer), named by a perf map the JVM writes only as it exits
+# (-XX:+DumpPerfMapAtExit), after every sample was handled:
 # tests/targets/JavaChain.java's chain main -> level1 -> level2 -> leafSpin, from the thread's
 # root (clone3 or clone, start_thread).
 . "$(dirname "$0")/../lib.sh"
@@ -19,15 +20,17 @@ NAMED_CHAIN=";$(mi main);$(m level1);$(m level2);$(m leafSpin);"
 MIN_CHAIN_PCT=90
 # The same with level1 and level2 compiled, named (the first ~7% run interpreted: 91.5%).
 MIN_NAMED_PCT=75
+# Debian's default JDK (default-jdk-headless), not another one first in PATH.
+JAVA=${JAVA_HOME_DEBIAN:-/usr/lib/jvm/default-java}/bin/java
 
-if ! command -v java >/dev/null || [ ! -f "$TARGETS/JavaChain.class" ]; then
-	fail java_available "java or $TARGETS/JavaChain.class is missing (make deps installs" \
-		"openjdk-17-jdk-headless)"
+if [ ! -x "$JAVA" ] || [ ! -f "$TARGETS/JavaChain.class" ]; then
+	fail java_available "$JAVA or $TARGETS/JavaChain.class is missing (make deps installs" \
+		"default-jdk-headless)"
 	exit 1
 fi
 
 p=$TEST_TMP/java
-run_bpfprof $((RUN_S + 60)) "$p" -F "$HZ" -o "$p.folded" -- java -XX:+PreserveFramePointer \
+run_bpfprof $((RUN_S + 60)) "$p" -F "$HZ" -o "$p.folded" -- "$JAVA" -XX:+PreserveFramePointer \
 	-XX:CompileCommand=quiet -XX:CompileCommand=dontinline,JavaChain::* \
 	-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit -cp "$TARGETS" JavaChain "$RUN_S"
 pid=$(sed -n 's/.*profiling .* (PID \([0-9]*\)).*/\1/p' "$p.err" | head -1)

@@ -9,9 +9,12 @@ require_bpf
 HZ=499
 RUN_S=3
 SCRIPT=$(cd "$(dirname "$0")/../targets" && pwd)/jschain.js
-# JS frames: "JS:" then a tier mark ("~" interpreted or baseline, "*" optimized, "^" Sparkplug,
-# "+" Maglev), the function, its file:line:column, the folded JIT suffix.
-js() { echo "JS:[~*^+]?$1 [^;]*_\\[j\\]"; }
+# JS frames: V8's tag for the code, then a tier mark ("~" interpreted or baseline, "*" optimized,
+# "^" Sparkplug, "+" Maglev), the function, its file:line:column, the folded JIT suffix. The tag
+# is "JS:" from V8 11 (node 20 and later: Debian 13's, nodesource's); V8 10 and before (node 18:
+# Debian 12's) tell "LazyCompile:" (compiled at first call), "Function:" (eagerly compiled) and
+# "InterpretedFunction:" (--interpreted-frames-native-stack's trampoline copies) apart.
+js() { echo "(JS|LazyCompile|Function|InterpretedFunction):[~*^+]?$1 [^;]*_\\[j\\]"; }
 CHAIN=";$(js main);$(js level1);$(js level2);$(js leafSpin);"
 # Of all node's samples, start-up and exit included (~3% in development runs: 96.0%).
 MIN_CHAIN_PCT=90

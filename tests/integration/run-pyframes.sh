@@ -3,13 +3,16 @@
 # run-pyframes.sh: Python frames. A script with a known chain (tests/targets/pychain.py:
 # <module> -> main -> Worker.run -> middle -> leaf_spin) shows it, in order, under native frames
 # that reach _start (clone for threads), for -- CMD, -p and -a, threaded, asyncio and through a
-# C extension's callback; on Debian's python3.11 (stripped: .dynsym only) and on each pyenv
+# C extension's callback; on Debian's python3 (3.11 on Debian 12, 3.13 on Debian 13; stripped:
+# .dynsym only; the py311 labels name it) and on each pyenv
 # CPython 3.10, 3.12 and 3.13 present. Short-lived processes get their frames named; a process
 # changing under the walk neither crashes nor hangs bpfprof; pprof has the files and lines.
 . "$(dirname "$0")/../lib.sh"
 require_bpf
 
-PYTHON=/usr/bin/python3.11
+# Debian's python3: the versioned binary it links to (its file name is the process's comm).
+PYTHON=$(realpath -e /usr/bin/python3 2>/dev/null || echo /usr/bin/python3)
+PY_COMM=$(basename "$PYTHON")
 PYENV=${PYENV_ROOT:-/root/.pyenv}/versions
 SCRIPT=$(cd "$(dirname "$0")/../targets" && pwd)/pychain.py
 HZ=499
@@ -103,24 +106,24 @@ test_debian() {
 	test_cmd py311_threads "$PYTHON" threads "$THREAD_ROOT_RE" \
 		'Thread._bootstrap_[py];Thread._bootstrap_inner_[py];Thread.run_[py]' \
 		'Thread.run_[py]' 'Worker.run_[py]'
-	check_chain py311_threads_leaf "$TEST_TMP/py311_threads.folded" python3.11 \
+	check_chain py311_threads_leaf "$TEST_TMP/py311_threads.folded" "$PY_COMM" \
 		"$THREAD_ROOT_RE" 'Worker.run_[py];middle_[py];leaf_spin_[py]'
 	# asyncio.run, its event loop, then the task's step in C, then the coroutine.
 	test_cmd py311_asyncio "$PYTHON" asyncio "$ROOT_RE" \
 		'<module>_[py];main_[py];run_[py];Runner.run_[py]' \
 		'Handle._run_[py]' 'Worker.run_async_[py]'
-	check_chain py311_asyncio_leaf "$TEST_TMP/py311_asyncio.folded" python3.11 \
+	check_chain py311_asyncio_leaf "$TEST_TMP/py311_asyncio.folded" "$PY_COMM" \
 		"$ROOT_RE" 'Worker.run_async_[py];middle_[py];leaf_spin_[py]'
 	# Python -> C (the _json encoder) -> Python (its default= callback).
 	test_cmd py311_callback "$PYTHON" callback "$ROOT_RE" \
 		'<module>_[py];main_[py];Worker.run_[py];middle_[py];dumps_[py]' \
 		'JSONEncoder.iterencode_[py]' 'on_default_[py]'
-	check_chain py311_callback_leaf "$TEST_TMP/py311_callback.folded" python3.11 "$ROOT_RE" \
+	check_chain py311_callback_leaf "$TEST_TMP/py311_callback.folded" "$PY_COMM" "$ROOT_RE" \
 		'on_default_[py];leaf_spin_[py]'
 	# A generator's frame, resumed by sum() (C), and an exception raised and caught below.
 	test_cmd py311_generator "$PYTHON" generator "$ROOT_RE" \
 		'<module>_[py];main_[py];Worker.run_[py];middle_[py]' 'middle_[py]' 'spin_gen_[py]'
-	check_chain py311_generator_leaf "$TEST_TMP/py311_generator.folded" python3.11 "$ROOT_RE" \
+	check_chain py311_generator_leaf "$TEST_TMP/py311_generator.folded" "$PY_COMM" "$ROOT_RE" \
 		'spin_gen_[py];leaf_spin_[py]'
 }
 
@@ -187,7 +190,7 @@ test_no_python() {
 	assert_eq py311_no_python_exit "$BP_RC" 0
 	assert_eq py311_no_python_frames "$(grep -c '_\[py\]' "$p.folded")" 0
 	assert_ge py311_no_python_evaluator \
-		"$(frame_share "$p.folded" python3.11 _PyEval_EvalFrameDefault)" 50 %
+		"$(frame_share "$p.folded" "$PY_COMM" _PyEval_EvalFrameDefault)" 50 %
 }
 
 # start_working VAR: starts pychain.py (until killed), its pid in VAR, and waits (up to 120 s:
@@ -211,7 +214,7 @@ test_pid() {
 	run_bpfprof 60 "$p" -F "$HZ" -d "$RUN_S" -o "$p.folded" -p "$pid"
 	stop_target "$pid"
 	assert_eq py311_pid_exit "$BP_RC" 0
-	check_chain py311_pid "$p.folded" python3.11 "$ROOT_RE" "$CHAIN"
+	check_chain py311_pid "$p.folded" "$PY_COMM" "$ROOT_RE" "$CHAIN"
 }
 
 # -a: every process; the script's among them (running before bpfprof started).
@@ -225,7 +228,7 @@ test_all() {
 	run_bpfprof 60 "$p" -a -F "$HZ" -d 6 -o "$p.folded"
 	stop_target "$pid"
 	assert_eq py311_all_exit "$BP_RC" 0
-	check_chain py311_all "$p.folded" python3.11 "$ROOT_RE" "$CHAIN"
+	check_chain py311_all "$p.folded" "$PY_COMM" "$ROOT_RE" "$CHAIN"
 }
 
 # 200 processes of 50 ms: the samples running Python code (a Python frame, or the evaluator
@@ -243,7 +246,7 @@ def spin_50ms():
 spin_50ms()' || exit 1
 		done"
 	assert_eq py311_short_exit "$BP_RC" 0
-	read -r -a share <<<"$(Q_COMM=python3.11 awk "$FOLDED_AWK"'
+	read -r -a share <<<"$(Q_COMM=$PY_COMM awk "$FOLDED_AWK"'
 		parse($0) && selected() && (index(user, "_[py]") || user ~ /_PyEval_EvalFrameDefault/) {
 			total += cnt
 			if (user !~ /_PyEval_EvalFrameDefault/ && user !~ /\[unknown\]_\[py\]/)
@@ -266,7 +269,7 @@ test_churn() {
 	run_bpfprof 90 "$p" -F 999 --stats -o "$p.folded" -- "$PYTHON" "$SCRIPT" 5 churn
 	assert_eq py311_churn_exit "$BP_RC" 0
 	# The main thread's samples (the other thread's change all the time).
-	PY_SELECT_RE=$ROOT_RE check_chain py311_churn_main "$p.folded" python3.11 "$ROOT_RE" \
+	PY_SELECT_RE=$ROOT_RE check_chain py311_churn_main "$p.folded" "$PY_COMM" "$ROOT_RE" \
 		"$CHAIN"
 	assert_grep py311_churn_stats "$p.err" 'Python frames'
 }

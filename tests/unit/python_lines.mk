@@ -1,12 +1,18 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # python_lines.mk: fixtures of test_python_lines, one file a CPython version: what
 # tests/fixtures/python_linetable.py prints under that interpreter (its code objects'
-# co_linetable and co_lines()). Only the interpreters present get a rule: Debian's python3.11
-# must be (test_python_lines fails without it), pyenv's 3.10, 3.12 and 3.13 may be (the test
-# skips those absent when it runs). One present that fails fails the build.
+# co_linetable and co_lines()). Only the interpreters present get a rule: Debian's python3 (the
+# versioned binary /usr/bin/python3 links to: 3.11 on Debian 12, 3.13 on Debian 13) must be
+# (test_python_lines fails without it), pyenv's others may be (the test skips those absent when
+# it runs). One present that fails fails the build.
 PY_LINES_PYENV ?= /root/.pyenv
+PY_LINES_DEBIAN := $(realpath /usr/bin/python3)
+PY_LINES_DEBIAN_V := $(patsubst python%,%,$(notdir $(PY_LINES_DEBIAN)))
+ifneq ($(filter 3.10 3.11 3.12 3.13,$(PY_LINES_DEBIAN_V)),)
+PY_LINES_$(PY_LINES_DEBIAN_V) ?= $(PY_LINES_DEBIAN)
+endif
 PY_LINES_3.10 ?= $(PY_LINES_PYENV)/versions/3.10.13/bin/python3.10
-PY_LINES_3.11 ?= /usr/bin/python3.11
+PY_LINES_3.11 ?= $(PY_LINES_PYENV)/versions/3.11.7/bin/python3.11
 PY_LINES_3.12 ?= $(PY_LINES_PYENV)/versions/3.12.1/bin/python3.12
 PY_LINES_3.13 ?= $(PY_LINES_PYENV)/versions/3.13.0/bin/python3.13
 PY_LINES_VERSIONS := 3.10 3.11 3.12 3.13

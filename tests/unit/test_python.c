@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * test_python.c: Python frames in user space (python/python.c) on Debian's /usr/bin/python3.11
- * as a process would map it: the CPython is found by its file, the groups of Python frames of
+ * test_python.c: Python frames in user space (python/python.c) on Debian's python3 (the
+ * versioned binary /usr/bin/python3 links to: 3.11 on Debian 12, 3.13 on Debian 13; stripped,
+ * .dynsym only) as a process would map it: the CPython is found by its file, the groups of Python frames of
  * a RECORD_PY_STACK replace the _PyEval_EvalFrameDefault activations root first, code objects
  * are named from their RECORD_PY_CODE (UTF-8 from CPython's 1, 2 and 4-byte strings; lines
  * from the line table), a reused code object address is told apart by its key (the newest
@@ -16,6 +17,7 @@
 #include <errno.h>
 #include <gelf.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +31,7 @@
 #include "python/python_versions.h"
 #include "unwind/unwind.h"
 
-#define PYTHON "/usr/bin/python3.11"
+#define DEBIAN_PYTHON "/usr/bin/python3"
 #define TGID   0x3ffffff0u /* above pid_max: no /proc entry, the path is opened */
 #define TID    (TGID + 1)
 #define CPU    1
@@ -53,10 +55,13 @@ static int maps_text(void *ctx, uint32_t tgid, char **text, size_t *len)
 	return *text ? 0 : -ENOMEM;
 }
 
-/* The executable segment of PYTHON and the address of sym, from its ELF headers. */
+/* The file DEBIAN_PYTHON links to, as the process's maps name it (setup() resolves it). */
+static char python_path[PATH_MAX];
+
+/* The executable segment of the python and the address of sym, from its ELF headers. */
 static void elf_facts(struct fixture *f, uint64_t *offset)
 {
-	int fd = open(PYTHON, O_RDONLY | O_CLOEXEC);
+	int fd = open(python_path, O_RDONLY | O_CLOEXEC);
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
 	GElf_Phdr ph;
@@ -100,9 +105,10 @@ static int setup(void **state)
 	uint64_t offset = 0;
 	struct stat st;
 
-	if (stat(PYTHON, &st)) {
-		fprintf(stderr, "test_python: %s is missing (make deps installs python3.11)\n",
-			PYTHON);
+	if (!realpath(DEBIAN_PYTHON, python_path) || stat(python_path, &st)) {
+		fprintf(stderr, "test_python: %s is missing (make deps installs python3)\n",
+			DEBIAN_PYTHON);
+		free(f);
 		return -1;
 	}
 	elf_facts(f, &offset);
@@ -110,7 +116,7 @@ static int setup(void **state)
 	snprintf(f->maps, sizeof(f->maps), "%08llx-%08llx r-xp %08llx %02x:%02x %llu %s\n",
 		 (unsigned long long)f->text_start, (unsigned long long)f->text_end,
 		 (unsigned long long)offset, major(st.st_dev), minor(st.st_dev),
-		 (unsigned long long)st.st_ino, PYTHON);
+		 (unsigned long long)st.st_ino, python_path);
 	f->mc = module_cache__new();
 	f->shared.modules = f->mc;
 	f->shared.maps_text = maps_text;

@@ -3,8 +3,10 @@
  * test_python_lines.c: python_line() against CPython itself. python_lines.mk runs each
  * interpreter present (3.10 to 3.13) on tests/fixtures/python_linetable.py, which prints the
  * co_linetable of every code object it compiles and, for every offset, the line co_lines()
- * gives it: each must come out of python_line(). The test needs python3.11 and skips the
- * versions whose interpreter (PY_LINES_3_<minor>) is absent. Then the same tables cut at many
+ * gives it: each must come out of python_line(). The test needs Debian's python3 (the
+ * versioned binary /usr/bin/python3 links to, whatever its minor: python_lines.mk gives it as
+ * that minor's interpreter) and skips the other versions whose interpreter (PY_LINES_3_<minor>)
+ * is absent. Then the same tables cut at many
  * lengths, with bytes changed at random, and random bytes; a PROT_NONE page follows every
  * table passed, so a read past its end faults.
  */
@@ -32,7 +34,7 @@
 #define PY_LINES_3_10 "/root/.pyenv/versions/3.10.13/bin/python3.10"
 #endif
 #ifndef PY_LINES_3_11
-#define PY_LINES_3_11 "/usr/bin/python3.11"
+#define PY_LINES_3_11 "/root/.pyenv/versions/3.11.7/bin/python3.11"
 #endif
 #ifndef PY_LINES_3_12
 #define PY_LINES_3_12 "/root/.pyenv/versions/3.12.1/bin/python3.12"
@@ -41,8 +43,8 @@
 #define PY_LINES_3_13 "/root/.pyenv/versions/3.13.0/bin/python3.13"
 #endif
 
-#define REQUIRED_MINOR 11   /* Debian 12's python3.11: its absence fails the test */
-#define CUT	       4096 /* the bytes of a table bpfprof reads from a process */
+#define DEBIAN_PYTHON "/usr/bin/python3" /* its version's interpreter must be present */
+#define CUT	      4096		 /* the bytes of a table bpfprof reads from a process */
 
 /* One code object as CPython printed it: want[i] is the line of offset 2 * i, or -ENOENT. */
 struct code_fix {
@@ -70,6 +72,9 @@ static struct version versions[] = {
 	{ .minor = 12, .python = PY_LINES_3_12 },
 	{ .minor = 13, .python = PY_LINES_3_13 },
 };
+
+/* The minor of Debian's python3 (3.11 on Debian 12, 3.13 on Debian 13), 0 when it is missing. */
+static unsigned int debian_minor;
 
 /* Readable bytes that end right before a PROT_NONE page. */
 static struct {
@@ -206,11 +211,28 @@ static int load(struct version *v)
 	return err ? -1 : 0;
 }
 
+/* The minor of path's "python3.N" binary (symbolic links followed), 0 when it has none. */
+static unsigned int python_minor(const char *path)
+{
+	char *real = realpath(path, NULL);
+	const char *name = real ? strrchr(real, '/') : NULL;
+	unsigned int minor = 0;
+	int end = 0;
+
+	if (name && sscanf(name, "/python3.%u%n", &minor, &end) != 1)
+		minor = 0;
+	if (name && name[end])
+		minor = 0;
+	free(real);
+	return minor;
+}
+
 /* The fixtures of the interpreters present (python_lines.mk made them). */
 static int setup(void **state)
 {
 	unsigned int i;
 
+	debian_minor = python_minor(DEBIAN_PYTHON);
 	for (i = 0; i < ARRAY_SIZE(versions); i++) {
 		versions[i].absent = access(versions[i].python, X_OK) != 0;
 		versions[i].bad = !versions[i].absent && load(&versions[i]);
@@ -235,12 +257,12 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* The fixture of the test's version: a failure for 3.11 when absent, else skipped. */
+/* The fixture of the test's version: a failure for Debian's python3 when absent, else skipped. */
 static const struct version *version_of(void **state)
 {
 	const struct version *v = *state;
 
-	if (v->absent && v->minor == REQUIRED_MINOR)
+	if (v->absent && v->minor == debian_minor)
 		fail_msg("3.%u: %s is absent; the test needs it", v->minor, v->python);
 	if (v->absent) {
 		print_message("skipped: 3.%u: %s is absent\n", v->minor, v->python);
@@ -482,9 +504,36 @@ static void test_malformed(void **state)
 /* One test of f for 3.<minor>, named after both. */
 #define per_version(f, minor) { #f "_3_" #minor, f, NULL, NULL, &versions[(minor) - 10] }
 
+/*
+ * Debian's python3 is one of the versions tested, and the interpreter python_lines.mk ran for
+ * its minor: a Debian whose python3 this test does not know, or none, fails.
+ */
+static void test_debian_python(void **state)
+{
+	unsigned int i;
+	char *real;
+
+	if (!debian_minor)
+		fail_msg("%s is missing or not a python3.N (make deps installs python3)",
+			 DEBIAN_PYTHON);
+	for (i = 0; i < ARRAY_SIZE(versions) && versions[i].minor != debian_minor; i++)
+		;
+	if (i == ARRAY_SIZE(versions))
+		fail_msg("%s is 3.%u, not a version this test knows", DEBIAN_PYTHON, debian_minor);
+	real = realpath(DEBIAN_PYTHON, NULL);
+	assert_non_null(real);
+	if (strcmp(real, versions[i].python)) {
+		free(real);
+		fail_msg("3.%u: %s is tested, not Debian's %s", debian_minor, versions[i].python,
+			 DEBIAN_PYTHON);
+	}
+	free(real);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_debian_python),
 		per_version(test_lines, 10),
 		per_version(test_lines, 11),
 		per_version(test_lines, 12),
