@@ -164,7 +164,7 @@ bench: deps
 	$(Q)tools/bench.sh $(BIN) $(TARGETS_DIR) $(OUTPUT)/bench
 	$(Q)tools/bench-agent.sh $(BIN) $(OUTPUT)/bench $${BENCH_AGENT_S:-600}
 
-# Installs what the build and the tests need on Debian 12 (root): apt-get, once.
+# Installs what the build and the tests need on Debian 12 or 13 (root): apt-get, once.
 deps:
 	$(Q)tools/install-deps.sh
 
