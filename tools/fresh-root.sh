@@ -143,6 +143,12 @@ if grep -q " $root[/ ]" /proc/mounts; then
 	trap - EXIT
 	exit 1
 fi
+# Removed only when it is a root (a previous run's) or empty: never a directory given by mistake.
+if [ -d "$root" ] && [ ! -e "$root/etc/debian_version" ] && [ -n "$(ls -A "$root")" ]; then
+	echo "fresh-root: $root is not empty and not a Debian root: not removed" >&2
+	trap - EXIT
+	exit 1
+fi
 rm -rf --one-file-system "$root"
 mkdir -p "$(dirname "$root")"
 cp -a --reflink=auto "$base" "$root"

@@ -11,9 +11,10 @@ RUN_S=3
 SCRIPT=$(cd "$(dirname "$0")/../targets" && pwd)/jschain.js
 # JS frames: V8's tag for the code, then a tier mark ("~" interpreted or baseline, "*" optimized,
 # "^" Sparkplug, "+" Maglev), the function, its file:line:column, the folded JIT suffix. The tag
-# is "JS:" from V8 11 (node 20 and later: Debian 13's, nodesource's); V8 10 and before (node 18:
-# Debian 12's) tell "LazyCompile:" (compiled at first call), "Function:" (eagerly compiled) and
-# "InterpretedFunction:" (--interpreted-frames-native-stack's trampoline copies) apart.
+# is "JS:" from V8 11 (node 20 and later: Debian 13's, nodesource's); V8 10 and before tell
+# kinds of code apart: node 18 (Debian 12's 18.20) names the chain "LazyCompile:main",
+# "LazyCompile:~leafSpin", "Function:^leafSpin", "LazyCompile:*leafSpin" (and no column after
+# the line); older V8s named interpreted frames' trampoline copies "InterpretedFunction:".
 js() { echo "(JS|LazyCompile|Function|InterpretedFunction):[~*^+]?$1 [^;]*_\\[j\\]"; }
 CHAIN=";$(js main);$(js level1);$(js level2);$(js leafSpin);"
 # Of all node's samples, start-up and exit included (~3% in development runs: 96.0%).

@@ -104,6 +104,7 @@ static int setup(void **state)
 	struct fixture *f = calloc(1, sizeof(*f));
 	uint64_t offset = 0;
 	struct stat st;
+	int n;
 
 	if (!realpath(DEBIAN_PYTHON, python_path) || stat(python_path, &st)) {
 		fprintf(stderr, "test_python: %s is missing (make deps installs python3)\n",
@@ -113,10 +114,11 @@ static int setup(void **state)
 	}
 	elf_facts(f, &offset);
 	/* Non-PIE: the segment at its ELF address. */
-	snprintf(f->maps, sizeof(f->maps), "%08llx-%08llx r-xp %08llx %02x:%02x %llu %s\n",
-		 (unsigned long long)f->text_start, (unsigned long long)f->text_end,
-		 (unsigned long long)offset, major(st.st_dev), minor(st.st_dev),
-		 (unsigned long long)st.st_ino, python_path);
+	n = snprintf(f->maps, sizeof(f->maps), "%08llx-%08llx r-xp %08llx %02x:%02x %llu %s\n",
+		     (unsigned long long)f->text_start, (unsigned long long)f->text_end,
+		     (unsigned long long)offset, major(st.st_dev), minor(st.st_dev),
+		     (unsigned long long)st.st_ino, python_path);
+	assert_true(n > 0 && (size_t)n < sizeof(f->maps));
 	f->mc = module_cache__new();
 	f->shared.modules = f->mc;
 	f->shared.maps_text = maps_text;
