@@ -514,6 +514,7 @@ static void on_connection(void *cls, struct MHD_Connection *mhd, void **socket_c
 	struct metrics *m = cls;
 	struct conn *c = *socket_context;
 	size_t i;
+	int fd;
 
 	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
 		if (c)
@@ -523,15 +524,18 @@ static void on_connection(void *cls, struct MHD_Connection *mhd, void **socket_c
 	}
 	for (i = 0; i < ARRAY_SIZE(m->conns) && m->conns[i].mhd; i++)
 		;
+	/* Read before the next query: libmicrohttpd 1.0 (Debian 13) answers every query in the
+	 * same union, so the client address's pointer overwrites the descriptor. */
 	fd_info = MHD_get_connection_info(mhd, MHD_CONNECTION_INFO_CONNECTION_FD);
+	fd = fd_info ? fd_info->connect_fd : -1;
 	addr_info = MHD_get_connection_info(mhd, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	/* Never more than libmicrohttpd's limit, the size of conns. */
-	if (i == ARRAY_SIZE(m->conns) || !fd_info)
+	if (i == ARRAY_SIZE(m->conns) || fd < 0)
 		return;
 	c = &m->conns[i];
 	memset(c, 0, sizeof(*c));
 	c->mhd = mhd;
-	c->fd = fd_info->connect_fd;
+	c->fd = fd;
 	if (addr_info && addr_info->client_addr) {
 		socklen_t len = addr_info->client_addr->sa_family == AF_INET6 ?
 					sizeof(struct sockaddr_in6) :
