@@ -170,5 +170,6 @@ deps:
 
 include tests/tests.mk
 include tests/vmtest.mk
+include tests/fuzz/fuzz.mk
 
 -include $(BPF_OBJS:.o=.d) $(USER_OBJS:.o=.d)

@@ -60,6 +60,7 @@ test: deps
 	$(Q)$(MAKE) all
 	$(Q)$(MAKE) unit
 	$(Q)$(MAKE) integration
+	$(Q)$(if $(filter 1,$(SANITIZE)),$(MAKE) fuzz FUZZ_TIME=$(FUZZ_TEST_TIME))
 
 -include $(UNIT_BINS:=.d)
 

@@ -12,6 +12,7 @@ set -eu
 pkgs=(
 	make gcc g++ pkg-config	# build (g++: the C++ test program)
 	clang llvm		# BPF objects (clang -target bpf), llvm-strip
+	libclang-rt-dev		# make fuzz: libFuzzer, ASan, UBSan of the default clang
 	clang-format		# make format (.clang-format)
 	bpftool			# skeleton generation
 	libbpf-dev		# BPF loader (1.1.2)
