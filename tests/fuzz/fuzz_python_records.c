@@ -90,7 +90,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	uint64_t pc = 0;
 
 	elf_version(EV_CURRENT);
-	devnull = fopen("/dev/null", "w");
+	/* FUZZ_PRINT=1: python__print() of each input on stderr (what a seed reaches). */
+	devnull = getenv("FUZZ_PRINT") ? stderr : fopen("/dev/null", "w");
 	mc = module_cache__new();
 	shared.modules = mc;
 	shared.maps_text = maps_text;
