@@ -2,13 +2,13 @@
 # fuzz.mk: libFuzzer targets of the parsers of untrusted input (docs/sanitizers.md), one
 # tests/fuzz/fuzz_NAME.c each, seeds in tests/fuzz/seeds/NAME (python_records' are written at
 # build time: records in the layout of bpf/record.h). Built with clang (libFuzzer's runtime:
-# libclang-rt-N-dev, make deps), ASan and UBSan, into build-fuzz/ whatever OUTPUT is:
+# libclang-rt-dev, make deps), ASan and UBSan, into build-fuzz/ (FUZZ_OUT) whatever OUTPUT is:
 #   make fuzz                  each target FUZZ_TIME seconds (default 60), one after the other
 #   make fuzz FUZZ_TARGETS=perf_map FUZZ_TIME=600
 # A finding stops that target (exit status non-zero, make fails) and is left in
 # build-fuzz/artifacts/NAME/ (crash-*, leak-*, timeout-*, oom-*); run the target on that file
 # to reproduce it: build-fuzz/fuzz_NAME FILE. The corpus grows in build-fuzz/corpus/NAME.
-FUZZ_OUT := build-fuzz
+FUZZ_OUT ?= build-fuzz
 FUZZ_CC ?= $(CLANG)
 FUZZ_TIME ?= 60
 # make test SANITIZE=1 runs each target this long (tests/tests.mk), after the integration tests.
