@@ -56,21 +56,24 @@ $(FUZZ_OUT)/seeds/python_records/.done: $(FUZZ_OUT)/gen_python_records \
 
 fuzz-build: $(FUZZ_BINS) $(FUZZ_OUT)/seeds/python_records/.done
 
-# Each target in turn on its corpus (the seeds first), FUZZ_TIME seconds.
+# Each target in turn on its corpus (the seeds first), FUZZ_TIME seconds; one that fails does
+# not stop the others, make fails at the end.
 fuzz: fuzz-build
-	$(Q)for t in $(FUZZ_TARGETS); do \
+	$(Q)failed=; for t in $(FUZZ_TARGETS); do \
 		seeds=tests/fuzz/seeds/$$t; \
 		[ -d $$seeds ] || seeds=$(FUZZ_OUT)/seeds/$$t; \
 		mkdir -p $(FUZZ_OUT)/corpus/$$t $(FUZZ_OUT)/artifacts/$$t || exit 1; \
 		printf '  %-8s %s\n' FUZZ "fuzz_$$t $(FUZZ_TIME) s"; \
-		$(FUZZ_OUT)/fuzz_$$t $(FUZZ_FLAGS) -max_total_time=$(FUZZ_TIME) \
+		if $(FUZZ_OUT)/fuzz_$$t $(FUZZ_FLAGS) -max_total_time=$(FUZZ_TIME) \
 			-artifact_prefix=$(FUZZ_OUT)/artifacts/$$t/ $(FUZZ_OUT)/corpus/$$t $$seeds \
-			>$(FUZZ_OUT)/fuzz_$$t.log 2>&1 || \
-			{ tail -n 60 $(FUZZ_OUT)/fuzz_$$t.log; echo "fuzz_$$t: FAILED (log:" \
-			"$(FUZZ_OUT)/fuzz_$$t.log)" >&2; exit 1; }; \
-		grep -E '^stat::(number_of_executed_units|peak_rss_mb)' $(FUZZ_OUT)/fuzz_$$t.log | \
-			tr '\n' ' '; echo; \
-	done
+			>$(FUZZ_OUT)/fuzz_$$t.log 2>&1; then \
+			grep -E '^stat::(number_of_executed_units|peak_rss_mb)' \
+				$(FUZZ_OUT)/fuzz_$$t.log | tr -s '\n ' '  '; echo; \
+		else \
+			tail -n 60 $(FUZZ_OUT)/fuzz_$$t.log; failed="$$failed $$t"; \
+			echo "fuzz_$$t: FAILED (log: $(FUZZ_OUT)/fuzz_$$t.log)" >&2; \
+		fi; \
+	done; [ -z "$$failed" ] || { echo "make fuzz: failed:$$failed" >&2; exit 1; }
 
 .PHONY: fuzz fuzz-build
 
