@@ -60,7 +60,7 @@ test: deps
 	$(Q)$(MAKE) all
 	$(Q)$(MAKE) unit
 	$(Q)$(MAKE) integration
-	$(Q)$(if $(filter 1,$(SANITIZE)),$(MAKE) fuzz FUZZ_TIME=$(FUZZ_TEST_TIME))
+	$(Q)$(if $(filter 1,$(SANITIZE)),$(MAKE) fuzz FUZZ_RUNS=$(FUZZ_TEST_RUNS) FUZZ_TIME=120)
 
 -include $(UNIT_BINS:=.d)
 

@@ -4,6 +4,7 @@
 # build time: records in the layout of bpf/record.h). Built with clang (libFuzzer's runtime:
 # libclang-rt-dev, make deps), ASan and UBSan, into build-fuzz/ (FUZZ_OUT) whatever OUTPUT is:
 #   make fuzz                  each target FUZZ_TIME seconds (default 60), one after the other
+#   make fuzz FUZZ_RUNS=N      each target N inputs from its seeds, libFuzzer seed 1 (repeatable)
 #   make fuzz FUZZ_TARGETS=perf_map FUZZ_TIME=600
 # A finding stops that target (exit status non-zero, make fails) and is left in
 # build-fuzz/artifacts/NAME/ (crash-*, leak-*, timeout-*, oom-*); run the target on that file
@@ -11,8 +12,10 @@
 FUZZ_OUT ?= build-fuzz
 FUZZ_CC ?= $(CLANG)
 FUZZ_TIME ?= 60
-# make test SANITIZE=1 runs each target this long (tests/tests.mk), after the integration tests.
-FUZZ_TEST_TIME ?= 20
+# make test SANITIZE=1 runs each target for FUZZ_TEST_RUNS inputs (tests/tests.mk), after the
+# integration tests: with FUZZ_RUNS set, a run starts from the seeds alone with libFuzzer's seed
+# 1, so it is the same run on every machine and a failure is found again (FUZZ_TIME bounds it).
+FUZZ_TEST_RUNS ?= 100000
 FUZZ_ALL := gopclntab plt python_lines python_records perf_map
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 # Per input: past this many seconds a timeout, past this many MiB an OOM (both findings).
@@ -62,10 +65,13 @@ fuzz: fuzz-build
 	$(Q)failed=; for t in $(FUZZ_TARGETS); do \
 		seeds=tests/fuzz/seeds/$$t; \
 		[ -d $$seeds ] || seeds=$(FUZZ_OUT)/seeds/$$t; \
-		mkdir -p $(FUZZ_OUT)/corpus/$$t $(FUZZ_OUT)/artifacts/$$t || exit 1; \
-		printf '  %-8s %s\n' FUZZ "fuzz_$$t $(FUZZ_TIME) s"; \
+		corpus=$(FUZZ_OUT)/corpus$(if $(FUZZ_RUNS),-runs)/$$t; \
+		$(if $(FUZZ_RUNS),rm -rf $$corpus;) \
+		mkdir -p $$corpus $(FUZZ_OUT)/artifacts/$$t || exit 1; \
+		printf '  %-8s %s\n' FUZZ "fuzz_$$t $(if $(FUZZ_RUNS),$(FUZZ_RUNS) inputs,$(FUZZ_TIME) s)"; \
 		if $(FUZZ_OUT)/fuzz_$$t $(FUZZ_FLAGS) -max_total_time=$(FUZZ_TIME) \
-			-artifact_prefix=$(FUZZ_OUT)/artifacts/$$t/ $(FUZZ_OUT)/corpus/$$t $$seeds \
+			$(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS) -seed=1) \
+			-artifact_prefix=$(FUZZ_OUT)/artifacts/$$t/ $$corpus $$seeds \
 			>$(FUZZ_OUT)/fuzz_$$t.log 2>&1; then \
 			grep -E '^stat::(number_of_executed_units|peak_rss_mb)' \
 				$(FUZZ_OUT)/fuzz_$$t.log | tr -s '\n ' '  '; echo; \
