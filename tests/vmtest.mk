@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # make vmtest: a command run as root in a Debian kernel booted under qemu (tools/vmtest/).
 #
-#   make vmtest KERNEL=6.1|6.12|5.10|/path/to/linux-image-*.deb [VMTEST_CMD='make integration']
+#   make vmtest KERNEL=6.1|6.12|5.10|7.2|/path/to/linux-image-*.deb [VMTEST_CMD='make integration']
 #   make vmtest-btf KERNEL=5.10	# the guest's /sys/kernel/btf/vmlinux -> $(VMTEST_DIR)/<kver>/vmlinux.btf
 #
 # The guest runs the host's programs from its root file system: build what the command uses on

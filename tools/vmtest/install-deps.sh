@@ -9,12 +9,12 @@ pkgs=(
 	busybox-static		# the initramfs's only program (sh, insmod, mount, switch_root)
 	cpio			# packs the initramfs
 	xz-utils		# unpacks .ko.xz modules (busybox insmod loads plain .ko only)
-	zstd			# unpacks .ko.zst modules, if a kernel package compresses with zstd
+	zstd			# unpacks .ko.zst modules, and 7.x kernels (zstd bzImage: kernel-btf.sh)
 	kmod			# depmod (the packages leave modules.dep to their postinst); modprobe
 				# in the guest (it runs the host's programs), e.g. veth
 	socat			# talks to qemu's monitor socket (a hung guest's backtraces, power off)
 	apt			# the kernel packages are fetched with apt-get through a private state
-	debian-archive-keyring	# verifies bookworm, bookworm-backports and bullseye-security
+	debian-archive-keyring	# verifies bookworm, bookworm-backports, bullseye-security and sid
 )
 
 exec "$(dirname "$0")/../install-deps.sh" "${pkgs[@]}"

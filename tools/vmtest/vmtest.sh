@@ -4,11 +4,13 @@
 #
 #   tools/vmtest/vmtest.sh KERNEL [COMMAND]
 #
-# KERNEL: 6.1, 6.12, 5.10 or a linux-image-*.deb (fetch-kernel.sh). COMMAND (bash, default:
-# a smoke test) runs in the checkout (the current directory) as root; the script exits with
-# its status, or 125 when the guest gave none (panic, timeout: the console's last 50 lines are
-# printed), 124 when the emulator lost the guest: it hung (VMTEST_IDLE_TIMEOUT) or TCG ran
-# stale code (emulator_fault); its console is kept in VMTEST_DIR/lost-<kver>.<time>.log.
+# KERNEL: 6.1, 6.12, 5.10, 7.2 (sid) or a linux-image-*.deb (fetch-kernel.sh). COMMAND (bash,
+# default: a smoke test) runs in the checkout (the current directory) as root; the script exits
+# with its status, or 125 when the guest gave none (panic, timeout: the console's last 50 lines
+# are printed) or the kernel could not be fetched, 124 when the emulator lost the guest: it hung
+# (VMTEST_IDLE_TIMEOUT) or TCG ran stale code (emulator_fault); its console is kept in
+# VMTEST_DIR/lost-<kver>.<time>.log. 123: no kernel of sid's series to boot (sid's could not
+# be fetched and none is cached: fetch-kernel.sh), nothing run.
 # The guest's root is this machine's root file system (9p, read-only; tmpfs on /tmp, /run,
 # /var/{tmp,log,cache}) and the checkout is shared read-write at the same path, so the host's
 # build runs unchanged inside. The command's output streams here (second serial port); the
@@ -219,7 +221,12 @@ main() {
 	VMTEST_DIR=$(realpath -m "${VMTEST_DIR:-build/vmtest}")
 	SRC=$(pwd -P)
 	"$HERE/install-deps.sh"
-	kver=$("$HERE/fetch-kernel.sh" "$kernel" "$VMTEST_DIR")
+	kver=$("$HERE/fetch-kernel.sh" "$kernel" "$VMTEST_DIR") || status=$?
+	if [ "${status:-0}" -eq 3 ]; then
+		log "no $kernel kernel to boot: sid's could not be fetched and none is cached"
+		exit 123
+	fi
+	[ "${status:-0}" -eq 0 ] || exit 125
 	KOUT=$VMTEST_DIR/$kver
 	KDIR=$KOUT/root
 	VMLINUZ=$KDIR/boot/vmlinuz-$kver
