@@ -55,8 +55,7 @@ test_cached_fallback() {
 	mkdir -p "$cache/7.2"
 	# shellcheck disable=SC2086 # one path a word
 	cp $debs "$cache/7.2/"
-	{ echo 2026-11-20T10:00Z; for d in $debs; do echo "$cache/7.2/${d##*/}"; done; } \
-		>"$cache/7.2/current"
+	{ echo 2026-11-20T10:00Z; for d in $debs; do echo "${d##*/}"; done; } >"$cache/7.2/current"
 	fetch "$cache" "$out"
 	assert_eq vmfetch_cached_exit "$BP_RC" 0
 	assert_true vmfetch_cached_kver "prints $KVER" grep -qxF "$KVER" "$out.out"
@@ -79,7 +78,7 @@ test_nothing_cached() {
 	assert_grep vmfetch_none_says_so "$out/notice-7.2" "none is cached.*no 7.2 kernel to boot"
 	# A list naming a package since removed is no cache either.
 	mkdir -p "$cache/7.2"
-	printf '%s\n' 2026-11-20T10:00Z "$cache/7.2/gone.deb" >"$cache/7.2/current"
+	printf '%s\n' 2026-11-20T10:00Z gone.deb >"$cache/7.2/current"
 	fetch "$cache" "$TEST_TMP/vm3"
 	assert_eq vmfetch_stale_list_exit "$BP_RC" 3
 	# vmtest.sh: 123 (CI's "skipped"), before any guest.

@@ -20,11 +20,12 @@
 # symbolic links into usr/lib).
 # sid (the series in SID_SERIES) changes weekly and drops a kernel once it has a newer one: the
 # series is pinned, and its packages are kept in VMTEST_CACHE/<series> (default
-# /var/cache/bpfprof-vmtest: outside the checkout, for CI runs in a fresh clone), the newest
-# set fetched recorded in its file "current". When apt fails, or sid has no kernel of the
-# series any more, the cached set is unpacked instead; when sid has a newer series, that is
-# said too. Those lines go to stderr and to VMTEST_DIR/notice-<series> (.ci/run prints them at
-# its end). With nothing cached either the exit status is 3: no kernel of that series to boot.
+# /var/cache/bpfprof/vmtest: outside the checkout, for CI runs in a fresh clone), the newest
+# set fetched named in its file "current" (its date, then the files). When apt fails, or sid
+# has no kernel of the series any more, the cached set is unpacked instead; when sid has a
+# newer series, that is said too. Those lines go to stderr and to VMTEST_DIR/notice-<series>
+# (.ci/run prints them at its end). With nothing cached either the exit status is 3: no
+# kernel of that series to boot.
 # VMTEST_MIRROR: the Debian archive (default http://deb.debian.org/debian; one that does not
 # answer makes the fetch fail, as a test of the cache).
 # With VMTEST_HEADERS=1 (a series only), the kernel's headers too: linux-headers-<kver> and its
@@ -189,7 +190,7 @@ all_files() {
 # last (VMTEST_CACHE); exit status 3 with neither. The cache holds the newest set only.
 fetch_sid() {
 	local series=$1 debs current f
-	DEB_DIR=${VMTEST_CACHE:-/var/cache/bpfprof-vmtest}/$series
+	DEB_DIR=${VMTEST_CACHE:-/var/cache/bpfprof/vmtest}/$series
 	if ! mkdir -p "$DEB_DIR" 2>/dev/null || [ ! -w "$DEB_DIR" ]; then
 		log "cannot write $DEB_DIR (VMTEST_CACHE): caching in $VMTEST_DIR/cache/$series"
 		DEB_DIR=$VMTEST_DIR/cache/$series
@@ -200,7 +201,7 @@ fetch_sid() {
 	exec 9>"$DEB_DIR/.lock"
 	flock -w 900 9 || die "$DEB_DIR is locked by another fetch"
 	if debs=$(fetch_series "$series") && [ -n "$debs" ]; then
-		{ date -u +%Y-%m-%dT%H:%MZ; echo "$debs"; } >"$current.tmp"
+		{ date -u +%Y-%m-%dT%H:%MZ; sed 's|.*/||' <<<"$debs"; } >"$current.tmp"
 		mv "$current.tmp" "$current"
 		for f in "$DEB_DIR"/*.deb; do
 			grep -qxF "$f" <<<"$debs" || rm -f "$f"
@@ -208,9 +209,10 @@ fetch_sid() {
 		echo "$debs"
 		return
 	fi
-	if [ -s "$current" ] && debs=$(sed 1d "$current") && [ -n "$debs" ] && all_files "$debs"; then
+	if [ -s "$current" ] && debs=$(sed "1d; s|^|$DEB_DIR/|" "$current") && [ -n "$debs" ] &&
+		all_files "$debs"; then
 		notice "sid's $series kernel could not be fetched (above): booting the one cached on" \
-			"$(sed -n 1p "$current"), $(basename "$(sed -n 2p "$current")")"
+			"$(sed -n 1p "$current"), $(sed -n 2p "$current")"
 		echo "$debs"
 		return
 	fi
