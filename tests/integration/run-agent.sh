@@ -43,6 +43,19 @@ metrics_port() {
 	sed -n 's/.*on 127.0.0.1:0 (port \([0-9]*\)).*/\1/p' "$1" | head -1
 }
 
+# wait_agent ERRFILE: until the agent says it profiles, its programs loaded and attached (60 s
+# at most). Its /healthz answers from before: under qemu's TCG loading took 4.7 s on 7.2
+# against 2.3 s on 6.12 (the verifier on handle_perf_event: 2.7 s against 0.7 s), and more
+# with the machine busy, which fixed sleeps from the start did not allow for.
+wait_agent() {
+	local end=$((SECONDS + 60))
+
+	until grep -q '^bpfprof: agent: profiling' "$1" 2>/dev/null; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.1
+	done
+}
+
 # services DIR: "SERVICE SEQ" per delivered profile (name=SERVICE{labels} in the query).
 services() {
 	python3 - "$1" <<'PY'
@@ -74,7 +87,8 @@ cd - >/dev/null || exit 1
 p=$TEST_TMP/agent
 start_bpfprof_bg 90 "$p" agent -F 49 --interval "$INTERVAL_S" --pyroscope-url "$MOCK_URL" \
 	--metrics-addr 127.0.0.1:0 --queue-size 512
-# Three intervals, plus start-up.
+wait_agent "$p.err"
+# Three intervals, and a delivery.
 sleep $((3 * INTERVAL_S + 3))
 services "$m" >"$p.services"
 sed 's/^/  delivered: /' "$p.services" | head -20
@@ -257,6 +271,7 @@ for ((i = 0; i < 100; i++)); do
 	sleep 0.1
 done
 assert_true agent_health_port "port ${port:-none}" test -n "$port"
+wait_agent "$p.err"
 # More idle connections than the endpoint keeps open, held until killed.
 python3 - "$port" 40 >"$p.idle" 2>&1 <<'PY' &
 import socket, sys, time
@@ -349,6 +364,7 @@ printf 'output-dir = %s\ninterval = 2\nmetrics-addr = off\n' "$h/a" >"$h/conf"
 "$TARGETS/chain" 15 >/dev/null &
 BG_PIDS+=("$!")
 start_bpfprof_bg 60 "$h/agent" agent -F 49 --config "$h/conf"
+wait_agent "$h/agent.err"
 sleep 4
 printf 'output-dir = %s\ninterval = 2\nmetrics-addr = off\n' "$h/b" >"$h/conf"
 kill -HUP "$BP_PID"
