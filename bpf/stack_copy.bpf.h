@@ -241,6 +241,29 @@ static __always_inline void user_regs_copy(struct sample_record *rec,
 	rec->flags |= SAMPLE_F_USER_REGS;
 }
 
+/*
+ * The end of the readable part of the user memory [start, end), probed a byte per page from
+ * the page after start's (start's own was read by the caller): the first page that cannot be
+ * read, or a page at or past end when all can. At most BPFPROF_STACK_SZ_MAX / PAGE_SZ + 1
+ * pages. A global function: the verifier checks its loop once, with unknown scalars, not
+ * once per caller's state (7.2's verifier gave up at 1M instructions on the loop inlined
+ * into the off-CPU waker program). Weak: sample.bpf.c and off_cpu.bpf.c both define it, and
+ * bpftool's link keeps one.
+ */
+__weak __noinline __u64 stack_readable_end(__u64 start, __u64 end)
+{
+	__u64 page = (start + PAGE_SZ) & ~(PAGE_SZ - 1);
+	__u8 probe;
+	int i;
+
+	for (i = 0; i < BPFPROF_STACK_SZ_MAX / PAGE_SZ + 1; i++) {
+		if (page >= end || bpf_probe_read_user(&probe, 1, (void *)page))
+			break;
+		page += PAGE_SZ;
+	}
+	return page;
+}
+
 /* Copies w's part of the user stack into rec->stack (at most cap bytes), or its readable
  * beginning; sets stack_addr and stack_len, or stack_err. */
 static __always_inline void user_stack_copy(struct sample_record *rec, struct stack_window *w,
@@ -250,7 +273,6 @@ static __always_inline void user_stack_copy(struct sample_record *rec, struct st
 	bool capped = w->capped;
 	__u8 probe;
 	long n;
-	int i;
 
 	if (len > cap)
 		len = cap;
@@ -278,12 +300,7 @@ static __always_inline void user_stack_copy(struct sample_record *rec, struct st
 				}
 			}
 		}
-		page = (start + PAGE_SZ) & ~(PAGE_SZ - 1);
-		for (i = 0; i < BPFPROF_STACK_SZ_MAX / PAGE_SZ + 1; i++) {
-			if (page >= start + len || bpf_probe_read_user(&probe, 1, (void *)page))
-				break;
-			page += PAGE_SZ;
-		}
+		page = stack_readable_end(start, start + len);
 		if (page < start + len) {
 			len = page - start;
 			capped = false;
