@@ -17,6 +17,7 @@
 #include "profile/aggregate.h"
 #include "util/utf8.h"
 #include "profile.pb-c.h"
+#include "pprof_util.h"
 
 #define FFFD UTF8_REPLACEMENT
 
@@ -66,33 +67,6 @@ static void test_helper(void **state)
 		assert_true(utf8__valid(s));
 		free(s);
 	}
-}
-
-static uint32_t str(struct aggregate *agg, const char *s)
-{
-	int64_t v = aggregate__string(agg, s);
-
-	assert_true(v >= 0);
-	return v;
-}
-
-/* gunzip (RFC 1952) into a malloc'd buffer. */
-static uint8_t *gunzip(const void *gz, size_t gz_sz, size_t *out_sz)
-{
-	z_stream zs = {};
-	size_t cap = 1 << 20;
-	uint8_t *out = malloc(cap);
-
-	assert_non_null(out);
-	assert_int_equal(inflateInit2(&zs, 16 + MAX_WBITS), Z_OK);
-	zs.next_in = (uint8_t *)gz;
-	zs.avail_in = gz_sz;
-	zs.next_out = out;
-	zs.avail_out = cap;
-	assert_int_equal(inflate(&zs, Z_FINISH), Z_STREAM_END);
-	*out_sz = zs.total_out;
-	inflateEnd(&zs);
-	return out;
 }
 
 /* The aggregate's strings, and the pprof profile's function names and file names. */
