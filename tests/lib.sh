@@ -665,8 +665,12 @@ leaf_share() {
 		END { print pct(n, total) }' "$1"
 }
 
+# The root of a thread's stack, glibc's clone3 (clone before 2.34): glibc 2.41 (Debian 13) has
+# no "clone3" symbol left, only "__clone3" and its internal alias (symtab names the former).
+THREAD_ROOT='(__)?(clone3|clone)'
+
 # rooted_share FILE COMM ROOT_RE: % of COMM's samples (all when COMM is "") whose user stack
-# matches ROOT_RE, e.g. "^(_start|clone|clone3)(;|$)": the unwinder reached a thread's root.
+# matches ROOT_RE, e.g. "^(_start|$THREAD_ROOT)(;|$)": the unwinder reached a thread's root.
 rooted_share() {
 	Q_COMM=$2 Q_ROOT_RE=$3 awk "$FOLDED_AWK"'
 		parse($0) && selected() { total += cnt; if (user ~ root_re) n += cnt }

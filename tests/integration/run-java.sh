@@ -39,12 +39,12 @@ assert_true java_map_at_exit "the JVM wrote /tmp/perf-$pid.map at exit" \
 [ -n "$pid" ] && rm -f "/tmp/perf-$pid.map"
 assert_eq java_exit "$BP_RC" 0
 # The main thread ("java"): the JVM's other threads (compilers, GC) have their own names.
-read -r -a share <<<"$(complete_share_re "$p.folded" java '^(clone3|clone);start_thread;' \
+read -r -a share <<<"$(complete_share_re "$p.folded" java "^$THREAD_ROOT;start_thread;" \
 	"$CHAIN")"
 assert_ge java_samples "${share[0]}" "$(cpu_floor "$p" 1 2)"
 assert_ge java_chain "${share[2]}" "$MIN_CHAIN_PCT" % \
 	"${share[1]} of ${share[0]} samples; most common: $(sort -t' ' -k2 -nr "$p.folded" |
 		head -1 | cut -c1-400)"
-read -r -a share <<<"$(complete_share_re "$p.folded" java '^(clone3|clone);start_thread;' \
+read -r -a share <<<"$(complete_share_re "$p.folded" java "^$THREAD_ROOT;start_thread;" \
 	"$NAMED_CHAIN")"
 assert_ge java_chain_named "${share[2]}" "$MIN_NAMED_PCT" %

@@ -12,7 +12,7 @@
 require_bpf
 
 CHAIN=$("$TARGETS/offcpu" --print-chain)
-THREAD_ROOT_RE='^(clone3|clone);start_thread;'
+THREAD_ROOT_RE="^$THREAD_ROOT;start_thread;"
 # The bound: blocked time within 10% of the thread's own account. The difference is
 # the time from the thread's nanosleep() return to its system call exit, and its wake-up wait
 # on a busy CPU (off CPU, runnable: counted, as the thread's wall time holds it too).

@@ -20,7 +20,7 @@ RUN_S=4
 MIN_CHAIN_PCT=95
 MIN_SHORT_PCT=90
 ROOT_RE='^_start;'
-THREAD_ROOT_RE='^(clone|clone3);'
+THREAD_ROOT_RE="^$THREAD_ROOT;"
 CHAIN='<module>_[py];main_[py];Worker.run_[py];middle_[py];leaf_spin_[py]'
 
 # The interpreter's start-up, not the script's work: the dynamic loader, the interpreter's

@@ -10,7 +10,7 @@ require_bpf
 PYTHON=/usr/bin/python3
 RUN_S=4
 HZ=999
-ROOT_RE='^(_start|clone|clone3)(;|$)'
+ROOT_RE="^(_start|$THREAD_ROOT)(;|\$)"
 MIN_ROOTED_PCT=90
 # "Most samples": the loop runs inside the interpreter's frame evaluator, which runs <module>.
 MIN_EVAL_PCT=50

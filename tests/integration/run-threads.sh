@@ -12,7 +12,7 @@ for w in $WORKERS; do
 	LEAF[$w]=${CHAIN[$w]##*;}
 done
 # glibc starts threads in clone3 (clone before 2.34), which calls start_thread.
-THREAD_ROOT_RE='^(clone3|clone);start_thread;'
+THREAD_ROOT_RE="^$THREAD_ROOT;start_thread;"
 MIN_COMPLETE_PCT=95
 # Samples follow CPU time: a thread's share of samples within 10 points of its share of CPU.
 SHARE_TOLERANCE_PCT=10

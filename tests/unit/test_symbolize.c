@@ -285,6 +285,9 @@ static void test_aliases(void **state)
 	assert_sym(st, nm_addr("plain_weak"), "__under_global", 0);
 	assert_sym(st, nm_addr("_spelled_under"), "spelled_plain", 0);
 	assert_sym(st, nm_addr("weak_vs_local_l"), "weak_vs_local_w", 0);
+	/* Then fewer leading underscores, then the shorter name. */
+	assert_sym(st, nm_addr("__GI___decorated"), "__decorated", 0);
+	assert_sym(st, nm_addr("__two_under"), "_one_under_longer", 0);
 	/* "nop; ret" then alignment padding: the padding belongs to no function. */
 	assert_sym(st, nm_addr("alias_global") + 2, NULL, 0);
 	assert_sym(st, nm_addr("spelled_plain") + 15, NULL, 0);

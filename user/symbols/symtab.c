@@ -40,7 +40,7 @@ struct sym_cand {
 	uint16_t len;	  /* name's, at most BPFPROF_SYM_NAME_MAX */
 	uint16_t shndx;
 	uint8_t src;  /* index in symtab_builder->elfs */
-	uint8_t pref; /* alias preference: lower wins */
+	uint8_t pref; /* alias preference: lower wins (binding, then leading underscores) */
 };
 
 /* Most symbols a table keeps: a program's largest tables have a few hundred thousand functions,
@@ -62,7 +62,7 @@ static int builder__add(struct symtab_builder *b, uint64_t addr, uint64_t size, 
 			size_t len, uint16_t shndx, uint8_t src, unsigned int bind)
 {
 	struct sym_cand *c;
-	uint8_t pref;
+	uint8_t pref, under;
 
 	if (b->cnt >= SYMTAB_SYMS_MAX || !len || len > BPFPROF_SYM_NAME_MAX)
 		return 0;
@@ -80,8 +80,11 @@ static int builder__add(struct symtab_builder *b, uint64_t addr, uint64_t size, 
 		pref = 2;
 		break;
 	}
-	/* Reserved-namespace aliases (__libc_malloc vs malloc) are the less familiar name. */
-	pref = pref * 2 + (name[0] == '_');
+	/* Reserved-namespace aliases (__libc_malloc vs malloc) are the less familiar name: the
+	 * fewer leading underscores, the more public (as perf's choose_best_symbol()). */
+	for (under = 0; under < 63 && name[under] == '_'; under++)
+		;
+	pref = pref * 64 + under;
 	c = &b->cands[b->cnt++];
 	c->addr = addr;
 	c->size = size;
@@ -326,20 +329,25 @@ static void cands_sort(struct sym_cand *a, size_t n)
 
 /*
  * The candidate of the aliases cands[i, j) (one address) whose name the symbol gets: the
- * preferred binding, then the smallest name, so that every run picks the same alias. One
- * comparison per alias, of names at most BPFPROF_SYM_NAME_MAX long.
+ * preferred binding and fewest leading underscores (pref), then the shortest name, then the
+ * smallest, so that every run picks the same alias. The shortest is the undecorated one: glibc
+ * 2.41's clone3 is only LOCAL "__clone3" and its internal alias "__GI___clone3" (2.36 had a
+ * LOCAL "clone3" too), "free" beats the obsolete "cfree". One comparison per alias, of names
+ * at most BPFPROF_SYM_NAME_MAX long.
  */
 static size_t group_winner(const struct sym_cand *cands, size_t i, size_t j)
 {
-	size_t w = i, k;
+	const struct sym_cand *k, *w = &cands[i];
+	size_t n;
 
-	for (k = i + 1; k < j; k++) {
-		if (cands[k].pref < cands[w].pref ||
-		    (cands[k].pref == cands[w].pref && cands[k].name != cands[w].name &&
-		     strcmp(cands[k].name, cands[w].name) < 0))
+	for (n = i + 1; n < j; n++) {
+		k = &cands[n];
+		if (k->pref != w->pref ? k->pref < w->pref :
+		    k->len != w->len   ? k->len < w->len :
+					 k->name != w->name && strcmp(k->name, w->name) < 0)
 			w = k;
 	}
-	return w;
+	return w - cands;
 }
 
 /* The end of the symbol at cands[i, j)'s address: the largest size any alias gives, else up to
