@@ -12,8 +12,11 @@ require_bpf
 
 HZ=499
 RUN_S=3
-GOFMT=/usr/lib/go-1.19/bin/gofmt
-GO_SRC=/usr/share/go-1.19/src
+# The machine's Go (Debian's golang-go: 1.19 on Debian 12, 1.24 on 13); src is a link that
+# gofmt would not walk into.
+GOROOT=$(go env GOROOT 2>/dev/null) || GOROOT=
+GOFMT=${GOROOT:-/nonexistent}/bin/gofmt
+GO_SRC=$(realpath -q "${GOROOT:-/nonexistent}/src") || GO_SRC=${GOROOT:-/nonexistent}/src
 CHAIN='runtime.goexit;runtime.main;main.main;main.level1;main.level2;main.leafSpin'
 # Go into C: Go's frames (pcsp), the cgo call's switch to the thread's stack, C's (CFI).
 CGO_RE='^runtime\.goexit;runtime\.main;main\.main;main\.goLevel1;main\.goCall;main\._Cfunc_c_entry;'
