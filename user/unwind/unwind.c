@@ -578,16 +578,45 @@ static bool go_switched_frame(struct unwinder *ctx, const struct fast_mapping *f
 	return false;
 }
 
-/* go_switched_frame() from bp when bp can be the frame pointer of the stack switched from:
- * another stack (in the heap, it may follow the g0 stack within the sample's copy); a stale
- * rbp below sp in the copy is no caller's. */
+/*
+ * The caller X of a switching function sw that keeps a frame pointer: Go 1.21+'s assembler
+ * gives each $0 frame that makes calls (systemstack, mcall, asmcgocall) a push of rbp at its
+ * entry, so rbp is sw's own (the g0 frames keep it) and sw's frame on the stack it switched
+ * from is [bp, bp + 16): X's rbp, then the return address into X. Checked: that address is in
+ * a Go function and, when X has a frame, the saved rbp is X's (bp + 16 + its size - 8). Sets
+ * *ret_at, *ret and *caller_bp; false when bp is no such frame.
+ */
+static bool go_switched_own_frame(struct unwinder *ctx, const struct fast_mapping *fm,
+				  uint64_t bp, uint64_t *ret_at, uint64_t *ret, uint64_t *caller_bp)
+{
+	struct go_frame gf;
+	uint64_t w, saved;
+
+	if (bp > UINT64_MAX - 16 || !stack_read(ctx, bp + 8, &w) || !stack_read(ctx, bp, &saved) ||
+	    w - 1 < fm->start || w - 1 >= fm->end ||
+	    gopclntab__frame(fm->go, w - 1 - fm->bias, &gf) || gf.sp_delta < 0 ||
+	    (gf.sp_delta >= 16 && saved != bp + 16 + gf.sp_delta - 8))
+		return false;
+	*ret_at = bp + 8;
+	*ret = w;
+	*caller_bp = saved;
+	return true;
+}
+
+/* go_switched_frame() or, when sw keeps a frame pointer (own), go_switched_own_frame() from
+ * bp when bp can be the frame pointer of the stack switched from: another stack (in the heap,
+ * it may follow the g0 stack within the sample's copy); a stale rbp below sp in the copy is no
+ * caller's. *caller_bp: X's rbp. */
 static bool go_switch_bp(struct unwinder *ctx, const struct fast_mapping *fm, uint64_t bp,
-			 uint64_t *ret_at, uint64_t *ret)
+			 bool own, uint64_t *ret_at, uint64_t *ret, uint64_t *caller_bp)
 {
 	if (!bp || (bp & 7) ||
 	    (bp >= ctx->stack_addr && bp - ctx->stack_addr < ctx->stack_len &&
 	     bp <= ctx->regs[SP_REG]))
 		return false;
+	if (own)
+		return go_switched_own_frame(ctx, fm, bp, ret_at, ret, caller_bp);
+	*caller_bp = bp;
 	return go_switched_frame(ctx, fm, bp, ret_at, ret);
 }
 
@@ -598,7 +627,9 @@ static bool go_switch_bp(struct unwinder *ctx, const struct fast_mapping *fm, ui
  * - runtime.systemstack, runtime.mcall (gopark, gosched: the scheduler runs on g0 for the
  *   goroutine that stops), runtime.asmcgocall (a cgo call: the C function runs on g0, the
  *   thread's own stack; rbp, callee-saved, is X's again once its frames are unwound by their
- *   CFI): its caller X, whose frame go_switched_frame() finds from rbp (X's);
+ *   CFI): its caller X, whose frame go_switched_frame() finds from rbp (X's); from Go 1.21,
+ *   these push rbp first (pcsp 8 from their second byte): rbp is theirs, and
+ *   go_switched_own_frame() reads X's return address and rbp above it;
  * - runtime.morestack (from morestack_noctxt): the function f whose prologue found its stack
  *   too small and called it, before making its frame (pcsp 0 there), just below the return
  *   address into f's caller Y, found the same way from rbp (Y's).
@@ -608,9 +639,9 @@ static bool go_switch_bp(struct unwinder *ctx, const struct fast_mapping *fm, ui
 static int go_switch(struct unwinder *ctx, const struct fast_mapping *fm, uint64_t pc,
 		     const struct go_frame *sw)
 {
-	uint64_t bp, ret_at, ret, f_ret;
+	uint64_t bp, ret_at, ret, f_ret, caller_bp;
 	struct go_frame gf;
-	bool more;
+	bool more, own;
 	int err;
 
 	if (!sw->name)
@@ -619,12 +650,13 @@ static int go_switch(struct unwinder *ctx, const struct fast_mapping *fm, uint64
 	if (!more && strcmp(sw->name, "runtime.systemstack") && strcmp(sw->name, "runtime.mcall") &&
 	    strcmp(sw->name, "runtime.asmcgocall"))
 		return -1;
+	own = !more && !gopclntab__frame(fm->go, sw->start + 1, &gf) && gf.sp_delta == 8;
 	/* rbp as the g0 frames left it; else the frame pointer BPF found leaving the sample's
 	 * copy (a g0 function that does not keep rbp leaves a stale one). */
 	bp = ctx->regs_mask & 1u << BP_REG ? ctx->regs[BP_REG] : 0;
-	if (!go_switch_bp(ctx, fm, bp, &ret_at, &ret)) {
+	if (!go_switch_bp(ctx, fm, bp, own, &ret_at, &ret, &caller_bp)) {
 		bp = ctx->stack2 ? ctx->stack2_bp : 0;
-		if (!go_switch_bp(ctx, fm, bp, &ret_at, &ret))
+		if (!go_switch_bp(ctx, fm, bp, own, &ret_at, &ret, &caller_bp))
 			return -1;
 	}
 	if (more && (!stack_read(ctx, ret_at - 8, &f_ret) || f_ret - 1 < fm->start ||
@@ -635,10 +667,10 @@ static int go_switch(struct unwinder *ctx, const struct fast_mapping *fm, uint64
 	err = frame_add(ctx, pc, ctx->regs[SP_REG], false, fm->m, UNWIND_BY_GO);
 	if (err)
 		return err;
-	/* The caller's registers: its rbp is bp, its sp above the return address into it. */
+	/* The caller's registers: its sp above the return address into it. */
 	ctx->regs[SP_REG] = more ? ret_at : ret_at + 8;
 	ctx->regs[PC_REG] = more ? f_ret : ret;
-	ctx->regs[BP_REG] = bp;
+	ctx->regs[BP_REG] = caller_bp;
 	ctx->regs_mask = 1u << SP_REG | 1u << PC_REG | 1u << BP_REG;
 	return 2;
 }
