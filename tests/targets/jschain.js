@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-// jschain.js: node spins SECONDS (wall time) in a known chain of JavaScript functions,
-// main -> level1 -> level2 -> leafSpin, for run-node.sh. Run it with
+// jschain.js: node spins SECONDS of its CPU time in a known chain of JavaScript functions,
+// main -> level1 -> level2 -> leafSpin, for run-node.sh (CPU time, not wall time: on a busy
+// machine, the chain's share of node's samples, start-up included, stays what it is on an idle
+// one; start-up costs more with Debian 13's node, linked to libnode). Run it with
 //   node --perf-basic-prof --interpreted-frames-native-stack --allow-natives-syntax
 // (V8 writes /tmp/perf-PID.map and gives each interpreted function a native frame of its
 // own). level1, level2 and main are never optimized, so V8 cannot inline them; leafSpin is
@@ -23,11 +25,18 @@ function level1(n) {
 	return level2(n) + 1;
 }
 
+// The process's CPU time in seconds (its threads': V8's compiler and GC threads are a few %).
+function cpuSeconds() {
+	const u = process.cpuUsage();
+
+	return (u.user + u.system) / 1e6;
+}
+
 function main() {
-	const end = Date.now() + parseFloat(process.argv[2]) * 1000;
+	const end = cpuSeconds() + parseFloat(process.argv[2]);
 	let r = 0;
 
-	while (Date.now() < end)
+	while (cpuSeconds() < end)
 		r += level1(200000);
 	return r;
 }
