@@ -21,6 +21,9 @@
 
 /* Progress lines during one fetch: at most one per this many ns. */
 #define PROGRESS_INTERVAL_NS	   5000000000ull
+/* At exit, how long a running fetch has to see the stop (libdebuginfod calls the progress
+ * callback after each second of curl_multi_wait) before it is left to its thread. */
+#define SHUTDOWN_WAIT_NS	   1000000000ull
 /* libdebuginfod gives up on a server sending less than 100 KB in DEBUGINFOD_TIMEOUT s (its
  * default, elfutils 0.188: debuginfod-client.c). */
 #define DEBUGINFOD_DEFAULT_TIMEOUT "90"
@@ -39,9 +42,10 @@ struct fetch {
 	char *file; /* the ELF file's path, for messages */
 	char *path; /* the debug file in the client cache, when FETCH_DONE */
 	enum fetch_state state;
-	uint64_t start_ns; /* CLOCK_MONOTONIC: the fetch began */
-	uint64_t last_progress_ns;
-	struct worker_job job; /* in fetcher.worker's queue */
+	uint64_t start_ns;	   /* CLOCK_MONOTONIC: the fetch began */
+	uint64_t last_progress_ns; /* under fetcher.lock: the last progress line */
+	bool answered;		   /* under fetcher.lock: a server answers (libdebuginfod's URL) */
+	struct worker_job job;	   /* in fetcher.worker's queue */
 	UT_hash_handle hh;
 };
 
@@ -61,41 +65,70 @@ static debuginfod_client *client;
 static unsigned int fetch_gen;
 
 /*
- * libdebuginfod's progress callback, after each second of waiting (curl_multi_wait) or any
- * transfer: a line every PROGRESS_INTERVAL_NS; non-zero cancels. Until a server sends the first
- * bytes, libdebuginfod passes its count of calls as got (elfutils 0.188): only once
- * debuginfod_get_url() names the server answering are got and total bytes (total 0: unknown).
+ * The "no answer" line of fetch f, running, when no server answered yet and no progress line
+ * came for PROGRESS_INTERVAL_NS; under fetcher.lock. From libdebuginfod's progress callback
+ * (elfutils 0.188 calls it each second from the start, with its count of calls as got) and
+ * from debuginfod__wait() (0.190 and later call it only once a server answered).
  */
-static int fetch_progress(debuginfod_client *client, long got, long total)
+static void fetch_no_answer(struct fetch *f, uint64_t now)
 {
-	struct fetch *f = debuginfod_get_user_data(client);
-	const char *url = debuginfod_get_url(client), *env;
-	uint64_t now = now_ns(), deadline;
-	char what[96], wait[96];
-	bool stop;
+	uint64_t deadline = fetcher.wait_deadline_ns;
+	const char *env;
+	char wait[96];
 
-	stop = worker__stopping(&fetcher.worker);
-	pthread_mutex_lock(&fetcher.lock);
-	deadline = fetcher.wait_deadline_ns;
-	pthread_mutex_unlock(&fetcher.lock);
-	if (stop)
-		return 1;
-	if (!f || now - f->last_progress_ns < PROGRESS_INTERVAL_NS)
-		return 0;
+	if (f->state != FETCH_RUNNING || f->answered ||
+	    now - f->last_progress_ns < PROGRESS_INTERVAL_NS)
+		return;
 	f->last_progress_ns = now;
 	if (deadline)
 		snprintf(wait, sizeof(wait), "; bpfprof waits %.0f s more, Ctrl-C skips the wait",
 			 deadline > now ? (deadline - now) / 1e9 : 0.0);
 	else
 		wait[0] = '\0';
+	env = getenv(DEBUGINFOD_TIMEOUT_ENV_VAR);
+	pr_info("debuginfod: no answer from %s after %.0f s for %s (build-id %s); "
+		"libdebuginfod gives up after %s s without 100 KB (DEBUGINFOD_TIMEOUT)%s",
+		getenv(DEBUGINFOD_URLS_ENV_VAR) ?: "", (now - f->start_ns) / 1e9, f->file,
+		f->id_hex, env && *env ? env : DEBUGINFOD_DEFAULT_TIMEOUT, wait);
+}
+
+/*
+ * libdebuginfod's progress callback, after each second of waiting (curl_multi_wait) or any
+ * transfer: a line every PROGRESS_INTERVAL_NS; non-zero cancels. Until a server sends the first
+ * bytes, libdebuginfod 0.188 passes its count of calls as got: only once
+ * debuginfod_get_url() names the server answering are got and total bytes (total 0: unknown).
+ */
+static int fetch_progress(debuginfod_client *client, long got, long total)
+{
+	struct fetch *f = debuginfod_get_user_data(client);
+	const char *url = debuginfod_get_url(client);
+	uint64_t now = now_ns(), deadline;
+	char what[96], wait[96];
+	bool line;
+
+	if (worker__stopping(&fetcher.worker))
+		return 1;
+	if (!f)
+		return 0;
+	pthread_mutex_lock(&fetcher.lock);
+	deadline = fetcher.wait_deadline_ns;
 	if (!url) {
-		env = getenv(DEBUGINFOD_TIMEOUT_ENV_VAR);
-		pr_info("debuginfod: no answer from %s after %.0f s for %s (build-id %s); "
-			"libdebuginfod gives up after %s s without 100 KB (DEBUGINFOD_TIMEOUT)%s",
-			getenv(DEBUGINFOD_URLS_ENV_VAR) ?: "", (now - f->start_ns) / 1e9, f->file,
-			f->id_hex, env && *env ? env : DEBUGINFOD_DEFAULT_TIMEOUT, wait);
+		fetch_no_answer(f, now);
+		pthread_mutex_unlock(&fetcher.lock);
 		return 0;
 	}
+	f->answered = true;
+	line = now - f->last_progress_ns >= PROGRESS_INTERVAL_NS;
+	if (line)
+		f->last_progress_ns = now;
+	pthread_mutex_unlock(&fetcher.lock);
+	if (!line)
+		return 0;
+	if (deadline)
+		snprintf(wait, sizeof(wait), "; bpfprof waits %.0f s more, Ctrl-C skips the wait",
+			 deadline > now ? (deadline - now) / 1e9 : 0.0);
+	else
+		wait[0] = '\0';
 	if (total > 0)
 		snprintf(what, sizeof(what), "%ld of %ld bytes", got, total);
 	else
@@ -118,6 +151,7 @@ static void fetch_job(struct worker_job *job, bool cancelled)
 		return;
 	pthread_mutex_lock(&fetcher.lock);
 	f->state = FETCH_RUNNING;
+	f->start_ns = f->last_progress_ns = now_ns();
 	pthread_mutex_unlock(&fetcher.lock);
 	if (!client) {
 		client = debuginfod_begin();
@@ -125,7 +159,6 @@ static void fetch_job(struct worker_job *job, bool cancelled)
 			debuginfod_set_progressfn(client, fetch_progress);
 	}
 	pr_info("fetching debug info of %s (build-id %s) from debuginfod", f->file, f->id_hex);
-	f->start_ns = f->last_progress_ns = now_ns();
 	if (client) {
 		debuginfod_set_user_data(client, f);
 		fd = debuginfod_find_debuginfo(client, f->id, f->id_sz, &path);
@@ -223,6 +256,7 @@ unsigned int debuginfod__wait(uint64_t timeout_ns)
 {
 	uint64_t deadline = now_ns() + timeout_ns;
 	unsigned int pending = worker__pending(&fetcher.worker);
+	struct fetch *f, *tmp;
 	bool skipped = false;
 
 	pthread_mutex_lock(&fetcher.lock);
@@ -235,8 +269,17 @@ unsigned int debuginfod__wait(uint64_t timeout_ns)
 		pr_info("debuginfod: waiting up to %.0f s for %u debug file%s (Ctrl-C skips the "
 			"wait)",
 			timeout_ns / 1e9, pending, pending > 1 ? "s" : "");
-		/* Wakes at each finished fetch, and every 100 ms to look at signals. */
-		pending = worker__wait(&fetcher.worker, deadline, &skipped);
+		/* Wakes at each finished fetch, every 100 ms to look at signals, and each second
+		 * for the fetches still waiting for a server's answer. */
+		do {
+			pending = worker__wait(&fetcher.worker,
+					       min_t(uint64_t, deadline, now_ns() + 1000000000ull),
+					       &skipped);
+			pthread_mutex_lock(&fetcher.lock);
+			HASH_ITER(hh, fetcher.all, f, tmp)
+				fetch_no_answer(f, now_ns());
+			pthread_mutex_unlock(&fetcher.lock);
+		} while (pending && !skipped && now_ns() < deadline);
 	}
 	pthread_mutex_lock(&fetcher.lock);
 	fetcher.wait_deadline_ns = 0;
@@ -253,8 +296,13 @@ void debuginfod__shutdown(void)
 {
 	struct fetch *f, *tmp;
 
-	/* A transfer in progress sees the stop in its progress callback. */
-	worker__shutdown(&fetcher.worker);
+	/* A transfer in progress sees the stop in its progress callback; libdebuginfod 0.190 and
+	 * later call it only once a server answered: a fetch still waiting for one is left to its
+	 * thread, with the client and the fetches (the process is exiting). */
+	if (!worker__shutdown_until(&fetcher.worker, now_ns() + SHUTDOWN_WAIT_NS)) {
+		pr_info("debuginfod: a download still waits for its server; not waited for");
+		return;
+	}
 	if (client)
 		debuginfod_end(client);
 	client = NULL;

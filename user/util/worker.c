@@ -53,6 +53,8 @@ static void *worker_thread(void *arg)
 		w->pending--;
 		pthread_cond_broadcast(&w->cond);
 	}
+	w->exited = true;
+	pthread_cond_broadcast(&w->cond);
 	pthread_mutex_unlock(&w->lock);
 	return NULL;
 }
@@ -75,6 +77,7 @@ static int worker_start(struct worker *w)
 	if (err)
 		return -err;
 	w->started = true;
+	w->exited = false;
 	return 0;
 }
 
@@ -153,30 +156,64 @@ unsigned int worker__wait(struct worker *w, uint64_t deadline_ns, bool *interrup
 	return pending;
 }
 
-void worker__shutdown(struct worker *w)
+/* Takes the queued jobs off w (under w->lock): the caller runs them cancelled, without it. */
+static struct worker_job *take_queued(struct worker *w)
 {
-	struct worker_job *job, *next;
-	bool started;
+	struct worker_job *job = w->head, *j;
 
-	pthread_mutex_lock(&w->lock);
-	w->stop = true;
-	started = w->started;
-	if (w->cond_ready)
-		pthread_cond_broadcast(&w->cond);
-	pthread_mutex_unlock(&w->lock);
-	if (started)
-		pthread_join(w->thread, NULL);
-
-	pthread_mutex_lock(&w->lock);
-	job = w->head;
+	for (j = job; j; j = j->next)
+		w->pending--;
 	w->head = w->tail = NULL;
-	w->pending = 0;
-	w->started = false;
-	w->stop = false;
-	pthread_mutex_unlock(&w->lock);
+	return job;
+}
+
+static void run_cancelled(struct worker_job *job)
+{
+	struct worker_job *next;
+
 	/* Without the lock: a cancelled job may queue nothing, but may free its object. */
 	for (; job; job = next) {
 		next = job->next;
 		job->run(job, true);
 	}
+}
+
+bool worker__shutdown_until(struct worker *w, uint64_t deadline_ns)
+{
+	struct worker_job *job;
+	struct timespec ts;
+	bool ended = true, started;
+
+	pthread_mutex_lock(&w->lock);
+	w->stop = true;
+	started = w->started;
+	if (started) {
+		pthread_cond_broadcast(&w->cond);
+		ts.tv_sec = deadline_ns / 1000000000ull;
+		ts.tv_nsec = deadline_ns % 1000000000ull;
+		while (!w->exited && now_ns() < deadline_ns)
+			pthread_cond_timedwait(&w->cond, &w->lock, &ts);
+		ended = w->exited;
+	}
+	job = take_queued(w);
+	pthread_mutex_unlock(&w->lock);
+	if (started && ended)
+		pthread_join(w->thread, NULL);
+	else if (started)
+		pthread_detach(w->thread);
+	pthread_mutex_lock(&w->lock);
+	/* Left started and stopping when abandoned: nothing queued runs again. */
+	if (ended) {
+		w->pending = 0;
+		w->started = false;
+		w->stop = false;
+	}
+	pthread_mutex_unlock(&w->lock);
+	run_cancelled(job);
+	return ended;
+}
+
+void worker__shutdown(struct worker *w)
+{
+	worker__shutdown_until(w, UINT64_MAX);
 }

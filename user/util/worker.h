@@ -28,6 +28,7 @@ struct worker {
 	bool cond_ready;
 	pthread_t thread;
 	bool started;
+	bool exited; /* the thread left its loop (after stop) */
 	bool stop;
 	struct worker_job *head, *tail;
 	unsigned int pending; /* queued or running */
@@ -61,5 +62,13 @@ unsigned int worker__wait(struct worker *w, uint64_t deadline_ns, bool *interrup
 /* Stops w's thread: the running job finishes (or sees worker__stopping()), the queued ones
  * run cancelled. w can be used again after. */
 void worker__shutdown(struct worker *w);
+/*
+ * worker__shutdown() for a job that may not see worker__stopping() in time (a library call
+ * that cannot be interrupted): waits for the thread until CLOCK_MONOTONIC deadline_ns. Past
+ * it, the queued jobs run cancelled, the running one is left to end in its detached thread
+ * and false is returned: the caller must then leave alone what that job uses (the process is
+ * exiting), and w is not used again. True when the thread ended, as worker__shutdown().
+ */
+bool worker__shutdown_until(struct worker *w, uint64_t deadline_ns);
 
 #endif /* BPFPROF_WORKER_H */
