@@ -205,7 +205,7 @@ mutate broken_cf_runtime_lib "$c" 's/ libcurl4 / /' &&
 	expect_failure cf_catches_unlisted_library "$f" containerfile_linked_libs 'libjson-c5'
 	expect_failure cf_catches_missing_header "$f" containerfile_headers 'uthash.h'
 	expect_failure cf_catches_missing_tool "$f" containerfile_build_tools 'BPFTOOL'
-	expect_failure cf_catches_copy_set "$f" containerfile_copy_context 'tests/(tests|vmtest)\.mk'
+	expect_failure cf_catches_copy_set "$f" containerfile_copy_context 'tests/(tests|vmtest|fuzz/fuzz)\.mk'
 	expect_failure cf_catches_entrypoint "$f" containerfile_stages 'ENTRYPOINT'
 	expect_failure cf_catches_unknown_package "$f" containerfile_packages 'libjson-c4'
 	expect_failure cf_catches_recommends "$f" containerfile_apt 'stage 0'
