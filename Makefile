@@ -60,7 +60,7 @@ PROTO_SRCS := $(wildcard user/proto/*.proto)
 PROTO_HDRS := $(patsubst user/proto/%.proto,$(OUTPUT)/proto/%.pb-c.h,$(PROTO_SRCS))
 PROTO_OBJS := $(patsubst user/proto/%.proto,$(OUTPUT)/proto/%.pb-c.o,$(PROTO_SRCS))
 # user/: one folder per step of the data path (docs/design.md).
-USER_SRCS := $(wildcard user/*/*.c)
+USER_SRCS := $(wildcard user/*/*.c user/*/*/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) $(PROTO_OBJS)
 LIB_OBJS := $(filter-out $(OUTPUT)/user/cmd/main.o,$(USER_OBJS))
 # The unit tests link this archive: the linker takes only the objects a test needs, and a test
@@ -129,7 +129,7 @@ $(BIN): $(USER_OBJS)
 # make format: the C sources in kernel style (.clang-format).
 CLANG_FORMAT ?= clang-format
 format:
-	$(Q)$(CLANG_FORMAT) -i $(wildcard user/*/*.[ch] bpf/*.[ch])
+	$(Q)$(CLANG_FORMAT) -i $(wildcard user/*/*.[ch] user/*/*/*.[ch] bpf/*.[ch] bpf/*/*.[ch])
 
 # make man: build/bpfprof.1 is --help and --version (help2man; docs/bpfprof.h2m adds what they
 # lack): it cannot drift from the options. help2man runs the binary, which needs no privileges

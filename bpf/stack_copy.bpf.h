@@ -19,7 +19,7 @@ const volatile __u32 stack_max_sz __weak = BPFPROF_STACK_SZ_MAX;
 const volatile __u32 stack_init_sz __weak = 16384;
 
 /* tgid -> stack bytes to copy per sample: user space raises it when unwinds run out of stack
- * bytes, and lowers it when stacks stay shallow (user/sampling/stack_size.c). */
+ * bytes, and lowers it when stacks stay shallow (user/process/stack_size.c). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 8192);

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# Regenerates user/python/python_versions.c: the struct py_offsets of CPython 3.10-3.13, each
+# Regenerates user/runtime/python/python_versions.c: the struct py_offsets of CPython 3.10-3.13, each
 # from that version's own headers (tools/python-offsets.c, compiled once per set of headers).
 # Run by a developer when a version is added; not part of the build. Needs cc only.
 #
@@ -10,7 +10,7 @@
 # version without headers here keeps its entry of the current file.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
-out=$root/user/python/python_versions.c
+out=$root/user/runtime/python/python_versions.c
 pyenv=${PYENV_ROOT:-$HOME/.pyenv}
 cc=${CC:-cc}
 tmp=$(mktemp -d)

@@ -234,7 +234,7 @@ dirs=$(gcc -xc -E -v - </dev/null 2>&1 |
 	sed -n '/<...> search starts here:/,/End of search list./p' | grep '^ /' | tr -d ' ')
 dirs+=" $(pkg-config --cflags-only-I $mods | sed 's/-I//g')"
 nh=0
-for h in $(cat "$ROOT"/user/*/*.[ch] "$ROOT"/bpf/*.[ch] |
+for h in $(cat "$ROOT"/user/*/*.[ch] "$ROOT"/user/*/*/*.[ch] "$ROOT"/bpf/*.[ch] |
 	   sed -n 's/^[ \t]*#[ \t]*include[ \t]*<\([^>]*\)>.*/\1/p' | sort -u); do
 	nh=$((nh + 1))
 	f=

@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "symbols/gopclntab.h"
+#include "runtime/go/gopclntab.h"
 
 #define FUZZ_PCLN_ADDR 0x600000ull
 #define FUZZ_DATA_ADDR 0x700000ull

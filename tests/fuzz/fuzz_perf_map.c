@@ -17,7 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "symbols/perf_map.h"
+#include "runtime/jit/perf_map.h"
 
 /* Lines whose START is looked up, at most. */
 #define LINES_MAX 64

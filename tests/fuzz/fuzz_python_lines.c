@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "python/python_lines.h"
+#include "runtime/python/python_lines.h"
 
 /* Bytecode offsets looked up from 0, 2 bytes apart (a code unit), at most. */
 #define OFFSETS_MAX 256

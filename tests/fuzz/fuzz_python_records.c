@@ -30,8 +30,8 @@
 #include "process/addr_space.h"
 #include "process/module_cache.h"
 #include "profile/aggregate.h"
-#include "python/python.h"
-#include "sampling/record.h"
+#include "runtime/python/python.h"
+#include "sampling/record_decode.h"
 
 #define TGID 0x3ffffff0u /* above pid_max: no /proc entry, the maps are ours */
 

@@ -28,7 +28,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "symbols/gopclntab.h"
+#include "runtime/go/gopclntab.h"
 #include "symbols/symtab.h"
 
 struct func {

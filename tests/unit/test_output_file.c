@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
-#include "output/output_file.h"
+#include "util/output_file.h"
 
 /* Each test gets a fresh directory; a test that hangs is killed by the alarm. */
 static int setup(void **state)

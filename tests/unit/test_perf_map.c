@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "test_util.h"
-#include "symbols/perf_map.h"
+#include "runtime/jit/perf_map.h"
 #include "util/util.h"
 
 #define SEC_NS 1000000000ull

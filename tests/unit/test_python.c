@@ -27,8 +27,8 @@
 #include "process/addr_space.h"
 #include "process/module_cache.h"
 #include "profile/aggregate.h"
-#include "python/python.h"
-#include "python/python_versions.h"
+#include "runtime/python/python.h"
+#include "runtime/python/python_versions.h"
 #include "unwind/unwind.h"
 
 #define DEBIAN_PYTHON "/usr/bin/python3"

@@ -23,7 +23,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "python/python_lines.h"
+#include "runtime/python/python_lines.h"
 #include "util/util.h"
 
 /* python_lines.mk gives them all */

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "sampling/record.h"
+#include "sampling/record_decode.h"
 
 #define STACK_CAP 4096
 

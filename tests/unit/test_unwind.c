@@ -24,8 +24,8 @@
 #include "output/output_folded.h"
 #include "process/proc_maps.h"
 #include "process/proc_table.h"
-#include "profile/sample.h"
-#include "symbols/symbolizer.h"
+#include "pipeline/sample.h"
+#include "pipeline/symbolizer.h"
 
 #define STACK_CAP 16384
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include "output/output_folded.h"
 #include "profile/aggregate.h"
-#include "profile/wakers.h"
+#include "signal/wakers.h"
 #include "symbols/ksyms.h"
 
 /* A kernel with a BPF program, the tracepoint's frames, the wakeup path and an interrupt. */

@@ -9,15 +9,15 @@
 #include "agent/agent.h"
 #include "agent/agent_loop.h"
 #include "cmd/opts.h"
-#include "cmd/session.h"
+#include "pipeline/session.h"
 #include "process/proc_table.h"
 #include "profile/aggregate.h"
-#include "sampling/consumer.h"
+#include "pipeline/consumer.h"
 #include "sampling/loader.h"
 #include "unwind/unwind.h"
 #include "util/log.h"
 #include "util/util.h"
-#include "symbols/symbolizer.h"
+#include "pipeline/symbolizer.h"
 
 /* Free heap bytes from which a cut returns them to the system: malloc_trim() costs madvise()
  * calls, TLB shootdowns and page faults when the pages are used again. */

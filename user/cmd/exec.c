@@ -12,7 +12,7 @@
 #include "agent/agent_loop.h"
 #include "bpf/record.h"
 #include "cmd/modes.h"
-#include "cmd/session.h"
+#include "pipeline/session.h"
 #include "sampling/loader.h"
 #include "sampling/targets.h"
 #include "util/log.h"

@@ -11,10 +11,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cmd/modes.h"
-#include "cmd/session.h"
-#include "profile/sample.h"
+#include "pipeline/session.h"
+#include "pipeline/sample.h"
 #include "sampling/loader.h"
-#include "symbols/gopclntab.h"
+#include "runtime/go/gopclntab.h"
 #include "sampling/targets.h"
 #include "util/file.h"
 #include "util/log.h"

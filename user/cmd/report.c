@@ -5,11 +5,11 @@
 #include <string.h>
 #include "bpf/record.h"
 #include "cmd/modes.h"
-#include "cmd/session.h"
+#include "pipeline/session.h"
 #include "process/proc_table.h"
 #include "profile/aggregate.h"
 #include "sampling/capture.h"
-#include "sampling/consumer.h"
+#include "pipeline/consumer.h"
 #include "symbols/ksyms.h"
 #include "util/log.h"
 

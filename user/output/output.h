@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include "output/output_file.h"
+#include "util/output_file.h"
 
 struct aggregate;
 

@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 #include "profile/aggregate.h"
-#include "output/output_file.h"
+#include "util/output_file.h"
 
 /*
  * Writes agg (named by the symbolizer first) as one line per unique stack,

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "profile/aggregate.h"
-#include "output/output_file.h"
+#include "util/output_file.h"
 
 /* A label of a whole profile: key and value, NUL-terminated UTF-8. */
 struct pprof_label {

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include "profile/aggregate.h"
 #include "output/flamegraph.h"
-#include "output/output_file.h"
+#include "util/output_file.h"
 
 /*
  * Symbolizes agg and writes its stacks as a flame graph: the comm at the root, user frames,

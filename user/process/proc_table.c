@@ -10,8 +10,8 @@
 #include <uthash.h>
 #include "process/proc_maps.h"
 #include "process/proc_table.h"
-#include "sampling/stack_size.h"
-#include "symbols/perf_map.h"
+#include "process/stack_size.h"
+#include "runtime/jit/perf_map.h"
 #include "util/file.h"
 #include "util/util.h"
 

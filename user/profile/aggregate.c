@@ -8,7 +8,7 @@
 #include <uthash.h>
 #include "profile/aggregate.h"
 #include "process/module_cache.h"
-#include "symbols/perf_map.h"
+#include "runtime/jit/perf_map.h"
 #include "util/strtab.h"
 #include "util/utf8.h"
 #include "util/util.h"

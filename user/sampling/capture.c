@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sampling/capture.h"
-#include "output/output_file.h"
+#include "util/output_file.h"
 
 /* Largest entry a reader accepts: a sample with the largest stack, or a big maps text. */
 #define CAPTURE_ENTRY_MAX (64u << 20)

@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "profile/stage_timer.h"
+#include "util/stage_timer.h"
 #include "symbols/debug_file.h"
 #include "symbols/debuginfod.h"
-#include "symbols/gopclntab.h"
+#include "runtime/go/gopclntab.h"
 #include "symbols/module_symbols.h"
 #include "symbols/symtab.h"
 #include "util/elf_read.h"

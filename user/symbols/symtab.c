@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include "symbols/debug_file.h"
 #include "symbols/demangle.h"
-#include "symbols/gopclntab.h"
+#include "runtime/go/gopclntab.h"
 #include "symbols/symtab.h"
 #include "unwind/eh_frame.h"
 #include "util/elf_read.h"

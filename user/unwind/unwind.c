@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "process/addr_space.h"
-#include "symbols/gopclntab.h"
+#include "runtime/go/gopclntab.h"
 #include "symbols/module_symbols.h"
 #include "unwind/cfi_table.h"
 #include "unwind/regs.h"

@@ -17,7 +17,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 #include "util/log.h"
-#include "output/output_file.h"
+#include "util/output_file.h"
 
 /* Links followed at most in a chain (the kernel's limit). */
 #define OUTPUT_MAX_LINKS 40

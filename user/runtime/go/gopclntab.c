@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
-#include "symbols/gopclntab.h"
+#include "runtime/go/gopclntab.h"
 #include "util/elf_read.h"
 #include "util/file.h"
 

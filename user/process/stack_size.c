@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* stack_size.c: raise a process's stack copy size on truncated unwinds, lower it when idle. */
 #include <errno.h>
-#include "sampling/stack_size.h"
+#include "process/stack_size.h"
 
 static uint32_t pow2_at_least(uint64_t v)
 {

@@ -6,12 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "process/module_cache.h"
-#include "profile/stage_timer.h"
+#include "util/stage_timer.h"
 #include "symbols/debuginfod.h"
-#include "symbols/gopclntab.h"
+#include "runtime/go/gopclntab.h"
 #include "symbols/module_symbols.h"
-#include "symbols/perf_map.h"
-#include "symbols/symbolizer.h"
+#include "runtime/jit/perf_map.h"
+#include "pipeline/symbolizer.h"
 #include "symbols/symtab.h"
 #include "unwind/cfi_table.h"
 #include "util/log.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* stage_timer.c: per-stage timing for --stats. */
-#include "profile/stage_timer.h"
+#include "util/stage_timer.h"
 
 struct stage_timer stage_timers[STAGE_CNT];
 int stage_timers_on;

@@ -7,15 +7,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "profile/sample.h"
+#include "pipeline/sample.h"
 #include "util/log.h"
-#include "symbols/perf_map.h"
+#include "runtime/jit/perf_map.h"
 #include "symbols/module_symbols.h"
-#include "profile/stage_timer.h"
+#include "util/stage_timer.h"
 #include "profile/unwind_stats.h"
 #include "util/util.h"
-#include "python/python.h"
-#include "profile/wakers.h"
+#include "runtime/python/python.h"
+#include "signal/wakers.h"
 
 /* CPUs whose RECORD_GO_STACKs and RECORD_FP_CHAINs are kept (a record of a higher cpu is
  * dropped). */

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "cmd/opts.h"
-#include "output/output_file.h"
+#include "util/output_file.h"
 #include "process/proc_table.h"
 #include "sampling/perf_event.h"
 

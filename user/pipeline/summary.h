@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include "profile/aggregate.h"
 #include "bpf/record.h"
-#include "sampling/consumer.h"
+#include "pipeline/consumer.h"
 #include "process/proc_table.h"
 
 struct summary_input {

@@ -6,12 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sampling/capture.h"
-#include "sampling/consumer.h"
+#include "pipeline/consumer.h"
 #include "util/log.h"
-#include "sampling/record.h"
-#include "profile/stage_timer.h"
+#include "sampling/record_decode.h"
+#include "util/stage_timer.h"
 #include "sampling/targets.h"
-#include "python/python.h"
+#include "runtime/python/python.h"
 #include "util/util.h"
 
 struct consumer {

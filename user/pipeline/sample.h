@@ -9,7 +9,7 @@
 #include "profile/aggregate.h"
 #include "bpf/record.h"
 #include "process/proc_table.h"
-#include "sampling/stack_size.h"
+#include "process/stack_size.h"
 
 struct unwind_stats;
 struct python;

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "util/file.h"
-#include "symbols/perf_map.h"
+#include "runtime/jit/perf_map.h"
 #include "util/util.h"
 #include "util/worker.h"
 

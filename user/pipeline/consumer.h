@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 #include "process/proc_table.h"
-#include "profile/sample.h"
+#include "pipeline/sample.h"
 
 struct consumer_stats {
 	uint64_t samples; /* RECORD_SAMPLE handled */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <uthash.h>
-#include "profile/wakers.h"
+#include "signal/wakers.h"
 #include "symbols/ksyms.h"
 
 struct waker {

@@ -3,7 +3,7 @@
  * 3.10's (Objects/lnotab_notes.txt) and 3.11 to 3.13's (Objects/locations.md). */
 #include <errno.h>
 #include <limits.h>
-#include "python/python_lines.h"
+#include "runtime/python/python_lines.h"
 
 /* A line as computed, once the table gives it to an offset: >= 0, or the table is malformed. */
 static int line_or_einval(int64_t line)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* record.h: bounds-checked decoding of ringbuf records (layout: bpf/record.h). */
+/* record_decode.h: bounds-checked decoding of ringbuf records (layout: bpf/record.h). */
 #ifndef BPFPROF_USER_RECORD_H
 #define BPFPROF_USER_RECORD_H
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* record.c: ringbuf record decoding; the BPF side is trusted for layout, not for lengths. */
+/* record_decode.c: ringbuf record decoding; the BPF side is trusted for layout, not for lengths. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-#include "sampling/record.h"
+#include "sampling/record_decode.h"
 #include "util/util.h"
 
 static int decode_sample(const void *data, size_t sz, struct record_view *view)

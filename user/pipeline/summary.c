@@ -2,8 +2,8 @@
 /* summary.c: what a user checks first: did samples arrive, were stacks whole, where is time. */
 #include <stdlib.h>
 #include <string.h>
-#include "profile/summary.h"
-#include "symbols/perf_map.h"
+#include "pipeline/summary.h"
+#include "runtime/jit/perf_map.h"
 #include "unwind/unwind.h"
 
 struct func_count {
