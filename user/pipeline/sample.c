@@ -14,65 +14,9 @@
 #include "util/stage_timer.h"
 #include "profile/unwind_stats.h"
 #include "util/util.h"
+#include "util/pending.h"
 #include "runtime/python/python.h"
 #include "signal/wakers.h"
-
-/* CPUs whose RECORD_GO_STACKs and RECORD_FP_CHAINs are kept (a record of a higher cpu is
- * dropped). */
-#define GO_CPUS_MAX 4096
-
-/* Records of one type waiting for their sample, by cpu (hdr.type 0: none); a cpu's buffer
- * (sz bytes) allocated at its first record. */
-struct pending {
-	struct pre_sample *rec[GO_CPUS_MAX];
-	size_t sz;
-	uint64_t unmatched; /* replaced before their sample came (it was lost), or not its */
-	uint64_t matched;   /* read by their sample's unwind */
-};
-
-/* Keeps the len bytes of record r for the sample that follows it on its cpu. */
-static void pending__put(struct pending *pd, const void *r, size_t len)
-{
-	const struct pre_sample *h = r;
-	struct pre_sample *p;
-
-	if (h->cpu >= GO_CPUS_MAX || len > pd->sz)
-		return;
-	p = pd->rec[h->cpu];
-	if (p && p->hdr.type)
-		pd->unmatched++;
-	if (!p) {
-		p = malloc(pd->sz);
-		if (!p)
-			return;
-		pd->rec[h->cpu] = p;
-	}
-	memcpy(p, r, len);
-}
-
-/* The record kept for sample s, if it came just before it (same tid and time); consumed. */
-static const void *pending__take(struct pending *pd, const struct sample_record *s)
-{
-	struct pre_sample *p = s->cpu < GO_CPUS_MAX ? pd->rec[s->cpu] : NULL;
-
-	if (!p || !p->hdr.type)
-		return NULL;
-	p->hdr.type = 0;
-	if (p->tid != s->tid || p->time_ns != s->time_ns) {
-		pd->unmatched++;
-		return NULL;
-	}
-	pd->matched++;
-	return p;
-}
-
-static void pending__free(struct pending *pd)
-{
-	size_t i;
-
-	for (i = 0; i < GO_CPUS_MAX; i++)
-		free(pd->rec[i]);
-}
 
 struct sample_handler {
 	struct proc_table *pt;
@@ -96,7 +40,8 @@ struct sample_handler {
 
 void sample_handler__go_stack(struct sample_handler *sh, const struct go_stack_record *r)
 {
-	pending__put(&sh->go_stacks, r, offsetof(struct go_stack_record, data) + r->len);
+	pending__put(&sh->go_stacks, r->cpu, r->tid, r->time_ns, r,
+		     offsetof(struct go_stack_record, data) + r->len);
 }
 
 /*
@@ -106,10 +51,10 @@ void sample_handler__go_stack(struct sample_handler *sh, const struct go_stack_r
 void sample_handler__fp_chain(struct sample_handler *sh, const struct fp_chain_record *r)
 {
 	struct pending *pd = &sh->fp_chains;
-	struct fp_chain_record *p = r->cpu < GO_CPUS_MAX ? (void *)pd->rec[r->cpu] : NULL;
+	struct fp_chain_record *p = pending__peek(pd, r->cpu, r->tid, r->time_ns);
 	size_t frames = r->cnt * sizeof(r->frames[0]);
 
-	if (p && p->hdr.type && p->tid == r->tid && p->time_ns == r->time_ns) {
+	if (p) {
 		/* A piece past the pieces BPF was given (a capture's): dropped, the others kept. */
 		if (p->cnt > BPFPROF_FP_CHAIN_MAX * (BPFPROF_FP_CHAIN_PIECES - 1))
 			return;
@@ -118,17 +63,18 @@ void sample_handler__fp_chain(struct sample_handler *sh, const struct fp_chain_r
 		p->next = r->next;
 		return;
 	}
-	pending__put(pd, r, offsetof(struct fp_chain_record, frames) + frames);
+	pending__put(pd, r->cpu, r->tid, r->time_ns, r,
+		     offsetof(struct fp_chain_record, frames) + frames);
 }
 
 void sample_handler__off_cpu(struct sample_handler *sh, const struct off_cpu_record *r)
 {
-	pending__put(&sh->off_cpu, r, sizeof(*r));
+	pending__put(&sh->off_cpu, r->cpu, r->tid, r->time_ns, r, sizeof(*r));
 }
 
 void sample_handler__waker(struct sample_handler *sh, const struct waker_record *r)
 {
-	pending__put(&sh->waker_recs, r, sizeof(*r));
+	pending__put(&sh->waker_recs, r->cpu, r->tid, r->time_ns, r, sizeof(*r));
 }
 
 static int stack_word_cmp(const void *a, const void *b)
@@ -247,14 +193,15 @@ struct sample_handler *sample_handler__new(struct proc_table *pt, struct aggrega
 	sh->locs = calloc(sh->locs_cap, sizeof(*sh->locs));
 	sh->modules = calloc(opts->max_frames, sizeof(*sh->modules));
 	sh->eval = calloc(opts->max_frames, sizeof(*sh->eval));
-	sh->go_stacks.sz = sizeof(struct go_stack_record);
-	sh->off_cpu.sz = sizeof(struct off_cpu_record);
-	sh->waker_recs.sz = sizeof(struct waker_record);
 	sh->wakers = wakers__new(opts->ksyms);
-	sh->fp_chains.sz = offsetof(struct fp_chain_record, frames) +
-			   BPFPROF_FP_CHAIN_PIECES * BPFPROF_FP_CHAIN_MAX * sizeof(struct fp_chain_frame);
 	sh->words = calloc(2 * BPFPROF_FP_CHAIN_PIECES * BPFPROF_FP_CHAIN_MAX, sizeof(*sh->words));
-	if (!sh->frames || !sh->locs || !sh->modules || !sh->eval || !sh->words || !sh->wakers) {
+	if (!sh->frames || !sh->locs || !sh->modules || !sh->eval || !sh->words || !sh->wakers ||
+	    pending__init(&sh->go_stacks, sizeof(struct go_stack_record)) ||
+	    pending__init(&sh->fp_chains, offsetof(struct fp_chain_record, frames) +
+						  BPFPROF_FP_CHAIN_PIECES * BPFPROF_FP_CHAIN_MAX *
+							  sizeof(struct fp_chain_frame)) ||
+	    pending__init(&sh->off_cpu, sizeof(struct off_cpu_record)) ||
+	    pending__init(&sh->waker_recs, sizeof(struct waker_record))) {
 		sample_handler__free(sh);
 		errno = ENOMEM;
 		return NULL;
@@ -527,12 +474,12 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 	uint32_t cap;
 
 	if (s->flags & SAMPLE_F_OFF_CPU) {
-		off = pending__take(&sh->off_cpu, s);
+		off = pending__take(&sh->off_cpu, s->cpu, s->tid, s->time_ns);
 		if (!off) /* its RECORD_OFF_CPU was lost: no time to count */
 			return 0;
 	}
 	if (s->flags & SAMPLE_F_WAKER) {
-		waker = pending__take(&sh->waker_recs, s);
+		waker = pending__take(&sh->waker_recs, s->cpu, s->tid, s->time_ns);
 		if (!waker) /* no thread to give it to */
 			return 0;
 		/* Not a target: its kernel stack and comm only, nothing of its process. */
@@ -550,10 +497,10 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 
 	t0 = stage_timers_on ? now_ns() : 0;
 	cap = s->flags & SAMPLE_F_STACK_CAPPED ? s->stack_len : sh->opts.stack_cap;
-	go = pending__take(&sh->go_stacks, s);
+	go = pending__take(&sh->go_stacks, s->cpu, s->tid, s->time_ns);
 	if (go)
 		unwinder__set_stack2(uw, go->addr, go->data, go->len, go->bp);
-	chain = pending__take(&sh->fp_chains, s);
+	chain = pending__take(&sh->fp_chains, s->cpu, s->tid, s->time_ns);
 	if (chain)
 		unwinder__set_fp_chain(uw, sh->words, fp_chain_words(sh, chain));
 	cnt = unwind__sample(uw, s, cap, sh->frames, sh->opts.max_frames, &stop);

@@ -41,10 +41,41 @@ struct module_cache *module_cache__new(void)
 	return calloc(1, sizeof(struct module_cache));
 }
 
+void *module__attachment(const struct module *e, const struct module_attach_type *t)
+{
+	size_t i;
+
+	for (i = 0; i < MODULE_ATTACH_MAX; i++)
+		if (e->attach[i].type == t)
+			return e->attach[i].data;
+	return NULL;
+}
+
+int module__attach(struct module *e, const struct module_attach_type *t, void *data)
+{
+	size_t i;
+
+	if (module__attachment(e, t))
+		return -EEXIST;
+	for (i = 0; i < MODULE_ATTACH_MAX; i++) {
+		if (!e->attach[i].type) {
+			e->attach[i].type = t;
+			e->attach[i].data = data;
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
 static void module_free(struct module *e)
 {
+	size_t i;
+
 	if (!e)
 		return;
+	for (i = MODULE_ATTACH_MAX; i-- > 0;)
+		if (e->attach[i].type && e->attach[i].type->free)
+			e->attach[i].type->free(e->attach[i].data);
 	if (e->cfi_free)
 		e->cfi_free(e->cfi);
 	if (e->symbols_free)

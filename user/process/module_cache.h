@@ -34,6 +34,18 @@ struct module_symbols; /* symbols/module_symbols.h */
 struct gopclntab;      /* symbols/gopclntab.h */
 
 /*
+ * A kind of per-file state a step above process/ keeps on a module (a runtime's tables, for
+ * one): made by its owner at its first use (module__attach()), freed with the module by free.
+ */
+struct module_attach_type {
+	const char *name;	    /* for debugging */
+	void (*free)(void *data); /* NULL: nothing to free */
+};
+
+/* Attachments per module at most. */
+#define MODULE_ATTACH_MAX 4
+
+/*
  * One ELF file. The cache owns it; users hold references (module_cache__get(),
  * module__get()) and drop them with module__put(). elf is opened ELF_C_READ on fd,
  * which the entry keeps open: libelf reads what is asked for with pread and keeps it, nothing
@@ -59,6 +71,10 @@ struct module {
 	void (*symbols_free)(struct module_symbols *symbols);
 	struct gopclntab *go; /* Go's function table, for Go frames without CFI (gopclntab.h) */
 	void (*go_free)(struct gopclntab *go);
+	struct {
+		const struct module_attach_type *type; /* NULL: a free slot */
+		void *data;
+	} attach[MODULE_ATTACH_MAX]; /* module__attach() */
 	int refcnt;
 	uint64_t last_use_ns; /* CLOCK_MONOTONIC of the last reference taken */
 	UT_hash_handle hh;
@@ -115,6 +131,11 @@ unsigned int module_cache__cnt(const struct module_cache *mc);
 uint64_t module_cache__opened(const struct module_cache *mc);
 
 struct module *module__get(struct module *e);
+/* The state of type t kept on e, or NULL when none was attached. */
+void *module__attachment(const struct module *e, const struct module_attach_type *t);
+/* Keeps data as e's state of type t until e is freed (t->free(data) then). 0, -EEXIST when e has
+ * one of that type already, -ENOSPC past MODULE_ATTACH_MAX. */
+int module__attach(struct module *e, const struct module_attach_type *t, void *data);
 /* Drops a reference; the entry stays cached (eviction comes with the LRU limit). */
 void module__put(struct module *e);
 

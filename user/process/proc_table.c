@@ -27,6 +27,10 @@ struct proc {
 	struct stack_size_state copy; /* its stack copy size (stack_size.c) */
 	struct perf_map *perf_map;    /* JIT names (proc__perf_map()); NULL until needed */
 	enum go_arm go_arm;	      /* proc__go_arm() */
+	struct {
+		const struct proc_attach_type *type; /* NULL: a free slot */
+		void *data;
+	} attach[PROC_ATTACH_MAX]; /* proc__attach() */
 	UT_hash_handle hh;
 };
 
@@ -90,13 +94,58 @@ static void stats__add(struct proc_stats *to, const struct proc_stats *from)
 		to->stops[i] += from->stops[i];
 }
 
+void *proc__attachment(const struct proc *p, const struct proc_attach_type *t)
+{
+	size_t i;
+
+	for (i = 0; i < PROC_ATTACH_MAX; i++)
+		if (p->attach[i].type == t)
+			return p->attach[i].data;
+	return NULL;
+}
+
+int proc__attach(struct proc *p, const struct proc_attach_type *t, void *data)
+{
+	size_t i;
+
+	if (proc__attachment(p, t))
+		return -EEXIST;
+	for (i = 0; i < PROC_ATTACH_MAX; i++) {
+		if (!p->attach[i].type) {
+			p->attach[i].type = t;
+			p->attach[i].data = data;
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+/* The process exec'd (exec) or exited: the attachments with an end hook go. */
+static void proc__end_attachments(struct proc *p, bool exec)
+{
+	size_t i;
+
+	for (i = 0; i < PROC_ATTACH_MAX; i++) {
+		if (!p->attach[i].type || !p->attach[i].type->end)
+			continue;
+		p->attach[i].type->end(p->attach[i].data, exec);
+		p->attach[i].type = NULL;
+		p->attach[i].data = NULL;
+	}
+}
+
 static void proc__free(struct proc_table *pt, struct proc *p)
 {
+	size_t i;
+
 	HASH_DEL(pt->procs, p);
 	stats__add(&pt->freed, &p->stats);
 	/* The Dwfl first: it points to the unwinder's context. */
 	addr_space__free(p->as);
 	unwinder__free(p->uw);
+	for (i = PROC_ATTACH_MAX; i-- > 0;)
+		if (p->attach[i].type && p->attach[i].type->free)
+			p->attach[i].type->free(p->attach[i].data);
 	perf_map__put(p->perf_map);
 	free(p);
 }
@@ -198,8 +247,10 @@ static void proc__close_perf_map(struct proc *p)
 
 static void proc__set_exited(struct proc *p, bool exited)
 {
-	if (exited)
+	if (exited) {
 		proc__close_perf_map(p);
+		proc__end_attachments(p, false);
+	}
 	p->exited = exited;
 	addr_space__set_exited(p->as, exited);
 }
@@ -212,6 +263,7 @@ void proc_table__exec(struct proc_table *pt, uint32_t tgid, const char *comm)
 		return;
 	/* A new image: its JIT, if any, writes a new perf map. */
 	proc__close_perf_map(p);
+	proc__end_attachments(p, true);
 	proc__set_exited(p, false);
 	snprintf(p->comm, sizeof(p->comm), "%s", comm);
 	addr_space__exec(p->as, !pt->opts.lazy_maps);

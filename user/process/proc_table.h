@@ -119,6 +119,29 @@ struct unwinder *proc__unwinder(struct proc *p);
 struct proc_stats *proc__stats(struct proc *p);
 /* Its stack copy size (stack_size.c). */
 struct stack_size_state *proc__stack_copy(struct proc *p);
+/*
+ * A kind of per-process state a step above process/ keeps on the entry (a runtime's, the
+ * unwinder): made by its owner at its first use (proc__attach()).
+ */
+struct proc_attach_type {
+	const char *name; /* for debugging */
+	/* At the process's exec (exec true: its old image's state) or exit: NULL keeps the state
+	 * (until the entry is freed); else called, and the attachment is gone (free is not called
+	 * for it). */
+	void (*end)(void *data, bool exec);
+	/* With the entry, after its address space and Dwfl. NULL: nothing to free. */
+	void (*free)(void *data);
+};
+
+/* Attachments per process at most. */
+#define PROC_ATTACH_MAX 4
+
+/* The state of type t kept on p, or NULL when none is. */
+void *proc__attachment(const struct proc *p, const struct proc_attach_type *t);
+/* Keeps data as p's state of type t. 0, -EEXIST when p has one of that type, -ENOSPC past
+ * PROC_ATTACH_MAX. */
+int proc__attach(struct proc *p, const struct proc_attach_type *t, void *data);
+
 /* Whether a process is armed for Go stack records (go_procs, bpf/go.bpf.h). */
 enum go_arm {
 	GO_ARM_NONE,

@@ -20,6 +20,7 @@ struct loader {
 	bool compat;
 	bool off_cpu;
 	bool wakers;
+	struct runtime_maps maps; /* loader__runtime_maps() */
 };
 
 /* libbpf's messages during a load, kept for the error report: the last bytes only. */
@@ -388,6 +389,40 @@ int loader__next_target(struct loader *l, const uint32_t *prev, uint32_t *next)
 int loader__ringbuf_fd(struct loader *l)
 {
 	return bpf_map__fd(l->skel->maps.ringbuf);
+}
+
+static struct bpf_map *runtime_map(const struct runtime_maps *m, const char *name)
+{
+	struct loader *l = m->ctx;
+
+	return bpf_object__find_map_by_name(l->skel->obj, name);
+}
+
+static int runtime_map_update(const struct runtime_maps *m, const char *name, const void *key,
+			      const void *value)
+{
+	struct bpf_map *map = runtime_map(m, name);
+
+	if (!map || bpf_map__fd(map) < 0)
+		return -ENOENT;
+	return bpf_map_update_elem(bpf_map__fd(map), key, value, BPF_ANY) ? -errno : 0;
+}
+
+static int runtime_map_remove(const struct runtime_maps *m, const char *name, const void *key)
+{
+	struct bpf_map *map = runtime_map(m, name);
+
+	if (!map || bpf_map__fd(map) < 0)
+		return -ENOENT;
+	return bpf_map_delete_elem(bpf_map__fd(map), key) ? -errno : 0;
+}
+
+const struct runtime_maps *loader__runtime_maps(struct loader *l)
+{
+	l->maps.update = runtime_map_update;
+	l->maps.remove = runtime_map_remove;
+	l->maps.ctx = l;
+	return &l->maps;
 }
 
 int loader__py_procs_fd(struct loader *l)

@@ -4,6 +4,7 @@
 #define BPFPROF_LOADER_H
 
 #include <stdint.h>
+#include "runtime/runtime.h"
 #include "bpf/record.h"
 #include "sampling/kernel_features.h"
 #include "sampling/perf_event.h"
@@ -77,6 +78,12 @@ int loader__next_target(struct loader *l, const uint32_t *prev, uint32_t *next);
 
 /* Sets the user stack bytes copied per sample of process tgid (copy_sizes map). 0 or -errno. */
 int loader__set_copy_size(struct loader *l, uint32_t tgid, uint32_t bytes);
+
+/*
+ * The handle through which the runtimes arm processes in their BPF maps (runtime/runtime.h):
+ * the loader stays the only writer of BPF maps. Valid as long as l.
+ */
+const struct runtime_maps *loader__runtime_maps(struct loader *l);
 
 /* The ringbuf map fd, for ring_buffer__new(). */
 int loader__ringbuf_fd(struct loader *l);

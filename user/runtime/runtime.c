@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* runtime.c: the table of runtimes (one registration line each) and the calls of their hooks. */
+#include <errno.h>
+#include <stdlib.h>
+#include "runtime/runtime.h"
+#include "util/util.h"
+
+/* The registrations: one line per runtime, in the order their hooks run. */
+const struct runtime_ops *const runtime_table[] = {
+	NULL, /* a table is never empty in C: ignored */
+};
+const size_t runtime_cnt = ARRAY_SIZE(runtime_table);
+
+struct runtimes {
+	void *state[ARRAY_SIZE(runtime_table)]; /* NULL: disabled (or the table's NULL) */
+	bool on[ARRAY_SIZE(runtime_table)];
+};
+
+#define for_each_runtime(rts, i, ops)                                                        \
+	for ((i) = 0; (i) < runtime_cnt; (i)++)                                              \
+		if (((ops) = runtime_table[i]) && (rts)->on[i])
+
+struct runtimes *runtimes__new(const struct runtime_env *env, uint64_t disabled)
+{
+	struct runtimes *rts = calloc(1, sizeof(*rts));
+	const struct runtime_ops *ops;
+	size_t i;
+
+	if (!rts)
+		return NULL;
+	for (i = 0; i < runtime_cnt; i++) {
+		ops = runtime_table[i];
+		if (!ops || (i < 64 && disabled & 1ull << i))
+			continue;
+		if (ops->new) {
+			rts->state[i] = ops->new(env);
+			if (!rts->state[i]) {
+				int err = errno;
+
+				runtimes__free(rts);
+				errno = err;
+				return NULL;
+			}
+		}
+		rts->on[i] = true;
+	}
+	return rts;
+}
+
+void runtimes__free(struct runtimes *rts)
+{
+	size_t i;
+
+	if (!rts)
+		return;
+	for (i = runtime_cnt; i-- > 0;)
+		if (rts->on[i] && runtime_table[i]->free)
+			runtime_table[i]->free(rts->state[i]);
+	free(rts);
+}
+
+void *runtimes__state(const struct runtimes *rts, const struct runtime_ops *ops)
+{
+	size_t i;
+
+	for (i = 0; rts && i < runtime_cnt; i++)
+		if (runtime_table[i] == ops)
+			return rts->on[i] ? rts->state[i] : NULL;
+	return NULL;
+}
+
+int runtimes__record(struct runtimes *rts, const struct record_header *hdr, size_t len)
+{
+	const struct runtime_ops *ops;
+	const uint32_t *t;
+	size_t i;
+
+	for (i = 0; i < runtime_cnt; i++) {
+		ops = runtime_table[i];
+		if (!ops || !ops->record_types)
+			continue;
+		for (t = ops->record_types; *t; t++) {
+			if (*t != hdr->type)
+				continue;
+			/* A disabled runtime's records (a capture made with it) are dropped. */
+			return rts->on[i] ? ops->record(rts->state[i], hdr, len) : 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int runtimes__attach(struct runtimes *rts, uint32_t tgid, bool next_exec)
+{
+	const struct runtime_ops *ops;
+	int err, ret = 0;
+	size_t i;
+
+	for_each_runtime(rts, i, ops) {
+		if (!ops->attach)
+			continue;
+		err = ops->attach(rts->state[i], tgid, next_exec);
+		if (err && !ret)
+			ret = err;
+	}
+	return ret;
+}
+
+void runtimes__forget(struct runtimes *rts, uint32_t tgid, bool exec)
+{
+	const struct runtime_ops *ops;
+	size_t i;
+
+	for_each_runtime(rts, i, ops)
+		if (ops->forget)
+			ops->forget(rts->state[i], tgid, exec);
+}
+
+void runtimes__pre_unwind(struct runtimes *rts, const struct runtime_sample *rs)
+{
+	const struct runtime_ops *ops;
+	size_t i;
+
+	for_each_runtime(rts, i, ops)
+		if (ops->pre_unwind)
+			ops->pre_unwind(rts->state[i], rs);
+}
+
+void runtimes__post_unwind(struct runtimes *rts, const struct runtime_sample *rs)
+{
+	const struct runtime_ops *ops;
+	size_t i;
+
+	for_each_runtime(rts, i, ops)
+		if (ops->post_unwind)
+			ops->post_unwind(rts->state[i], rs);
+}
+
+void runtimes__print(struct runtimes *rts, const struct bpf_stats *bpf, FILE *fp)
+{
+	const struct runtime_ops *ops;
+	size_t i;
+
+	for_each_runtime(rts, i, ops)
+		if (ops->print)
+			ops->print(rts->state[i], bpf, fp);
+}

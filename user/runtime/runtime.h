@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * runtime.h: the runtime wing. Each language runtime bpfprof names frames of (CPython, Go, JIT
+ * code from perf maps; the JVM next) lives in one folder, user/runtime/<name>/, behind one table
+ * of hooks, struct runtime_ops, registered once in runtime.c's table. Its BPF walker, if it has
+ * one, is bpf/runtime/<name>.bpf.h, and its records are its own section of bpf/record.h.
+ * Generic code (unwind/, symbols/, profile/, output/, pipeline/) names no runtime: it calls the
+ * hooks of every runtime in the table, in table order.
+ *
+ * Models: elfutils' backends/ and libebl (one table of hooks per architecture), perf's
+ * unwind_libunwind_ops, the OpenTelemetry eBPF profiler's interpreter/<runtime>/ folders behind
+ * one loader interface. docs/design.md, "Adding a runtime", says what a new one touches.
+ *
+ * Every hook may be NULL (the runtime has nothing to do there). A hook's rt is the state its
+ * runtime's new() returned. Hooks run in the consumer's thread.
+ */
+#ifndef BPFPROF_RUNTIME_H
+#define BPFPROF_RUNTIME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "bpf/record.h"
+
+struct aggregate;
+struct proc;
+struct proc_table;
+struct unwinder;
+struct unwind_frame;
+struct ksyms;
+
+/*
+ * The loader's handle through which a runtime arms a process for its BPF walker: only the
+ * loader writes BPF maps (sampling/loader.c implements it). Maps are named as in bpf/
+ * ("go_procs", "py_procs", "py_binaries"). NULL in a replay (no BPF).
+ */
+struct runtime_maps {
+	/* key -> value in map name (BPF_ANY). 0 or a negative errno (-ENOENT: no such map). */
+	int (*update)(const struct runtime_maps *m, const char *name, const void *key,
+		      const void *value);
+	/* Deletes key from map name. 0 or a negative errno (-ENOENT: no such key). */
+	int (*remove)(const struct runtime_maps *m, const char *name, const void *key);
+	void *ctx; /* the loader */
+};
+
+/* What a session gives each runtime at its start (runtime_ops.new): borrowed, outliving it. */
+struct runtime_env {
+	struct proc_table *pt;
+	const struct runtime_maps *maps; /* NULL in a replay */
+	const struct ksyms *ksyms;	 /* NULL when kernel symbols are not read */
+	bool live;			 /* profiling now (false: a replay of a raw capture) */
+};
+
+/*
+ * One sample as the runtimes see it around its unwind (pipeline/sample.c). Before the unwind
+ * (runtime_ops.pre_unwind) frames is empty; after it (runtime_ops.post_unwind, splice) it holds
+ * the native frames, leaf first.
+ */
+struct runtime_sample {
+	const struct sample_record *s;
+	struct proc *p;
+	struct unwinder *uw;
+	const struct unwind_frame *frames; /* cnt native frames, leaf first */
+	int cnt;
+	struct aggregate *agg; /* where the sample goes */
+};
+
+struct runtime_ops {
+	const char *name; /* the folder's name: "python", "go", "jit" */
+	/* Its --no-<name> option's help ("Python frames (CPython 3.10-3.13)"), or NULL when it
+	 * cannot be turned off. */
+	const char *option_help;
+	/* Session state (env borrowed, outliving it): NULL + errno on failure, which fails the
+	 * session. */
+	void *(*new)(const struct runtime_env *env);
+	/* Frees it and its references (on ELF files: before the process table). NULL is fine. */
+	void (*free)(void *rt);
+	/* The record types of its section of bpf/record.h, 0-terminated: record() gets them. */
+	const uint32_t *record_types;
+	/* One of its records (len bytes, decoded by sampling/record_decode.c): one that precedes a
+	 * sample is kept for it (util/pending.h). 0, or a negative errno that ends the run
+	 * (-ENOMEM). */
+	int (*record)(void *rt, const struct record_header *hdr, size_t len);
+	/*
+	 * A target found before its first sample (bpfprof -p: tgid runs now; next_exec: bpfprof --
+	 * CMD, tgid is about to exec the command): armed now for the runtime's BPF walker when it
+	 * is one of its processes. 0 or a negative errno (reported, not fatal).
+	 */
+	int (*attach)(void *rt, uint32_t tgid, bool next_exec);
+	/* Process tgid exec'd (exec) or exited: its state and arming go, unless kept for the image
+	 * its exec brings (attach with next_exec). */
+	void (*forget)(void *rt, uint32_t tgid, bool exec);
+	/* Before a sample's unwind: what the unwind reads besides the sample's own copy (a record
+	 * kept for it). */
+	void (*pre_unwind)(void *rt, const struct runtime_sample *rs);
+	/* After it: arming a process its unwind showed to be one of the runtime's. */
+	void (*post_unwind)(void *rt, const struct runtime_sample *rs);
+	/* Its --stats and summary lines on fp (bpf: the BPF counters, NULL in a replay). */
+	void (*print)(void *rt, const struct bpf_stats *bpf, FILE *fp);
+};
+
+/* The runtimes, in the order their hooks are called (runtime.c: one line each). */
+extern const struct runtime_ops *const runtime_table[];
+extern const size_t runtime_cnt;
+
+/* The runtimes of one session: each one's state, made by its new(). */
+struct runtimes;
+
+/*
+ * Every runtime of the table but those whose bit is set in disabled (bit i: runtime_table[i],
+ * its --no-<name>). NULL + errno when one's new() fails.
+ */
+struct runtimes *runtimes__new(const struct runtime_env *env, uint64_t disabled);
+/* Frees each runtime's state, in reverse table order. NULL is fine. */
+void runtimes__free(struct runtimes *rts);
+/* The state of the runtime ops, or NULL when it is disabled or rts is NULL. */
+void *runtimes__state(const struct runtimes *rts, const struct runtime_ops *ops);
+/* A record: given to the runtime whose record_types has its type. 0 or a negative errno;
+ * -ENOENT when no runtime takes that type. */
+int runtimes__record(struct runtimes *rts, const struct record_header *hdr, size_t len);
+/* The hooks of every enabled runtime, in table order (runtime_ops). attach: the first error. */
+int runtimes__attach(struct runtimes *rts, uint32_t tgid, bool next_exec);
+void runtimes__forget(struct runtimes *rts, uint32_t tgid, bool exec);
+void runtimes__pre_unwind(struct runtimes *rts, const struct runtime_sample *rs);
+void runtimes__post_unwind(struct runtimes *rts, const struct runtime_sample *rs);
+void runtimes__print(struct runtimes *rts, const struct bpf_stats *bpf, FILE *fp);
+
+#endif /* BPFPROF_RUNTIME_H */
