@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "cmd/modes.h"
 #include "pipeline/session.h"
+#include "runtime/runtime.h"
 #include "pipeline/sample.h"
 #include "sampling/loader.h"
 #include "runtime/go/gopclntab.h"
@@ -158,6 +159,8 @@ static void arm_go_cmd(struct session *s)
 		if (err)
 			pr_debug("arm %s for Go stacks: %s", path, strerror(-err));
 	}
+	if (path && (err = runtimes__attach(s->runtimes, s->child, path, true)))
+		pr_debug("arm %s for its runtime: %s", path, strerror(-err));
 	free(path);
 }
 
@@ -239,6 +242,7 @@ static int add_pids(struct session *s)
 			snprintf(exe, sizeof(exe), "/proc/%u/exe", o->pids[i]);
 			if (gopclntab__file_has(exe))
 				sample_handler__go_arm(s->sh, o->pids[i], false);
+			runtimes__attach(s->runtimes, o->pids[i], exe, false);
 		}
 		if (n == 0 && !loader__is_target(s->loader, o->pids[i]))
 			pr_warn("PID %u exited before profiling started", o->pids[i]);

@@ -12,6 +12,7 @@
 #include "util/stage_timer.h"
 #include "sampling/targets.h"
 #include "runtime/python/python.h"
+#include "runtime/runtime.h"
 #include "util/util.h"
 
 struct consumer {
@@ -21,6 +22,7 @@ struct consumer {
 	struct capture_writer *capture;
 	struct targets *targets;
 	struct python *python;
+	struct runtimes *runtimes;
 	struct consumer_stats stats;
 };
 
@@ -82,6 +84,9 @@ int consumer__handle(struct consumer *c, const void *data, size_t sz)
 	case RECORD_WAKER:
 		sample_handler__waker(c->sh, v.waker);
 		break;
+	default: /* a runtime's section of bpf/record.h */
+		err = runtimes__record(c->runtimes, data, sz);
+		break;
 	case RECORD_FORK:
 		c->stats.forks++;
 		pr_debug("fork: %u -> %u (%s)", v.task->parent_tgid, v.task->tgid,
@@ -93,6 +98,7 @@ int consumer__handle(struct consumer *c, const void *data, size_t sz)
 		pr_debug("exec: %u (%s)", v.task->tgid, record__comm(v.task->comm, comm));
 		proc_table__exec(c->pt, v.task->tgid, record__comm(v.task->comm, comm));
 		sample_handler__forget(c->sh, v.task->tgid, true);
+		runtimes__forget(c->runtimes, v.task->tgid, true);
 		if (c->python)
 			python__forget(c->python, v.task->tgid);
 		break;
@@ -109,6 +115,7 @@ int consumer__handle(struct consumer *c, const void *data, size_t sz)
 		c->stats.exits++;
 		pr_debug("exit: %u (%s)", v.task->tgid, record__comm(v.task->comm, comm));
 		sample_handler__forget(c->sh, v.task->tgid, false);
+		runtimes__forget(c->runtimes, v.task->tgid, false);
 		proc_table__exit(c->pt, v.task->tgid);
 		if (c->python)
 			python__forget(c->python, v.task->tgid);
@@ -177,6 +184,11 @@ void consumer__set_capture(struct consumer *c, struct capture_writer *w)
 void consumer__set_targets(struct consumer *c, struct targets *t)
 {
 	c->targets = t;
+}
+
+void consumer__set_runtimes(struct consumer *c, struct runtimes *rts)
+{
+	c->runtimes = rts;
 }
 
 void consumer__set_python(struct consumer *c, struct python *py)

@@ -15,6 +15,7 @@
 #include "profile/unwind_stats.h"
 #include "util/util.h"
 #include "util/pending.h"
+#include "runtime/runtime.h"
 #include "runtime/python/python.h"
 #include "signal/wakers.h"
 
@@ -460,6 +461,7 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 {
 	const struct off_cpu_record *off = NULL;
 	const struct waker_record *waker = NULL;
+	struct runtime_sample rs = {};
 	const struct go_stack_record *go;
 	const struct fp_chain_record *chain;
 	char comm[BPFPROF_COMM_LEN + 1];
@@ -503,7 +505,15 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 	chain = pending__take(&sh->fp_chains, s->cpu, s->tid, s->time_ns);
 	if (chain)
 		unwinder__set_fp_chain(uw, sh->words, fp_chain_words(sh, chain));
+	rs.s = s;
+	rs.p = p;
+	rs.uw = uw;
+	rs.agg = sh->agg;
+	runtimes__pre_unwind(sh->opts.runtimes, &rs);
 	cnt = unwind__sample(uw, s, cap, sh->frames, sh->opts.max_frames, &stop);
+	rs.frames = sh->frames;
+	rs.cnt = cnt;
+	runtimes__post_unwind(sh->opts.runtimes, &rs);
 	if (unwinder__go_frames(uw))
 		go_arm(sh, p, s->tgid);
 	if (stage_timers_on) {

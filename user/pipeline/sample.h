@@ -25,6 +25,7 @@ struct sample_handler_opts {
 	int go_procs_fd;	     /* BPF map go_procs (bpf/maps.bpf.h): Go processes are
 				      * armed there; -1 when there is none (a replay) */
 	const struct ksyms *ksyms;   /* kernel symbols (borrowed), or NULL */
+	struct runtimes *runtimes;   /* the runtimes' hooks (borrowed), or NULL */
 };
 
 struct sample_handler;

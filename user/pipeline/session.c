@@ -448,10 +448,12 @@ void session__print_summary(struct session *s)
 		summary__print(stderr, &in);
 		if (s->python)
 			python__print(s->python, s->loader ? &bpf : NULL, stderr);
+		runtimes__summary(s->runtimes, s->loader ? &bpf : NULL, stderr);
 	}
 	if (s->ustats) {
 		unwind_stats__print(s->ustats, stderr, 20);
 		sample_handler__print_go(s->sh, s->loader ? &bpf : NULL, stderr);
+		runtimes__stats(s->runtimes, s->loader ? &bpf : NULL, stderr);
 		print_stats_totals(s, &bpf);
 		stage_timers__print(stderr);
 	}
@@ -532,6 +534,16 @@ int session__setup_pipeline(struct session *s, int ringbuf_fd, uint32_t stack_ca
 		return BPFPROF_EXIT_ERROR;
 	}
 	sho.python = s->python;
+	s->runtime_env.pt = s->pt;
+	s->runtime_env.maps = s->loader ? loader__runtime_maps(s->loader) : NULL;
+	s->runtime_env.ksyms = s->ksyms;
+	s->runtime_env.live = s->loader != NULL;
+	s->runtimes = runtimes__new(&s->runtime_env, 0);
+	if (!s->runtimes) {
+		pr_warn("set up runtimes: %s", strerror(errno));
+		return BPFPROF_EXIT_ERROR;
+	}
+	sho.runtimes = s->runtimes;
 	s->sh = sample_handler__new(s->pt, s->agg, &sho);
 	s->symbolizer = s->sh ? symbolizer__new(s->ksyms, &syo) : NULL;
 	if (!s->symbolizer) {
@@ -544,6 +556,7 @@ int session__setup_pipeline(struct session *s, int ringbuf_fd, uint32_t stack_ca
 		return BPFPROF_EXIT_ERROR;
 	}
 	consumer__set_python(s->consumer, s->python);
+	consumer__set_runtimes(s->consumer, s->runtimes);
 	return 0;
 }
 
@@ -641,6 +654,8 @@ void session__teardown(struct session *s)
 	symbolizer__free(s->symbolizer);
 	aggregate__free(s->agg);
 	python__free(s->python); /* its references on ELF files too */
+	runtimes__free(s->runtimes); /* theirs too */
+	s->runtimes = NULL;
 	proc_table__free(s->pt);
 	unwind_stats__free(s->ustats);
 	ksyms__free(s->ksyms);

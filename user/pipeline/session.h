@@ -14,6 +14,7 @@
 #include "cmd/opts.h"
 #include "util/output_file.h"
 #include "process/proc_table.h"
+#include "runtime/runtime.h"
 #include "sampling/perf_event.h"
 
 struct aggregate;
@@ -46,6 +47,8 @@ struct session {
 	struct symbolizer *symbolizer;
 	struct consumer *consumer;
 	struct python *python;		/* Python frames (python/python.h) */
+	struct runtimes *runtimes;	/* the runtimes' state (runtime/runtime.h) */
+	struct runtime_env runtime_env; /* what they were given */
 	struct unwind_stats *ustats;	/* --stats */
 	struct targets *targets;	/* -p, -- CMD, --exec: the target processes; NULL with -a */
 	struct capture_writer *capture; /* --raw-capture (it keeps its first write error) */

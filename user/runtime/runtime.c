@@ -75,6 +75,8 @@ int runtimes__record(struct runtimes *rts, const struct record_header *hdr, size
 	const uint32_t *t;
 	size_t i;
 
+	if (!rts)
+		return -ENOENT;
 	for (i = 0; i < runtime_cnt; i++) {
 		ops = runtime_table[i];
 		if (!ops || !ops->record_types)
@@ -89,16 +91,18 @@ int runtimes__record(struct runtimes *rts, const struct record_header *hdr, size
 	return -ENOENT;
 }
 
-int runtimes__attach(struct runtimes *rts, uint32_t tgid, bool next_exec)
+int runtimes__attach(struct runtimes *rts, uint32_t tgid, const char *exe, bool next_exec)
 {
 	const struct runtime_ops *ops;
 	int err, ret = 0;
 	size_t i;
 
+	if (!rts)
+		return 0;
 	for_each_runtime(rts, i, ops) {
 		if (!ops->attach)
 			continue;
-		err = ops->attach(rts->state[i], tgid, next_exec);
+		err = ops->attach(rts->state[i], tgid, exe, next_exec);
 		if (err && !ret)
 			ret = err;
 	}
@@ -110,6 +114,8 @@ void runtimes__forget(struct runtimes *rts, uint32_t tgid, bool exec)
 	const struct runtime_ops *ops;
 	size_t i;
 
+	if (!rts)
+		return;
 	for_each_runtime(rts, i, ops)
 		if (ops->forget)
 			ops->forget(rts->state[i], tgid, exec);
@@ -120,6 +126,8 @@ void runtimes__pre_unwind(struct runtimes *rts, const struct runtime_sample *rs)
 	const struct runtime_ops *ops;
 	size_t i;
 
+	if (!rts)
+		return;
 	for_each_runtime(rts, i, ops)
 		if (ops->pre_unwind)
 			ops->pre_unwind(rts->state[i], rs);
@@ -130,17 +138,33 @@ void runtimes__post_unwind(struct runtimes *rts, const struct runtime_sample *rs
 	const struct runtime_ops *ops;
 	size_t i;
 
+	if (!rts)
+		return;
 	for_each_runtime(rts, i, ops)
 		if (ops->post_unwind)
 			ops->post_unwind(rts->state[i], rs);
 }
 
-void runtimes__print(struct runtimes *rts, const struct bpf_stats *bpf, FILE *fp)
+void runtimes__summary(struct runtimes *rts, const struct bpf_stats *bpf, FILE *fp)
 {
 	const struct runtime_ops *ops;
 	size_t i;
 
+	if (!rts)
+		return;
 	for_each_runtime(rts, i, ops)
-		if (ops->print)
-			ops->print(rts->state[i], bpf, fp);
+		if (ops->summary)
+			ops->summary(rts->state[i], bpf, fp);
+}
+
+void runtimes__stats(struct runtimes *rts, const struct bpf_stats *bpf, FILE *fp)
+{
+	const struct runtime_ops *ops;
+	size_t i;
+
+	if (!rts)
+		return;
+	for_each_runtime(rts, i, ops)
+		if (ops->stats)
+			ops->stats(rts->state[i], bpf, fp);
 }

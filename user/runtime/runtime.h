@@ -83,11 +83,12 @@ struct runtime_ops {
 	 * (-ENOMEM). */
 	int (*record)(void *rt, const struct record_header *hdr, size_t len);
 	/*
-	 * A target found before its first sample (bpfprof -p: tgid runs now; next_exec: bpfprof --
-	 * CMD, tgid is about to exec the command): armed now for the runtime's BPF walker when it
-	 * is one of its processes. 0 or a negative errno (reported, not fatal).
+	 * A target found before its first sample (bpfprof -p: tgid runs exe, "/proc/PID/exe";
+	 * next_exec: bpfprof -- CMD, tgid is about to exec exe, the command's file): armed now for
+	 * the runtime's BPF walker when it is one of its programs. 0 or a negative errno
+	 * (reported, not fatal).
 	 */
-	int (*attach)(void *rt, uint32_t tgid, bool next_exec);
+	int (*attach)(void *rt, uint32_t tgid, const char *exe, bool next_exec);
 	/* Process tgid exec'd (exec) or exited: its state and arming go, unless kept for the image
 	 * its exec brings (attach with next_exec). */
 	void (*forget)(void *rt, uint32_t tgid, bool exec);
@@ -96,8 +97,11 @@ struct runtime_ops {
 	void (*pre_unwind)(void *rt, const struct runtime_sample *rs);
 	/* After it: arming a process its unwind showed to be one of the runtime's. */
 	void (*post_unwind)(void *rt, const struct runtime_sample *rs);
-	/* Its --stats and summary lines on fp (bpf: the BPF counters, NULL in a replay). */
-	void (*print)(void *rt, const struct bpf_stats *bpf, FILE *fp);
+	/* Its lines of the run's summary on fp, after the generic ones (not with --quiet); bpf:
+	 * the BPF counters, NULL in a replay. */
+	void (*summary)(void *rt, const struct bpf_stats *bpf, FILE *fp);
+	/* Its --stats lines on fp, after the unwind statistics. */
+	void (*stats)(void *rt, const struct bpf_stats *bpf, FILE *fp);
 };
 
 /* The runtimes, in the order their hooks are called (runtime.c: one line each). */
@@ -120,10 +124,11 @@ void *runtimes__state(const struct runtimes *rts, const struct runtime_ops *ops)
  * -ENOENT when no runtime takes that type. */
 int runtimes__record(struct runtimes *rts, const struct record_header *hdr, size_t len);
 /* The hooks of every enabled runtime, in table order (runtime_ops). attach: the first error. */
-int runtimes__attach(struct runtimes *rts, uint32_t tgid, bool next_exec);
+int runtimes__attach(struct runtimes *rts, uint32_t tgid, const char *exe, bool next_exec);
 void runtimes__forget(struct runtimes *rts, uint32_t tgid, bool exec);
 void runtimes__pre_unwind(struct runtimes *rts, const struct runtime_sample *rs);
 void runtimes__post_unwind(struct runtimes *rts, const struct runtime_sample *rs);
-void runtimes__print(struct runtimes *rts, const struct bpf_stats *bpf, FILE *fp);
+void runtimes__summary(struct runtimes *rts, const struct bpf_stats *bpf, FILE *fp);
+void runtimes__stats(struct runtimes *rts, const struct bpf_stats *bpf, FILE *fp);
 
 #endif /* BPFPROF_RUNTIME_H */
