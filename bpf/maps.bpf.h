@@ -72,7 +72,7 @@ struct {
 } stack_vmas_compat SEC(".maps") __weak;
 
 /* tgid -> 1: the Go processes among the targets (their unwinds used .gopclntab), whose samples
- * get the stack their thread switched from (go.bpf.h, RECORD_GO_STACK). Set by user space,
+ * get the stack their thread switched from (runtime/go.bpf.h, RECORD_GO_STACK). Set by user space,
  * deleted at exec and exit by user space too. LRU: a missed exit costs a few reads. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);

@@ -8,7 +8,7 @@
 #include "maps.bpf.h"
 #include "compat.bpf.h"
 #include "python.bpf.h"
-#include "go.bpf.h"
+#include "runtime/go.bpf.h"
 #include "stack_copy.bpf.h"
 
 /* Python frames (python.bpf.h); false with --no-python: the verifier drops the walk. */

@@ -138,7 +138,7 @@ static __always_inline struct sample_record *reserve_sample(__u64 len, __u32 *ca
 struct stack_window {
 	struct stack_vma vma; /* sp's mapping, when vma_known */
 	__u64 sp;
-	__u64 bp;    /* the user rbp (Go stack switches: go.bpf.h) */
+	__u64 bp;    /* the user rbp (Go stack switches: runtime/go.bpf.h) */
 	__u64 start; /* first byte to copy */
 	__u64 len;   /* bytes to copy (0: no user registers, no copy) */
 	bool vma_known;

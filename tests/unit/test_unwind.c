@@ -165,8 +165,7 @@ struct pipeline {
 static void pipeline__init(struct pipeline *pl)
 {
 	struct proc_table_opts pto = { .rescan_interval_ns = 0 };
-	struct sample_handler_opts sho = { .stack_cap = STACK_CAP, .max_frames = 64,
-					   .go_procs_fd = -1 };
+	struct sample_handler_opts sho = { .stack_cap = STACK_CAP, .max_frames = 64 };
 
 	pl->pt = proc_table__new(&pto);
 	pl->agg = aggregate__new();

@@ -15,7 +15,6 @@
 #include "runtime/runtime.h"
 #include "pipeline/sample.h"
 #include "sampling/loader.h"
-#include "runtime/go/gopclntab.h"
 #include "sampling/targets.h"
 #include "util/file.h"
 #include "util/log.h"
@@ -147,18 +146,13 @@ static char *cmd_path(const char *file)
 	return NULL;
 }
 
-/* A Go command is armed for Go stack records before its exec: its start-up's collections
- * come before its first sample is handled. */
-static void arm_go_cmd(struct session *s)
+/* A command is armed for its runtime's BPF walker before its exec: a Go program's start-up's
+ * collections come before its first sample is handled. */
+static void arm_cmd(struct session *s)
 {
 	char *path = cmd_path(s->opts->cmd[0]);
 	int err;
 
-	if (path && gopclntab__file_has(path)) {
-		err = sample_handler__go_arm(s->sh, s->child, true);
-		if (err)
-			pr_debug("arm %s for Go stacks: %s", path, strerror(-err));
-	}
 	if (path && (err = runtimes__attach(s->runtimes, s->child, path, true)))
 		pr_debug("arm %s for its runtime: %s", path, strerror(-err));
 	free(path);
@@ -205,7 +199,7 @@ static int start_cmd(struct session *s)
 	err = loader__add_target(s->loader, s->child, TARGET_PENDING_EXEC | TARGET_F_FOLLOW_FORK);
 	if (err)
 		goto out; /* the child reads EOF and exits 127 */
-	arm_go_cmd(s);
+	arm_cmd(s);
 	if (write(go[1], "g", 1) != 1) {
 		err = -errno;
 		goto out;
@@ -238,10 +232,9 @@ static int add_pids(struct session *s)
 		if (n > 0) {
 			char exe[64];
 
-			/* A Go program: armed for Go stack records from its first sample. */
+			/* A runtime's program (Go's): armed for its BPF walker from its first
+			 * sample. */
 			snprintf(exe, sizeof(exe), "/proc/%u/exe", o->pids[i]);
-			if (gopclntab__file_has(exe))
-				sample_handler__go_arm(s->sh, o->pids[i], false);
 			runtimes__attach(s->runtimes, o->pids[i], exe, false);
 		}
 		if (n == 0 && !loader__is_target(s->loader, o->pids[i]))

@@ -72,12 +72,6 @@ int consumer__handle(struct consumer *c, const void *data, size_t sz)
 		if (c->python)
 			err = python__code(c->python, v.py_code);
 		break;
-	case RECORD_GO_STACK:
-		sample_handler__go_stack(c->sh, v.go_stack);
-		break;
-	case RECORD_FP_CHAIN:
-		sample_handler__fp_chain(c->sh, v.fp_chain);
-		break;
 	case RECORD_OFF_CPU:
 		sample_handler__off_cpu(c->sh, v.off_cpu);
 		break;

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* sample.c: the per-sample path: unwind, then locations into the aggregate (named later, once
  * each, by the symbolizer). */
-#include <bpf/bpf.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -28,45 +27,12 @@ struct sample_handler {
 	size_t locs_cap;	     /* max_frames + BPFPROF_PY_FRAMES_MAX + BPFPROF_KSTACK_MAX */
 	int *eval;		     /* per user frame: which Python group replaces it, or -1 */
 	const char **modules;	     /* module of each user frame, for --stats */
-	struct pending go_stacks;    /* RECORD_GO_STACKs */
-	struct pending fp_chains;    /* RECORD_FP_CHAINs */
 	struct pending off_cpu;	     /* RECORD_OFF_CPUs */
 	struct pending waker_recs;   /* RECORD_WAKERs */
 	struct wakers *wakers;	     /* waker stacks by the thread they woke */
 	uint32_t *joined;	     /* an off-CPU stack with its waker's: joined_cap */
 	size_t joined_cap;
-	struct stack_word *words;    /* a sample's RECORD_FP_CHAINs' words: 2 per frame */
-	uint64_t fp_chain_frames;    /* frames in the RECORD_FP_CHAINs matched */
 };
-
-void sample_handler__go_stack(struct sample_handler *sh, const struct go_stack_record *r)
-{
-	pending__put(&sh->go_stacks, r->cpu, r->tid, r->time_ns, r,
-		     offsetof(struct go_stack_record, data) + r->len);
-}
-
-/*
- * A sample's RECORD_FP_CHAIN pieces (bpf/record.h) as one record (its cnt the pieces' frames,
- * its next the last piece's) in the cpu's pending buffer, BPFPROF_FP_CHAIN_PIECES records long.
- */
-void sample_handler__fp_chain(struct sample_handler *sh, const struct fp_chain_record *r)
-{
-	struct pending *pd = &sh->fp_chains;
-	struct fp_chain_record *p = pending__peek(pd, r->cpu, r->tid, r->time_ns);
-	size_t frames = r->cnt * sizeof(r->frames[0]);
-
-	if (p) {
-		/* A piece past the pieces BPF was given (a capture's): dropped, the others kept. */
-		if (p->cnt > BPFPROF_FP_CHAIN_MAX * (BPFPROF_FP_CHAIN_PIECES - 1))
-			return;
-		memcpy(&p->frames[p->cnt], r->frames, frames);
-		p->cnt += r->cnt;
-		p->next = r->next;
-		return;
-	}
-	pending__put(pd, r->cpu, r->tid, r->time_ns, r,
-		     offsetof(struct fp_chain_record, frames) + frames);
-}
 
 void sample_handler__off_cpu(struct sample_handler *sh, const struct off_cpu_record *r)
 {
@@ -78,105 +44,10 @@ void sample_handler__waker(struct sample_handler *sh, const struct waker_record 
 	pending__put(&sh->waker_recs, r->cpu, r->tid, r->time_ns, r, sizeof(*r));
 }
 
-static int stack_word_cmp(const void *a, const void *b)
-{
-	const struct stack_word *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-/* The words of a RECORD_FP_CHAIN (bpf/record.h) as memory for the unwind of its sample: at
- * each frame pointer, the next one (the caller's rbp), and the return address above it;
- * sorted by address (a chain that switched stacks goes down somewhere). Returns the count. */
-static size_t fp_chain_words(struct sample_handler *sh, const struct fp_chain_record *r)
-{
-	struct stack_word *w = sh->words;
-	bool sorted = true;
-	uint32_t i;
-
-	for (i = 0; i < r->cnt; i++) {
-		w[2 * i].addr = r->frames[i].bp;
-		w[2 * i].val = i + 1 < r->cnt ? r->frames[i + 1].bp : r->next;
-		w[2 * i + 1].addr = r->frames[i].bp + 8;
-		w[2 * i + 1].val = r->frames[i].ret;
-		if (i && r->frames[i].bp <= r->frames[i - 1].bp)
-			sorted = false;
-	}
-	if (!sorted)
-		qsort(w, 2 * (size_t)r->cnt, sizeof(*w), stack_word_cmp);
-	sh->fp_chain_frames += r->cnt;
-	return 2 * (size_t)r->cnt;
-}
-
-void sample_handler__print_go(const struct sample_handler *sh, const struct bpf_stats *bpf,
-			      FILE *fp)
-{
-	const struct pending *go = &sh->go_stacks, *fc = &sh->fp_chains;
-
-	if (go->matched || go->unmatched || (bpf && bpf->go_stacks)) {
-		fprintf(fp,
-			"bpfprof: Go stack switches: %llu samples unwound with the goroutine stack "
-			"they switched from, %llu copies without their sample",
-			(unsigned long long)go->matched, (unsigned long long)go->unmatched);
-		if (bpf)
-			fprintf(fp, "; %llu copied by BPF, %llu lost (ringbuf full)",
-				(unsigned long long)bpf->go_stacks,
-				(unsigned long long)bpf->go_lost);
-		fprintf(fp, "\n");
-	}
-	if (fc->matched || fc->unmatched || (bpf && bpf->fp_chains)) {
-		fprintf(fp,
-			"bpfprof: Go stacks deeper than the copy: %llu samples unwound with the "
-			"frame-pointer chain past it (%llu frames), %llu chains without their sample",
-			(unsigned long long)fc->matched, (unsigned long long)sh->fp_chain_frames,
-			(unsigned long long)fc->unmatched);
-		if (bpf)
-			fprintf(fp, "; %llu recorded by BPF, %llu lost (ringbuf full)",
-				(unsigned long long)bpf->fp_chains,
-				(unsigned long long)bpf->fp_chain_lost);
-		fprintf(fp, "\n");
-	}
-}
-
 void sample_handler__forget(struct sample_handler *sh, uint32_t tgid, bool exec)
 {
-	struct proc *p = proc_table__find(sh->pt, tgid, false);
-
-	if (p && exec && *proc__go_arm(p) == GO_ARM_NEXT_EXEC) {
-		*proc__go_arm(p) = GO_ARM_ARMED;
-		return;
-	}
 	if (!exec)
 		wakers__forget(sh->wakers, tgid);
-	if (p)
-		*proc__go_arm(p) = GO_ARM_NONE;
-	if (sh->opts.go_procs_fd >= 0)
-		bpf_map_delete_elem(sh->opts.go_procs_fd, &tgid);
-}
-
-int sample_handler__go_arm(struct sample_handler *sh, uint32_t tgid, bool next_exec)
-{
-	struct proc *p = proc_table__find(sh->pt, tgid, true);
-	uint8_t one = 1;
-
-	if (!p)
-		return -ENOMEM;
-	if (sh->opts.go_procs_fd < 0)
-		return 0;
-	*proc__go_arm(p) = next_exec ? GO_ARM_NEXT_EXEC : GO_ARM_ARMED;
-	return bpf_map_update_elem(sh->opts.go_procs_fd, &tgid, &one, BPF_ANY) ? -errno : 0;
-}
-
-/* A Go process (its unwind used .gopclntab): armed once for RECORD_GO_STACKs. */
-static void go_arm(struct sample_handler *sh, struct proc *p, uint32_t tgid)
-{
-	int err;
-
-	if (sh->opts.go_procs_fd < 0 || *proc__go_arm(p) != GO_ARM_NONE)
-		return;
-	err = sample_handler__go_arm(sh, tgid, false);
-	if (err)
-		pr_debug("go_procs: %s", strerror(-err));
 }
 
 struct sample_handler *sample_handler__new(struct proc_table *pt, struct aggregate *agg,
@@ -195,12 +66,7 @@ struct sample_handler *sample_handler__new(struct proc_table *pt, struct aggrega
 	sh->modules = calloc(opts->max_frames, sizeof(*sh->modules));
 	sh->eval = calloc(opts->max_frames, sizeof(*sh->eval));
 	sh->wakers = wakers__new(opts->ksyms);
-	sh->words = calloc(2 * BPFPROF_FP_CHAIN_PIECES * BPFPROF_FP_CHAIN_MAX, sizeof(*sh->words));
-	if (!sh->frames || !sh->locs || !sh->modules || !sh->eval || !sh->words || !sh->wakers ||
-	    pending__init(&sh->go_stacks, sizeof(struct go_stack_record)) ||
-	    pending__init(&sh->fp_chains, offsetof(struct fp_chain_record, frames) +
-						  BPFPROF_FP_CHAIN_PIECES * BPFPROF_FP_CHAIN_MAX *
-							  sizeof(struct fp_chain_frame)) ||
+	if (!sh->frames || !sh->locs || !sh->modules || !sh->eval || !sh->wakers ||
 	    pending__init(&sh->off_cpu, sizeof(struct off_cpu_record)) ||
 	    pending__init(&sh->waker_recs, sizeof(struct waker_record))) {
 		sample_handler__free(sh);
@@ -225,9 +91,6 @@ void sample_handler__free(struct sample_handler *sh)
 	free(sh->locs);
 	free(sh->modules);
 	free(sh->eval);
-	free(sh->words);
-	pending__free(&sh->go_stacks);
-	pending__free(&sh->fp_chains);
 	pending__free(&sh->off_cpu);
 	pending__free(&sh->waker_recs);
 	wakers__free(sh->wakers);
@@ -462,8 +325,6 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 	const struct off_cpu_record *off = NULL;
 	const struct waker_record *waker = NULL;
 	struct runtime_sample rs = {};
-	const struct go_stack_record *go;
-	const struct fp_chain_record *chain;
 	char comm[BPFPROF_COMM_LEN + 1];
 	struct proc_stats *stats;
 	struct unwinder *uw;
@@ -499,12 +360,6 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 
 	t0 = stage_timers_on ? now_ns() : 0;
 	cap = s->flags & SAMPLE_F_STACK_CAPPED ? s->stack_len : sh->opts.stack_cap;
-	go = pending__take(&sh->go_stacks, s->cpu, s->tid, s->time_ns);
-	if (go)
-		unwinder__set_stack2(uw, go->addr, go->data, go->len, go->bp);
-	chain = pending__take(&sh->fp_chains, s->cpu, s->tid, s->time_ns);
-	if (chain)
-		unwinder__set_fp_chain(uw, sh->words, fp_chain_words(sh, chain));
 	rs.s = s;
 	rs.p = p;
 	rs.uw = uw;
@@ -514,8 +369,6 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 	rs.frames = sh->frames;
 	rs.cnt = cnt;
 	runtimes__post_unwind(sh->opts.runtimes, &rs);
-	if (unwinder__go_frames(uw))
-		go_arm(sh, p, s->tgid);
 	if (stage_timers_on) {
 		t1 = now_ns();
 		stage_timer__add(STAGE_UNWIND, t1 - t0);

@@ -22,8 +22,6 @@ struct sample_handler_opts {
 	uint32_t max_frames;	     /* user frames kept per sample */
 	struct unwind_stats *stats;  /* --stats counters (borrowed), or NULL */
 	struct python *python;	     /* Python frames (borrowed), or NULL */
-	int go_procs_fd;	     /* BPF map go_procs (bpf/maps.bpf.h): Go processes are
-				      * armed there; -1 when there is none (a replay) */
 	const struct ksyms *ksyms;   /* kernel symbols (borrowed), or NULL */
 	struct runtimes *runtimes;   /* the runtimes' hooks (borrowed), or NULL */
 };
@@ -48,18 +46,6 @@ void sample_handler__set_aggregate(struct sample_handler *sh, struct aggregate *
 int sample_handler__handle(struct sample_handler *sh, const struct sample_record *s);
 
 /*
- * A RECORD_GO_STACK (bpf/go.bpf.h): copied and kept for the sample of the same cpu, tid and
- * time that follows it, whose unwind reads it as stack memory (unwinder__set_stack2()).
- */
-void sample_handler__go_stack(struct sample_handler *sh, const struct go_stack_record *r);
-
-/*
- * A RECORD_FP_CHAIN (bpf/go.bpf.h): kept the same way, for the sample's unwind to read the
- * frame pointers and return addresses past its copy as stack memory (unwinder__set_fp_chain()).
- */
-void sample_handler__fp_chain(struct sample_handler *sh, const struct fp_chain_record *r);
-
-/*
  * A RECORD_OFF_CPU (bpf/off_cpu.bpf.c): kept for the sample of the same cpu, tid and time that
  * follows it (SAMPLE_F_OFF_CPU), which is counted as its blocked periods and time off CPU
  * (aggregate__add_off_cpu()). An off-CPU sample without it is dropped.
@@ -72,24 +58,8 @@ void sample_handler__off_cpu(struct sample_handler *sh, const struct off_cpu_rec
  */
 void sample_handler__waker(struct sample_handler *sh, const struct waker_record *r);
 
-/* The --stats lines of Go stack switches (RECORD_GO_STACK) and of Go stacks deeper than the
- * copy (RECORD_FP_CHAIN): records read by their sample's unwind, those without a sample; with
- * bpf (NULL for a replay), those BPF made and lost. Nothing for a kind no record was made of. */
-void sample_handler__print_go(const struct sample_handler *sh, const struct bpf_stats *bpf,
-			      FILE *fp);
-
-/*
- * Process tgid exec'd (exec) or exited: its Go arming (go_procs) is deleted, unless it was
- * armed for the image this exec brings (sample_handler__go_arm() with next_exec).
- */
+/* Process tgid exec'd (exec) or exited: at its exit, the waker stacks kept for its threads
+ * go. */
 void sample_handler__forget(struct sample_handler *sh, uint32_t tgid, bool exec);
-
-/*
- * Arms process tgid for RECORD_GO_STACKs before its first sample is handled (by then the Go
- * runtime's start-up has run its first collections): a process known to run a Go binary
- * (bpfprof -p), or one about to exec one (next_exec: bpfprof -- CMD). Samples arm the others.
- * 0 or a negative errno.
- */
-int sample_handler__go_arm(struct sample_handler *sh, uint32_t tgid, bool next_exec);
 
 #endif /* BPFPROF_SAMPLE_H */

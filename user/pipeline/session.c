@@ -452,7 +452,6 @@ void session__print_summary(struct session *s)
 	}
 	if (s->ustats) {
 		unwind_stats__print(s->ustats, stderr, 20);
-		sample_handler__print_go(s->sh, s->loader ? &bpf : NULL, stderr);
 		runtimes__stats(s->runtimes, s->loader ? &bpf : NULL, stderr);
 		print_stats_totals(s, &bpf);
 		stage_timers__print(stderr);
@@ -488,7 +487,6 @@ int session__setup_pipeline(struct session *s, int ringbuf_fd, uint32_t stack_ca
 		.stack_cap = stack_cap,
 		.max_frames = o->max_frames,
 		.copy = { .init_sz = o->copy_size, .max_sz = o->max_copy_size },
-		.go_procs_fd = s->loader ? loader__go_procs_fd(s->loader) : -1,
 	};
 	struct symbolizer_opts syo = {
 		.no_dwarf = o->no_inline,

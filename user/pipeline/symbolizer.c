@@ -8,7 +8,6 @@
 #include "process/module_cache.h"
 #include "util/stage_timer.h"
 #include "symbols/debuginfod.h"
-#include "runtime/go/gopclntab.h"
 #include "symbols/module_symbols.h"
 #include "runtime/jit/perf_map.h"
 #include "pipeline/symbolizer.h"
@@ -93,19 +92,21 @@ static int source_line(struct aggregate *agg, const struct agg_location *l, stru
 	return 0;
 }
 
-/* Source frames of a location in a Go binary without DWARF (-ldflags='-s -w') from its
- * .gopclntab, innermost first: inline frames, names, files and lines. 0 when the table does not
- * cover the address (a cgo binary's C code), the count, or a negative errno. */
-static int go_lines(struct aggregate *agg, const struct agg_location *l, struct gopclntab *go,
-		    struct agg_line *lines, size_t cap)
+/* Source frames of a location in a file without DWARF from a registered symbol source (a
+ * runtime's table: a Go binary linked -ldflags='-s -w' keeps its .gopclntab), innermost first:
+ * inline frames, names, files and lines. 0 when no source covers the address (a cgo binary's C
+ * code), the count, or a negative errno. */
+static int source_lines(struct aggregate *agg, const struct agg_location *l,
+			struct agg_line *lines, size_t cap)
 {
-	struct go_src_frame src[SYMBOLIZE_MAX_INLINE];
+	struct src_frame src[SYMBOLIZE_MAX_INLINE];
 	int n, i, err;
 
-	n = gopclntab__frames(go, l->addr, src,
-			      cap < SYMBOLIZE_MAX_INLINE ? cap : SYMBOLIZE_MAX_INLINE);
+	n = module_symbols__source_frames(l->entry, l->addr, src,
+					  cap < SYMBOLIZE_MAX_INLINE ? cap : SYMBOLIZE_MAX_INLINE);
 	for (i = 0; i < n; i++) {
-		err = source_line(agg, l, &lines[i], src[i].name, NULL, src[i].file, src[i].line);
+		err = source_line(agg, l, &lines[i], src[i].function, NULL, src[i].file,
+				  src[i].line);
 		if (err)
 			return err;
 	}
@@ -113,8 +114,8 @@ static int go_lines(struct aggregate *agg, const struct agg_location *l, struct 
 }
 
 /* Source frames of a user location in an ELF file, innermost first: from DWARF (inline
- * frames, files, lines), else a Go binary's .gopclntab (the same), else the function symbol,
- * else "module+0xSTART" (unnamed_function()).
+ * frames, files, lines), else a symbol source's (the same: Go's .gopclntab), else the function
+ * symbol, else "module+0xSTART" (unnamed_function()).
  * Returns the count or a negative errno. */
 static int elf_location_lines(struct aggregate *agg, const struct agg_location *l,
 			      struct agg_line *lines, size_t cap, bool dwarf)
@@ -122,7 +123,6 @@ static int elf_location_lines(struct aggregate *agg, const struct agg_location *
 	struct src_frame src[SYMBOLIZE_MAX_INLINE];
 	struct module *e = l->entry;
 	const char *name, *raw = NULL;
-	struct gopclntab *go;
 	struct symtab *st;
 	uint64_t off;
 	int n, i, err;
@@ -139,8 +139,7 @@ static int elf_location_lines(struct aggregate *agg, const struct agg_location *
 	}
 	if (n > 0)
 		return n;
-	go = module_symbols__go(e);
-	n = go ? go_lines(agg, l, go, lines, cap) : 0;
+	n = source_lines(agg, l, lines, cap);
 	if (n)
 		return n;
 	if (module_symbols__symtab_stale(

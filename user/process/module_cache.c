@@ -80,8 +80,6 @@ static void module_free(struct module *e)
 		e->cfi_free(e->cfi);
 	if (e->symbols_free)
 		e->symbols_free(e->symbols);
-	if (e->go_free)
-		e->go_free(e->go);
 	if (e->fd >= 0) {
 		/* libdwfl modules still using the Elf hold their own libelf references to it: make
 		 * their reads fail cleanly instead of reading whatever gets this fd number next. */

@@ -31,7 +31,6 @@ struct elf_load {
  * and freed with the entry by the function the owner stored beside it. */
 struct cfi_table;      /* unwind/cfi_table.h */
 struct module_symbols; /* symbols/module_symbols.h */
-struct gopclntab;      /* symbols/gopclntab.h */
 
 /*
  * A kind of per-file state a step above process/ keeps on a module (a runtime's tables, for
@@ -69,8 +68,6 @@ struct module {
 	void (*cfi_free)(struct cfi_table *cfi);
 	struct module_symbols *symbols; /* symbol table, DWARF (module_symbols.h) */
 	void (*symbols_free)(struct module_symbols *symbols);
-	struct gopclntab *go; /* Go's function table, for Go frames without CFI (gopclntab.h) */
-	void (*go_free)(struct gopclntab *go);
 	struct {
 		const struct module_attach_type *type; /* NULL: a free slot */
 		void *data;

@@ -26,7 +26,6 @@ struct proc {
 	struct proc_stats stats;
 	struct stack_size_state copy; /* its stack copy size (stack_size.c) */
 	struct perf_map *perf_map;    /* JIT names (proc__perf_map()); NULL until needed */
-	enum go_arm go_arm;	      /* proc__go_arm() */
 	struct {
 		const struct proc_attach_type *type; /* NULL: a free slot */
 		void *data;
@@ -405,11 +404,6 @@ struct proc_stats *proc__stats(struct proc *p)
 struct stack_size_state *proc__stack_copy(struct proc *p)
 {
 	return &p->copy;
-}
-
-enum go_arm *proc__go_arm(struct proc *p)
-{
-	return &p->go_arm;
 }
 
 struct perf_map *proc__perf_map(struct proc *p)

@@ -142,14 +142,6 @@ void *proc__attachment(const struct proc *p, const struct proc_attach_type *t);
  * PROC_ATTACH_MAX. */
 int proc__attach(struct proc *p, const struct proc_attach_type *t, void *data);
 
-/* Whether a process is armed for Go stack records (go_procs, bpf/go.bpf.h). */
-enum go_arm {
-	GO_ARM_NONE,
-	GO_ARM_ARMED,
-	GO_ARM_NEXT_EXEC, /* armed for the Go image its coming exec brings (bpfprof -- CMD) */
-};
-/* Its Go arming (profile/sample.c sets it). */
-enum go_arm *proc__go_arm(struct proc *p);
 /*
  * Its JIT names: its perf map (perf_map__open_process(): nothing read then), opened at the
  * first call, closed (read a last time, in the reader thread) at exec and exit. The process entry holds a reference; take one to keep

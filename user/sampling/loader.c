@@ -430,11 +430,6 @@ int loader__py_procs_fd(struct loader *l)
 	return bpf_map__fd(l->skel->maps.py_procs);
 }
 
-int loader__go_procs_fd(struct loader *l)
-{
-	return bpf_map__fd(l->skel->maps.go_procs);
-}
-
 int loader__py_binaries_fd(struct loader *l)
 {
 	return bpf_map__fd(l->skel->maps.py_binaries);

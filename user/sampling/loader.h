@@ -89,8 +89,6 @@ const struct runtime_maps *loader__runtime_maps(struct loader *l);
 int loader__ringbuf_fd(struct loader *l);
 /* The BPF maps user space fills for the Python walk: py_procs, py_binaries (record.h). */
 int loader__py_procs_fd(struct loader *l);
-/* The BPF map of the Go processes armed for RECORD_GO_STACKs (go_procs, maps.bpf.h). */
-int loader__go_procs_fd(struct loader *l);
 int loader__py_binaries_fd(struct loader *l);
 
 /* Run count and total run time (ns) of each BPF program, from bpf_prog_info; the kernel

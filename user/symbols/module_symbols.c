@@ -4,10 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "util/stage_timer.h"
 #include "symbols/debug_file.h"
 #include "symbols/debuginfod.h"
-#include "runtime/go/gopclntab.h"
 #include "symbols/module_symbols.h"
 #include "symbols/symtab.h"
 #include "util/elf_read.h"
@@ -170,22 +168,20 @@ void module_symbols__request_debuginfo(struct module *e)
 		pr_warn("queue a debuginfod fetch for %s: %s", e->path, strerror(-err));
 }
 
-/* No .gopclntab in the file (a module's go, once looked for). */
-static char no_go_mark;
-#define NO_GO ((struct gopclntab *)&no_go_mark)
-
-struct gopclntab *module_symbols__go(struct module *e)
+int module_symbols__source_frames(struct module *e, uint64_t addr, struct src_frame *out,
+				  size_t cap)
 {
-	uint64_t t0;
+	const struct symtab_source *const *src;
+	size_t i, cnt;
+	int n;
 
-	if (!e->go) {
-		t0 = stage_timers_on ? now_ns() : 0;
-		e->go = e->elf ? gopclntab__new(e->elf) : NULL;
-		if (e->go && stage_timers_on)
-			stage_timer__add(STAGE_GO_TABLE, now_ns() - t0);
-		e->go_free = e->go ? gopclntab__free : NULL;
-		if (!e->go)
-			e->go = NO_GO;
+	src = symtab__sources(&cnt);
+	for (i = 0; i < cnt; i++) {
+		if (!src[i]->frames)
+			continue;
+		n = src[i]->frames(e, addr, out, cap);
+		if (n > 0)
+			return n;
 	}
-	return e->go == NO_GO ? NULL : e->go;
+	return 0;
 }

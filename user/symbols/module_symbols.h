@@ -46,8 +46,12 @@ bool module_symbols__symtab_stale(struct module *e);
 /* Frees e's symbol table: the next module_symbols__symtab() builds it again. */
 void module_symbols__drop_symtab(struct module *e);
 
-/* e's Go function table (symbols/gopclntab.h), read at the first call and kept on e; NULL when
- * e has none (not a Go binary, a Go version before 1.16, a malformed table). */
-struct gopclntab *module_symbols__go(struct module *e);
+/*
+ * The source frames at addr (ELF virtual address) of e from the registered symbol sources
+ * (symtab.h, struct symtab_source: a runtime's table, for a file without DWARF), the first
+ * that covers addr: the count, or 0 when none does. Only at output time.
+ */
+int module_symbols__source_frames(struct module *e, uint64_t addr, struct src_frame *out,
+				  size_t cap);
 
 #endif /* BPFPROF_MODULE_SYMBOLS_H */

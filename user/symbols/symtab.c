@@ -10,7 +10,6 @@
 #include <unistd.h>
 #include "symbols/debug_file.h"
 #include "symbols/demangle.h"
-#include "runtime/go/gopclntab.h"
 #include "symbols/symtab.h"
 #include "unwind/eh_frame.h"
 #include "util/elf_read.h"
@@ -602,9 +601,31 @@ static int entry_range_no_cfi(const struct symtab *st, uint64_t entry, uint64_t 
 	return 0;
 }
 
-static int builder__add_go(void *ctx, uint64_t start, uint64_t size, const char *name)
+static const struct symtab_source *sources[4]; /* symtab__add_source() */
+static size_t sources_cnt;
+
+int symtab__add_source(const struct symtab_source *src)
 {
-	/* gopclntab__functions() bounds its names by BPFPROF_SYM_NAME_MAX. */
+	size_t i;
+
+	for (i = 0; i < sources_cnt; i++)
+		if (sources[i] == src)
+			return 0;
+	if (sources_cnt >= sizeof(sources) / sizeof(sources[0]))
+		return -ENOSPC;
+	sources[sources_cnt++] = src;
+	return 0;
+}
+
+const struct symtab_source *const *symtab__sources(size_t *cnt)
+{
+	*cnt = sources_cnt;
+	return sources;
+}
+
+static int builder__add_source(void *ctx, uint64_t start, uint64_t size, const char *name)
+{
+	/* A source bounds its names by BPFPROF_SYM_NAME_MAX. */
 	return builder__add(ctx, start, size, name, strnlen(name, BPFPROF_SYM_NAME_MAX + 1),
 			    SHN_UNDEF, 0, STB_GLOBAL);
 }
@@ -618,6 +639,7 @@ struct symtab *symtab__new(Elf *elf, const char *path)
 	bool full; /* a .symtab gave symbols */
 	uint64_t lo, hi;
 	GElf_Ehdr ehdr;
+	size_t i;
 
 	st = calloc(1, sizeof(*st));
 	if (!st)
@@ -644,10 +666,12 @@ struct symtab *symtab__new(Elf *elf, const char *path)
 		}
 		full |= n > 0;
 	}
-	/* A Go binary without .symtab (-ldflags='-s -w'; a cgo one keeps a .dynsym of its C
-	 * side's exports): the runtime's own function table names the Go functions. */
-	if (!full) {
-		n = gopclntab__functions(elf, builder__add_go, &b);
+	/* A binary without .symtab (a Go one linked -ldflags='-s -w'; a cgo one keeps a .dynsym
+	 * of its C side's exports): its runtime's own function table names its functions. */
+	for (i = 0; !full && i < sources_cnt; i++) {
+		if (!sources[i]->functions)
+			continue;
+		n = sources[i]->functions(elf, builder__add_source, &b);
 		if (n == -ENOMEM) {
 			err = n;
 			goto cleanup;

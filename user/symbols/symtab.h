@@ -44,4 +44,34 @@ const char *symtab__find(struct symtab *st, uint64_t addr, uint64_t *offset);
  * mangled for C++ and Rust (pprof's Function.system_name). */
 const char *symtab__find_sym(struct symtab *st, uint64_t addr, uint64_t *offset, const char **raw);
 
+/* Called once per function of a symbol source: [start, start + size) in ELF virtual addresses;
+ * name valid as long as the ELF, at most BPFPROF_SYM_NAME_MAX bytes. A non-zero return stops
+ * the walk and is returned. */
+typedef int (*symtab_source_fn)(void *ctx, uint64_t start, uint64_t size, const char *name);
+
+struct module;
+struct src_frame;
+
+/*
+ * A source of names besides the ELF symbols, registered once (symtab__add_source()): a
+ * runtime's own function table, which a stripped binary keeps (Go's .gopclntab).
+ */
+struct symtab_source {
+	/* The functions of elf, a file without a .symtab (not even its debug file's), in
+	 * symtab__new(): fn for each. The count, or a negative errno: -ENOMEM fails the table,
+	 * any other says the file has none. May be NULL. */
+	int (*functions)(Elf *elf, symtab_source_fn fn, void *ctx);
+	/* The source frames at ELF vaddr addr of e, a file whose DWARF says nothing of it, as
+	 * module_symbols__frames() gives them (system_name NULL; the strings live as long as e):
+	 * the count, 0 when the source does not cover addr, or a negative errno (ignored). Only
+	 * at output time. May be NULL. */
+	int (*frames)(struct module *e, uint64_t addr, struct src_frame *out, size_t cap);
+};
+
+/* Registers src for every later symtab__new() and module_symbols__source_frames() (borrowed:
+ * static). Again: a no-op. 0, or -ENOSPC past the sources kept (4). */
+int symtab__add_source(const struct symtab_source *src);
+/* The registered sources, in registration order: *cnt of them. */
+const struct symtab_source *const *symtab__sources(size_t *cnt);
+
 #endif /* BPFPROF_SYMTAB_H */

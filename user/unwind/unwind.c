@@ -7,12 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "process/addr_space.h"
-#include "runtime/go/gopclntab.h"
-#include "symbols/module_symbols.h"
 #include "unwind/cfi_table.h"
 #include "unwind/regs.h"
 #include "unwind/unwind.h"
 #include "util/log.h"
+#include "util/util.h"
 
 #define RAX_REG 0
 #define SP_REG	REGS_DWARF_X86_64_SP
@@ -52,7 +51,7 @@ struct unwinder {
 	 * is not the sampled one: libdwfl starts there as at a sampled frame from pc - 1 (the
 	 * call, where the caller's CFI row is looked up), and the frame is reported as it is. */
 	size_t dwfl_from;     /* the first frame libdwfl unwound */
-	bool go_frames;	      /* a frame was unwound by a Go function table (go_step()) */
+	uint32_t steps_used;  /* bit i: registered step i was used (unwind__add_step()) */
 	bool handover;	      /* the next frame libdwfl reports is that frame: */
 	bool handover_signal; /* its CFI is a signal frame's ('S') */
 	uint64_t handover_pc; /* its pc (a return address) */
@@ -78,11 +77,22 @@ static enum unwind_mode unwind_mode = UNWIND_MODE_FAST;
 static bool mode_chosen; /* by unwind__set_mode() or BPFPROF_UNWINDER */
 static bool methods_on;	 /* unwind__set_methods() */
 
-const char *const unwind_method_names[UNWIND_BY_CNT] = {
+const char *unwind_method_names[UNWIND_BY_CNT] = {
 	[UNWIND_BY_CFI_TABLE] = "CFI",
-	[UNWIND_BY_GO] = "Go pcsp",
+	[UNWIND_BY_STEP] = "runtime step", /* the first step's method_name */
 	[UNWIND_BY_DWFL] = "libdwfl CFI",
 	[UNWIND_BY_FP] = "frame pointer",
+};
+
+/* The registered steps (unwind__add_step()), tried in this order. */
+static const struct unwind_step_ops *steps[4];
+static size_t steps_cnt;
+
+/* What a step sees of the walk (unwind.h): the unwinder and the mapping of the frame. */
+struct unwind_step {
+	struct unwinder *ctx;
+	const struct mapping *m;
+	unsigned int step; /* its index in steps[] */
 };
 
 void unwind__set_methods(bool on)
@@ -441,7 +451,7 @@ static int ctx__init(struct unwinder *ctx, const struct sample_record *s, uint32
 	ctx->dwfl_from = 0;
 	ctx->handover = false;
 	ctx->handover_signal = false;
-	ctx->go_frames = false;
+	ctx->steps_used = 0;
 	return 0;
 }
 
@@ -499,7 +509,9 @@ struct fast_mapping {
 	uint64_t end;
 	uint64_t bias;
 	struct cfi_table *table;
-	struct gopclntab *go; /* a Go file's function table, or NULL */
+	const struct unwind_step_ops *step; /* a registered step knowing the file, or NULL */
+	unsigned int step_i;		    /* its index in steps[] */
+	void *step_data;		    /* its module_data() */
 	const struct mapping *m; /* the mapping itself, for the frames */
 };
 
@@ -524,7 +536,7 @@ static const struct fast_mapping *fast_mapping(struct addr_space *as, struct fas
 
 	for (i = 0; i < fms->cnt; i++) {
 		fm = &fms->m[i];
-		if ((fm->table || fm->go) && pc >= fm->start && pc < fm->end &&
+		if ((fm->table || fm->step) && pc >= fm->start && pc < fm->end &&
 		    addr >= fm->start && addr < fm->end)
 			return fm;
 	}
@@ -544,177 +556,29 @@ static const struct fast_mapping *fast_mapping(struct addr_space *as, struct fas
 	fm->end = m->end;
 	fm->bias = m->bias;
 	fm->table = cfi_table__get(m->entry);
-	fm->go = module_symbols__go(m->entry);
+	fm->step = NULL;
+	fm->step_data = NULL;
+	for (i = 0; i < steps_cnt && !fm->step; i++) {
+		fm->step_data = steps[i]->module_data(m->entry);
+		if (fm->step_data) {
+			fm->step = steps[i];
+			fm->step_i = i;
+		}
+	}
 	fm->m = m;
-	return fm->table || fm->go ? fm : NULL;
+	return fm->table || fm->step ? fm : NULL;
 }
 
-/*
- * The frame of the function that called runtime.systemstack or triggered runtime.morestack, on
- * the goroutine stack the thread switched from, whose frame pointer bp is (Go's g0 frames keep
- * the goroutine's rbp: the first one saves it). Go's frames are [sp, bp + 16): the function's
- * frame pointer bp = sp + size - 8 (runtime/stack.go), the return address into it, pushed by
- * its call, at sp - 8 = bp - size. So the return address is the word at bp - d, d = 8, 16, ...
- * that is a pc of this file whose pcsp value (size) is d. Sets *ret_at (its address) and *ret;
- * false when none is found in the memory read (RECORD_GO_STACK copies
- * BPFPROF_GO_STACK_BELOW bytes below bp).
- */
-static bool go_switched_frame(struct unwinder *ctx, const struct fast_mapping *fm, uint64_t bp,
-			      uint64_t *ret_at, uint64_t *ret)
+/* A registered step on the frame at pc of fm's file: as unwind_step_ops.step(). */
+static int step_run(struct unwinder *ctx, const struct fast_mapping *fm, uint64_t pc,
+		    uint64_t addr, bool initial)
 {
-	struct go_frame gf;
-	uint64_t d, w;
+	struct unwind_step st = { .ctx = ctx, .m = fm->m, .step = fm->step_i };
+	struct unwind_step_map map = {
+		.start = fm->start, .end = fm->end, .bias = fm->bias, .data = fm->step_data
+	};
 
-	for (d = 8; d < BPFPROF_GO_STACK_BELOW && d < bp; d += 8) {
-		if (!stack_read(ctx, bp - d, &w))
-			return false;
-		if (w - 1 < fm->start || w - 1 >= fm->end ||
-		    gopclntab__frame(fm->go, w - 1 - fm->bias, &gf) || gf.sp_delta != (int32_t)d)
-			continue;
-		*ret_at = bp - d;
-		*ret = w;
-		return true;
-	}
-	return false;
-}
-
-/*
- * The caller X of a switching function sw that keeps a frame pointer: Go 1.21+'s assembler
- * gives each $0 frame that makes calls (systemstack, mcall, asmcgocall) a push of rbp at its
- * entry, so rbp is sw's own (the g0 frames keep it) and sw's frame on the stack it switched
- * from is [bp, bp + 16): X's rbp, then the return address into X. Checked: that address is in
- * a Go function and, when X has a frame, the saved rbp is X's (bp + 16 + its size - 8). Sets
- * *ret_at, *ret and *caller_bp; false when bp is no such frame.
- */
-static bool go_switched_own_frame(struct unwinder *ctx, const struct fast_mapping *fm,
-				  uint64_t bp, uint64_t *ret_at, uint64_t *ret, uint64_t *caller_bp)
-{
-	struct go_frame gf;
-	uint64_t w, saved;
-
-	if (bp > UINT64_MAX - 16 || !stack_read(ctx, bp + 8, &w) || !stack_read(ctx, bp, &saved) ||
-	    w - 1 < fm->start || w - 1 >= fm->end ||
-	    gopclntab__frame(fm->go, w - 1 - fm->bias, &gf) || gf.sp_delta < 0 ||
-	    (gf.sp_delta >= 16 && saved != bp + 16 + gf.sp_delta - 8))
-		return false;
-	*ret_at = bp + 8;
-	*ret = w;
-	*caller_bp = saved;
-	return true;
-}
-
-/* go_switched_frame() or, when sw keeps a frame pointer (own), go_switched_own_frame() from
- * bp when bp can be the frame pointer of the stack switched from: another stack (in the heap,
- * it may follow the g0 stack within the sample's copy); a stale rbp below sp in the copy is no
- * caller's. *caller_bp: X's rbp. */
-static bool go_switch_bp(struct unwinder *ctx, const struct fast_mapping *fm, uint64_t bp,
-			 bool own, uint64_t *ret_at, uint64_t *ret, uint64_t *caller_bp)
-{
-	if (!bp || (bp & 7) ||
-	    (bp >= ctx->stack_addr && bp - ctx->stack_addr < ctx->stack_len &&
-	     bp <= ctx->regs[SP_REG]))
-		return false;
-	if (own)
-		return go_switched_own_frame(ctx, fm, bp, ret_at, ret, caller_bp);
-	*caller_bp = bp;
-	return go_switched_frame(ctx, fm, bp, ret_at, ret);
-}
-
-/*
- * A Go function that switches stacks (funcFlag_SPWRITE), reached from the g0 stack it switched
- * to: the walk goes on on the goroutine stack, as Go's traceback does (runtime/traceback.go,
- * _TraceJumpStack), with the memory of RECORD_GO_STACK (unwinder__set_stack2()):
- * - runtime.systemstack, runtime.mcall (gopark, gosched: the scheduler runs on g0 for the
- *   goroutine that stops), runtime.asmcgocall (a cgo call: the C function runs on g0, the
- *   thread's own stack; rbp, callee-saved, is X's again once its frames are unwound by their
- *   CFI): its caller X, whose frame go_switched_frame() finds from rbp (X's); from Go 1.21,
- *   these push rbp first (pcsp 8 from their second byte): rbp is theirs, and
- *   go_switched_own_frame() reads X's return address and rbp above it;
- * - runtime.morestack (from morestack_noctxt): the function f whose prologue found its stack
- *   too small and called it, before making its frame (pcsp 0 there), just below the return
- *   address into f's caller Y, found the same way from rbp (Y's).
- * Returns -1 for any other function, or when the frame is not found (libdwfl then tries, and
- * fails its way); else as go_step().
- */
-static int go_switch(struct unwinder *ctx, const struct fast_mapping *fm, uint64_t pc,
-		     const struct go_frame *sw)
-{
-	uint64_t bp, ret_at, ret, f_ret, caller_bp;
-	struct go_frame gf;
-	bool more, own;
-	int err;
-
-	if (!sw->name)
-		return -1;
-	more = !strcmp(sw->name, "runtime.morestack");
-	if (!more && strcmp(sw->name, "runtime.systemstack") && strcmp(sw->name, "runtime.mcall") &&
-	    strcmp(sw->name, "runtime.asmcgocall"))
-		return -1;
-	own = !more && !gopclntab__frame(fm->go, sw->start + 1, &gf) && gf.sp_delta == 8;
-	/* rbp as the g0 frames left it; else the frame pointer BPF found leaving the sample's
-	 * copy (a g0 function that does not keep rbp leaves a stale one). */
-	bp = ctx->regs_mask & 1u << BP_REG ? ctx->regs[BP_REG] : 0;
-	if (!go_switch_bp(ctx, fm, bp, own, &ret_at, &ret, &caller_bp)) {
-		bp = ctx->stack2 ? ctx->stack2_bp : 0;
-		if (!go_switch_bp(ctx, fm, bp, own, &ret_at, &ret, &caller_bp))
-			return -1;
-	}
-	if (more && (!stack_read(ctx, ret_at - 8, &f_ret) || f_ret - 1 < fm->start ||
-		     f_ret - 1 >= fm->end || gopclntab__frame(fm->go, f_ret - 1 - fm->bias, &gf) ||
-		     gf.sp_delta))
-		return -1;
-	ctx->bad_read = 0;
-	err = frame_add(ctx, pc, ctx->regs[SP_REG], false, fm->m, UNWIND_BY_GO);
-	if (err)
-		return err;
-	/* The caller's registers: its sp above the return address into it. */
-	ctx->regs[SP_REG] = more ? ret_at : ret_at + 8;
-	ctx->regs[PC_REG] = more ? f_ret : ret;
-	ctx->regs[BP_REG] = caller_bp;
-	ctx->regs_mask = 1u << SP_REG | 1u << PC_REG | 1u << BP_REG;
-	return 2;
-}
-
-/*
- * A Go frame without CFI (a binary linked -s -w has none): unwound as Go's own traceback does,
- * from the function's pcsp table (the return address sp_delta bytes above sp). Returns -1 when
- * the Go table does not know the frame (libdwfl then tries), 0 at a goroutine's or thread's
- * first frame (the root) or when the return address is past the memory copied (bad_read set),
- * DWARF_CB_ABORT as frame_add(), 2 when the caller's registers are set.
- */
-static int go_step(struct unwinder *ctx, const struct fast_mapping *fm, uint64_t pc, uint64_t addr,
-		   bool initial)
-{
-	struct go_frame gf;
-	uint64_t sp, ra = 0, bp;
-	int err;
-
-	if (!(ctx->regs_mask & 1u << SP_REG) ||
-	    gopclntab__frame(fm->go, addr - fm->bias, &gf) || gf.sp_delta < 0)
-		return -1;
-	if (gf.sp_write)
-		return initial ? -1 : go_switch(ctx, fm, pc, &gf);
-	sp = ctx->regs[SP_REG];
-	ctx->go_frames = true;
-	if (!gf.top && !stack_read(ctx, sp + gf.sp_delta, &ra)) {
-		/* The frame is known, its caller is past the memory copied: say so (a copy too
-		 * short is raised for the next samples), no frame-pointer guess. */
-		ra = ctx->bad_read;
-		err = frame_add(ctx, pc, sp, initial, fm->m, UNWIND_BY_GO);
-		ctx->bad_read = ra;
-		return err;
-	}
-	ctx->bad_read = 0;
-	err = frame_add(ctx, pc, sp, initial, fm->m, UNWIND_BY_GO);
-	if (err || gf.top)
-		return err;
-	/* A Go function with a frame keeps its caller's rbp just below the return address. */
-	if (gf.sp_delta >= 16 && stack_read(ctx, sp + gf.sp_delta - 8, &bp))
-		ctx->regs[BP_REG] = bp;
-	ctx->regs[SP_REG] = sp + gf.sp_delta + 8;
-	ctx->regs[PC_REG] = ra;
-	ctx->regs_mask |= 1u << SP_REG | 1u << PC_REG;
-	return 2;
+	return fm->step->step(&st, &map, pc, addr, initial);
 }
 
 /*
@@ -726,7 +590,7 @@ static int go_step(struct unwinder *ctx, const struct fast_mapping *fm, uint64_t
  * of leaving the rest of the stack to libdwfl. Returns -1 when the frame is not such a frame or
  * the guess cannot be made (rbp unknown or 0, the return address unreadable or 0, or the
  * caller's sp rbp + 16 not above this frame's sp: rbp is no frame pointer there): libdwfl takes
- * the frame and ends the walk its way. Else as go_step().
+ * the frame and ends the walk its way. Else as unwind_step_ops.step().
  */
 static int fp_step(struct unwinder *ctx, uint64_t pc, uint64_t addr, bool initial,
 		   const struct mapping *in_file)
@@ -783,8 +647,8 @@ static int fast_walk(struct unwinder *ctx)
 		fm = fast_mapping(ctx->as, &fms, pc, addr);
 		row = fm && fm->table ? cfi_table__lookup(fm->table, addr - fm->bias, NULL, NULL) :
 					NULL;
-		if ((!row || cfi_row__kind(row) != CFI_ROW_OK) && fm && fm->go) {
-			err = go_step(ctx, fm, pc, addr, initial);
+		if ((!row || cfi_row__kind(row) != CFI_ROW_OK) && fm && fm->step) {
+			err = step_run(ctx, fm, pc, addr, initial);
 			if (err == 2) {
 				if (!ctx->regs[PC_REG])
 					return 0;
@@ -954,7 +818,7 @@ int unwind__sample(struct unwinder *ctx, const struct sample_record *s, uint32_t
 	enum unwind_stop fast_stop = UNWIND_STOP_ERROR;
 	uint64_t generation = addr_space__generation(ctx->as);
 	size_t fast_cnt = 0;
-	bool fast_go = false;
+	uint32_t fast_steps = 0;
 	void *tmp;
 
 	*stop = UNWIND_STOP_NO_REGS;
@@ -969,8 +833,8 @@ int unwind__sample(struct unwinder *ctx, const struct sample_record *s, uint32_t
 	if (mode == UNWIND_MODE_DIFF && diff_frames_cap >= cap &&
 	    !ctx__init(ctx, s, stack_cap, diff_frames, cap)) {
 		fast_cnt = unwind_fast(ctx, &fast_stop);
-		/* libdwfl has no Go function tables (it walks rbp): nothing to compare. */
-		fast_go = ctx->go_frames;
+		/* libdwfl has no runtime's tables (it walks rbp): nothing to compare. */
+		fast_steps = ctx->steps_used;
 	}
 	if (ctx__init(ctx, s, stack_cap, frames, cap)) {
 		ctx->stack2 = NULL;
@@ -983,14 +847,14 @@ int unwind__sample(struct unwinder *ctx, const struct sample_record *s, uint32_t
 		dwfl_walk(ctx, stop);
 	if (addr_space__generation(ctx->as) != generation)
 		frames_relocate(ctx);
-	if (mode == UNWIND_MODE_DIFF && diff_frames_cap >= cap && !fast_go)
+	if (mode == UNWIND_MODE_DIFF && diff_frames_cap >= cap && !fast_steps)
 		diff_compare(ctx->as, s, diff_frames, fast_cnt, fast_stop, frames, ctx->frames_cnt,
 			     *stop);
 	ctx->frames = NULL;
 	ctx->stack = NULL;
 	ctx->stack2 = NULL;
 	ctx->words = NULL;
-	ctx->go_frames |= fast_go;
+	ctx->steps_used |= fast_steps;
 	return ctx->frames_cnt;
 }
 
@@ -1009,7 +873,78 @@ void unwinder__set_fp_chain(struct unwinder *uw, const struct stack_word *words,
 	uw->words_cnt = cnt;
 }
 
-bool unwinder__go_frames(const struct unwinder *uw)
+bool unwinder__step_used(const struct unwinder *uw, const struct unwind_step_ops *ops)
 {
-	return uw->go_frames;
+	size_t i;
+
+	for (i = 0; i < steps_cnt; i++)
+		if (steps[i] == ops)
+			return uw->steps_used & 1u << i;
+	return false;
+}
+
+int unwind__add_step(const struct unwind_step_ops *ops)
+{
+	size_t i;
+
+	for (i = 0; i < steps_cnt; i++)
+		if (steps[i] == ops)
+			return 0;
+	if (steps_cnt >= ARRAY_SIZE(steps))
+		return -ENOSPC;
+	if (!steps_cnt)
+		unwind_method_names[UNWIND_BY_STEP] = ops->method_name;
+	steps[steps_cnt++] = ops;
+	return 0;
+}
+
+bool unwind_step__reg(const struct unwind_step *st, unsigned int reg, uint64_t *val)
+{
+	if (reg >= REGS_DWARF_MAX || !(st->ctx->regs_mask & 1u << reg))
+		return false;
+	*val = st->ctx->regs[reg];
+	return true;
+}
+
+void unwind_step__set_reg(struct unwind_step *st, unsigned int reg, uint64_t val)
+{
+	if (reg >= REGS_DWARF_MAX)
+		return;
+	st->ctx->regs[reg] = val;
+	st->ctx->regs_mask |= 1u << reg;
+}
+
+void unwind_step__keep_regs(struct unwind_step *st, uint32_t mask)
+{
+	st->ctx->regs_mask &= mask;
+}
+
+bool unwind_step__read(struct unwind_step *st, uint64_t addr, uint64_t *val)
+{
+	return stack_read(st->ctx, addr, val);
+}
+
+void unwind_step__reads_ok(struct unwind_step *st)
+{
+	st->ctx->bad_read = 0;
+}
+
+bool unwind_step__in_copy(const struct unwind_step *st, uint64_t addr)
+{
+	return addr >= st->ctx->stack_addr && addr - st->ctx->stack_addr < st->ctx->stack_len;
+}
+
+uint64_t unwind_step__stack2_bp(const struct unwind_step *st)
+{
+	return st->ctx->stack2 ? st->ctx->stack2_bp : 0;
+}
+
+void unwind_step__used(struct unwind_step *st)
+{
+	st->ctx->steps_used |= 1u << st->step;
+}
+
+int unwind_step__frame(struct unwind_step *st, uint64_t pc, uint64_t sp, bool activation)
+{
+	return frame_add(st->ctx, pc, sp, activation, st->m, UNWIND_BY_STEP);
 }

@@ -11,6 +11,7 @@
 
 struct addr_space;
 struct mapping;
+struct module;
 struct Elf;
 
 /* Why unwinding a sample stopped. */
@@ -52,15 +53,17 @@ extern const char *const unwind_stop_names[UNWIND_STOP_CNT];
 /* How a frame was unwound: what found its caller (--stats counts frames per method). */
 enum unwind_method {
 	UNWIND_BY_CFI_TABLE, /* the fast path's CFI rows (.eh_frame, .debug_frame) */
-	UNWIND_BY_GO,	     /* Go's pcsp table (.gopclntab), as Go's own traceback */
+	UNWIND_BY_STEP,	     /* a registered step (struct unwind_step_ops): a runtime's own
+			      * table, as its own traceback */
 	UNWIND_BY_DWFL,	     /* libdwfl with the file's CFI (rows the fast path cannot express) */
 	UNWIND_BY_FP,	     /* the frame pointer: no CFI covers the frame (JIT code), as
 			      * libdwfl's x86-64 guess does it (both unwinders) */
 	UNWIND_BY_CNT,
 };
 
-/* Names for --stats, indexed by enum unwind_method. */
-extern const char *const unwind_method_names[UNWIND_BY_CNT];
+/* Names for --stats, indexed by enum unwind_method (UNWIND_BY_STEP: the first registered
+ * step's method_name). */
+extern const char *unwind_method_names[UNWIND_BY_CNT];
 
 /*
  * Whether unwind__sample() tells libdwfl's frames with CFI from its frame-pointer guesses
@@ -131,8 +134,10 @@ struct stack_word {
 void unwinder__set_fp_chain(struct unwinder *uw, const struct stack_word *words, size_t cnt);
 
 /* About the last unwind__sample() of uw: */
-/* Whether a Go function table unwound a frame (the process runs Go code). */
-bool unwinder__go_frames(const struct unwinder *uw);
+/* Whether the registered step ops was used (unwind_step__used(): the process runs that
+ * runtime's code). */
+struct unwind_step_ops;
+bool unwinder__step_used(const struct unwinder *uw, const struct unwind_step_ops *ops);
 /* The frame where unwinding ended: the first one in a file without CFI when a frame-pointer
  * guess from there went wrong (UNWIND_STOP_ERROR, "no CFI"), else the last (--stats). */
 size_t unwinder__stop_frame(const struct unwinder *uw);
@@ -146,5 +151,73 @@ bool unwinder__copy_short(const struct unwinder *uw);
 size_t unwinder__dwfl_from(const struct unwinder *uw);
 /* The address space uw unwinds. */
 struct addr_space *unwinder__addr_space(const struct unwinder *uw);
+
+/*
+ * A step for the frames of files a runtime unwinds its own way where their CFI has no usable
+ * row (Go's pcsp table in .gopclntab for a binary linked without CFI): the fast path tries it
+ * before the frame-pointer guess and libdwfl. The step sees the walk through struct
+ * unwind_step and the unwind_step__*() calls below. The diff mode compares no sample a step
+ * unwound a frame of (libdwfl has no such tables).
+ */
+struct unwind_step;
+
+/* The mapping a step is asked about: [start, end) of a file loaded with bias, and the data
+ * module_data() gave for the file. */
+struct unwind_step_map {
+	uint64_t start;
+	uint64_t end;
+	uint64_t bias;
+	void *data;
+};
+
+struct unwind_step_ops {
+	const char *method_name; /* its frames' method in --stats ("Go pcsp") */
+	/* The step's data for file e (a runtime's table kept on the module), or NULL: the step
+	 * knows none of its frames. Called once per mapping a walk uses. */
+	void *(*module_data)(struct module *e);
+	/*
+	 * The frame at pc (addr: where its row is looked up, pc for the sampled frame (initial),
+	 * else pc - 1) in map. Returns -1 when the step does not know the frame (the walk goes
+	 * on without it), 0 at a root frame or when the return address is past the memory
+	 * copied, a non-zero return of unwind_step__frame() (the walk ends), or 2 when the
+	 * caller's registers are set (unwind_step__set_reg()).
+	 */
+	int (*step)(struct unwind_step *st, const struct unwind_step_map *map, uint64_t pc,
+		    uint64_t addr, bool initial);
+};
+
+/* Registers ops for every later unwind (borrowed: static). Registering ops again is a no-op.
+ * 0, or -ENOSPC past the steps kept (4). */
+int unwind__add_step(const struct unwind_step_ops *ops);
+
+/* DWARF x86-64 registers a step reads and sets. */
+#define UNWIND_REG_BP 6
+#define UNWIND_REG_SP 7
+#define UNWIND_REG_PC 16
+
+/* The walk's register reg (DWARF number) of the frame being stepped, into *val: false when it
+ * is unknown. */
+bool unwind_step__reg(const struct unwind_step *st, unsigned int reg, uint64_t *val);
+/* Sets the caller's register reg, known from now on. */
+void unwind_step__set_reg(struct unwind_step *st, unsigned int reg, uint64_t val);
+/* Forgets every register but those of mask (bit n: DWARF register n). */
+void unwind_step__keep_regs(struct unwind_step *st, uint32_t mask);
+/*
+ * The word of user memory at addr, into *val: from the sample's copy, else the extra memory
+ * of unwinder__set_stack2() and unwinder__set_fp_chain(). false when none has it (the first
+ * such address is kept as the read that may end the walk: "stack copy truncated").
+ */
+bool unwind_step__read(struct unwind_step *st, uint64_t addr, uint64_t *val);
+/* The failed reads so far explain nothing (the step found its frame). */
+void unwind_step__reads_ok(struct unwind_step *st);
+/* Whether addr is inside the sample's own copy of its stack. */
+bool unwind_step__in_copy(const struct unwind_step *st, uint64_t addr);
+/* The frame pointer unwinder__set_stack2()'s memory was copied around, or 0 without it. */
+uint64_t unwind_step__stack2_bp(const struct unwind_step *st);
+/* The walk used the step's table (unwinder__step_used() says so after it). */
+void unwind_step__used(struct unwind_step *st);
+/* Appends the frame (pc, sp, activation) of the step's mapping, unwound by the step
+ * (UNWIND_BY_STEP). 0, or non-zero when the walk ends there (a loop, the frame limit). */
+int unwind_step__frame(struct unwind_step *st, uint64_t pc, uint64_t sp, bool activation);
 
 #endif /* BPFPROF_UNWIND_H */
