@@ -96,8 +96,8 @@ static int source_line(struct aggregate *agg, const struct agg_location *l, stru
  * runtime's table: a Go binary linked -ldflags='-s -w' keeps its .gopclntab), innermost first:
  * inline frames, names, files and lines. 0 when no source covers the address (a cgo binary's C
  * code), the count, or a negative errno. */
-static int source_lines(struct aggregate *agg, const struct agg_location *l,
-			struct agg_line *lines, size_t cap)
+static int source_lines(struct aggregate *agg, const struct agg_location *l, struct agg_line *lines,
+			size_t cap)
 {
 	struct src_frame src[SYMBOLIZE_MAX_INLINE];
 	int n, i, err;

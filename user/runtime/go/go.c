@@ -93,9 +93,9 @@ static int go_frames(struct module *e, uint64_t addr, struct src_frame *out, siz
 		return 0;
 	n = gopclntab__frames(go, addr, src, cap < GO_FRAMES_MAX ? cap : GO_FRAMES_MAX);
 	for (i = 0; i < n; i++)
-		out[i] = (struct src_frame){
-			.function = src[i].name, .file = src[i].file, .line = src[i].line
-		};
+		out[i] = (struct src_frame){ .function = src[i].name,
+					     .file = src[i].file,
+					     .line = src[i].line };
 	return n > 0 ? n : 0;
 }
 

@@ -41,7 +41,8 @@ static bool go_switched_frame(struct unwind_step *st, const struct unwind_step_m
 		if (!unwind_step__read(st, bp - d, &w))
 			return false;
 		if (w - 1 < fm->start || w - 1 >= fm->end ||
-		    gopclntab__frame(go_table(fm), w - 1 - fm->bias, &gf) || gf.sp_delta != (int32_t)d)
+		    gopclntab__frame(go_table(fm), w - 1 - fm->bias, &gf) ||
+		    gf.sp_delta != (int32_t)d)
 			continue;
 		*ret_at = bp - d;
 		*ret = w;
@@ -64,8 +65,8 @@ static bool go_switched_own_frame(struct unwind_step *st, const struct unwind_st
 	struct go_frame gf;
 	uint64_t w, saved;
 
-	if (bp > UINT64_MAX - 16 || !unwind_step__read(st, bp + 8, &w) || !unwind_step__read(st, bp, &saved) ||
-	    w - 1 < fm->start || w - 1 >= fm->end ||
+	if (bp > UINT64_MAX - 16 || !unwind_step__read(st, bp + 8, &w) ||
+	    !unwind_step__read(st, bp, &saved) || w - 1 < fm->start || w - 1 >= fm->end ||
 	    gopclntab__frame(go_table(fm), w - 1 - fm->bias, &gf) || gf.sp_delta < 0 ||
 	    (gf.sp_delta >= 16 && saved != bp + 16 + gf.sp_delta - 8))
 		return false;
@@ -134,8 +135,8 @@ static int go_switch(struct unwind_step *st, const struct unwind_step_map *fm, u
 			return -1;
 	}
 	if (more && (!unwind_step__read(st, ret_at - 8, &f_ret) || f_ret - 1 < fm->start ||
-		     f_ret - 1 >= fm->end || gopclntab__frame(go_table(fm), f_ret - 1 - fm->bias, &gf) ||
-		     gf.sp_delta))
+		     f_ret - 1 >= fm->end ||
+		     gopclntab__frame(go_table(fm), f_ret - 1 - fm->bias, &gf) || gf.sp_delta))
 		return -1;
 	unwind_step__reads_ok(st);
 	unwind_step__reg(st, UNWIND_REG_SP, &sp);
@@ -154,11 +155,12 @@ static int go_switch(struct unwind_step *st, const struct unwind_step_map *fm, u
  * A Go frame without CFI (a binary linked -s -w has none): unwound as Go's own traceback does,
  * from the function's pcsp table (the return address sp_delta bytes above sp). Returns -1 when
  * the Go table does not know the frame (libdwfl then tries), 0 at a goroutine's or thread's
- * first frame (the root) or when the return address is past the memory copied (bad_read set),
- * DWARF_CB_ABORT as frame_add(), 2 when the caller's registers are set.
+ * first frame (the root) or when the return address is past the memory copied (the failed read
+ * kept), unwind_step__frame()'s non-zero return, 2 when the caller's registers are set
+ * (unwind_step_ops.step).
  */
-static int go_step(struct unwind_step *st, const struct unwind_step_map *fm, uint64_t pc, uint64_t addr,
-		   bool initial)
+static int go_step(struct unwind_step *st, const struct unwind_step_map *fm, uint64_t pc,
+		   uint64_t addr, bool initial)
 {
 	struct go_frame gf;
 	uint64_t sp, ra = 0, bp, old_bp;
