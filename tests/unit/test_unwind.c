@@ -26,6 +26,7 @@
 #include "process/proc_table.h"
 #include "pipeline/sample.h"
 #include "pipeline/symbolizer.h"
+#include "unwind/proc_unwind.h"
 
 #define STACK_CAP 16384
 
@@ -225,7 +226,7 @@ static void test_own_stack(void **state)
 	assert_non_null(strstr(text, ";chain_a;chain_b;chain_c;take_sample 1\n"));
 	p = proc_table__find(pl.pt, getpid(), false);
 	assert_non_null(p);
-	assert_int_equal(proc__stats(p)->root, 1);
+	assert_int_equal(proc_unwind__stats(p)->root, 1);
 	free(text);
 
 	/* The same sample again: same stack, served from the caches. */
@@ -246,7 +247,7 @@ static void test_truncated_stack(void **state)
 	fill_header();
 	chain_a(1);
 	pipeline__init(&pl);
-	p = proc__unwinder(proc_table__find(pl.pt, getpid(), true));
+	p = proc_unwind__unwinder(proc_table__find(pl.pt, getpid(), true));
 	/* Only 256 bytes copied, as if the copy was that short: a partial stack, the
 	 * truncation named. */
 	sample->stack_len = 256;
@@ -277,7 +278,7 @@ static void test_garbage(void **state)
 	ip = sample->regs[PERF_REG_X86_IP];
 	sp = sample->regs[PERF_REG_X86_SP];
 	pipeline__init(&pl);
-	p = proc__unwinder(proc_table__find(pl.pt, getpid(), true));
+	p = proc_unwind__unwinder(proc_table__find(pl.pt, getpid(), true));
 	for (i = 0; i < 2000; i++) {
 		/* Random stack bytes and registers, sometimes a real pc and sp over them. */
 		for (j = 0; j < STACK_CAP; j++)
@@ -359,7 +360,7 @@ static void test_fast_own_stack(void **state)
 	fill_header();
 	chain_a(1);
 	pipeline__init(&pl);
-	p = proc__unwinder(proc_table__find(pl.pt, getpid(), true));
+	p = proc_unwind__unwinder(proc_table__find(pl.pt, getpid(), true));
 	n = assert_same_unwind(p, STACK_CAP, 64, "own stack");
 	assert_true(n >= 8);
 	/* Fewer frames allowed than the stack has: the depth limit, in both. */
@@ -386,7 +387,7 @@ static void test_fast_truncated(void **state)
 	chain_a(1);
 	full = sample->stack_len;
 	pipeline__init(&pl);
-	p = proc__unwinder(proc_table__find(pl.pt, getpid(), true));
+	p = proc_unwind__unwinder(proc_table__find(pl.pt, getpid(), true));
 	for (sz = 0; sz <= full; sz += sz < 1024 ? 4 : 60) {
 		sample->stack_len = sz;
 		snprintf(what, sizeof(what), "copy of %u bytes, full", sz);
@@ -414,7 +415,7 @@ static void test_fast_handover(void **state)
 	fill_header();
 	assert_int_equal(chain_realigned(1) > 0, 1);
 	pipeline__init(&pl);
-	p = proc__unwinder(proc_table__find(pl.pt, getpid(), true));
+	p = proc_unwind__unwinder(proc_table__find(pl.pt, getpid(), true));
 	assert_same_unwind(p, STACK_CAP, 64, "realigned frame");
 	n = unwind_mode(p, UNWIND_MODE_FAST, frames, 64, STACK_CAP, &stop);
 	assert_int_equal(stop, UNWIND_STOP_ROOT);
@@ -452,7 +453,7 @@ static void test_fast_signal_frame(void **state)
 	chain_signal(1);
 	sigaction(SIGUSR1, &old, NULL);
 	pipeline__init(&pl);
-	p = proc__unwinder(proc_table__find(pl.pt, getpid(), true));
+	p = proc_unwind__unwinder(proc_table__find(pl.pt, getpid(), true));
 	assert_same_unwind(p, STACK_CAP, 64, "signal frame");
 	n = unwind_mode(p, UNWIND_MODE_FAST, frames, 64, STACK_CAP, &stop);
 	assert_int_equal(stop, UNWIND_STOP_ROOT);
@@ -489,7 +490,7 @@ static void test_fast_vdso(void **state)
 	fill_header();
 	chain_a(1);
 	pipeline__init(&pl);
-	p = proc__unwinder(proc_table__find(pl.pt, getpid(), true));
+	p = proc_unwind__unwinder(proc_table__find(pl.pt, getpid(), true));
 	m = addr_space__mapping(unwinder__addr_space(p), vdso);
 	assert_non_null(m);
 	assert_non_null(m->entry);
@@ -546,7 +547,7 @@ static void test_fast_jit_frame(void **state)
 	sample->regs[PERF_REG_X86_BP] = sp - 16;
 	full = sample->stack_len;
 	pipeline__init(&pl);
-	p = proc__unwinder(proc_table__find(pl.pt, getpid(), true));
+	p = proc_unwind__unwinder(proc_table__find(pl.pt, getpid(), true));
 	n = assert_same_unwind(p, STACK_CAP, 64, "JIT frame");
 	assert_true(n >= 9);
 	for (sz = 128; sz <= full; sz += 40) {
@@ -595,7 +596,7 @@ static void test_fp_chain_words(void **state)
 	chain_a(1);
 	full = sample->stack_len;
 	pipeline__init(&pl);
-	p = proc__unwinder(proc_table__find(pl.pt, getpid(), true));
+	p = proc_unwind__unwinder(proc_table__find(pl.pt, getpid(), true));
 	n_full = assert_same_unwind(p, STACK_CAP, 64, "whole copy");
 	assert_true(n_full >= 8);
 
@@ -642,7 +643,7 @@ static void test_diff_mode(void **state)
 	ip = sample->regs[PERF_REG_X86_IP];
 	sp = sample->regs[PERF_REG_X86_SP];
 	pipeline__init(&pl);
-	p = proc__unwinder(proc_table__find(pl.pt, getpid(), true));
+	p = proc_unwind__unwinder(proc_table__find(pl.pt, getpid(), true));
 
 	unwind__set_mode(UNWIND_MODE_DIFF);
 	samples = unwind__diff_samples();

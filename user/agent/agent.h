@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "pipeline/opts.h"
 #include "profile/aggregate.h"
 
 /* What the sampling loop knows, for /metrics (copied in under the agent's lock). */
@@ -26,36 +27,6 @@ struct agent_counters {
 };
 
 struct agent;
-
-#define AGENT_MAX_HEADERS 16
-
-/* bpfprof agent (and --exec with an exporter): what the agent does; the options of the same name
- * unless said otherwise. */
-struct agent_opts {
-	uint64_t interval_ns;	       /* --interval: profile length (default 60 s) */
-	bool group_by_pid;	       /* --group-by pid; default: executable per container */
-	const char *service_name_from; /* --service-name-from: "container,unit,comm" */
-	const char *output_dir;	       /* --output-dir: gzipped pprof files */
-	uint64_t output_dir_max;       /* --output-dir-max-bytes (default 1 GiB) */
-	const char *pyroscope_url;     /* --pyroscope-url */
-	bool pyroscope_push;	       /* --pyroscope-api push; default ingest */
-	const char *basic_auth_file;
-	const char *bearer_token_file;
-	const char *tenant_id;
-	const char *headers[AGENT_MAX_HEADERS]; /* --header 'K: V' */
-	size_t headers_cnt;
-	uint32_t queue_size;	    /* --queue-size (default 64) */
-	bool kubernetes;	    /* --kubernetes: pod labels from the API server */
-	const char *kubernetes_api; /* --kubernetes-api URL: instead of the in-cluster one */
-	const char *metrics_addr;   /* --metrics-addr HOST:PORT (default 127.0.0.1:9464) */
-	bool log_json;		    /* --log-format json */
-	const char *config;	    /* --config FILE */
-	/* Not options: set by the caller of agent__new(). */
-	uint64_t freq_hz;   /* -F: samples per second per CPU, for pprof's period */
-	bool off_cpu;	    /* --off-cpu: an off-CPU profile per service too ("off_cpu") */
-	bool whole_machine; /* every process is profiled (bpfprof agent, -a): samples must keep
-			     * coming for /healthz */
-};
 
 /*
  * Starts the exporters (--pyroscope-url, --output-dir), the /metrics endpoint and, with

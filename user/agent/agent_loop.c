@@ -8,8 +8,10 @@
 #include <string.h>
 #include "agent/agent.h"
 #include "agent/agent_loop.h"
-#include "cmd/opts.h"
+#include "pipeline/opts.h"
+#include "pipeline/sample.h"
 #include "pipeline/session.h"
+#include "unwind/proc_unwind.h"
 #include "process/proc_table.h"
 #include "profile/aggregate.h"
 #include "pipeline/consumer.h"
@@ -35,6 +37,7 @@ struct agent_loop {
 	int64_t cut_start_realtime_ns; /* start of the interval under way */
 	int argc;		       /* the command line, to parse again on SIGHUP */
 	char **argv;
+	const struct opts_parser *parser; /* how: opts__parse() */
 };
 
 /* The agent's options: the session's, with what the sampling side decided. */
@@ -48,7 +51,8 @@ static void agent_opts_from(struct agent_loop *l)
 	l->ao.whole_machine = o->agent || o->all;
 }
 
-struct agent_loop *agent_loop__new(struct session *s, int argc, char **argv)
+struct agent_loop *agent_loop__new(struct session *s, int argc, char **argv,
+				   const struct opts_parser *parser)
 {
 	struct agent_loop *l = calloc(1, sizeof(*l));
 
@@ -57,6 +61,7 @@ struct agent_loop *agent_loop__new(struct session *s, int argc, char **argv)
 	l->s = s;
 	l->argc = argc;
 	l->argv = argv;
+	l->parser = parser;
 	agent_opts_from(l);
 	l->agent = agent__new(&l->ao);
 	if (!l->agent) {
@@ -83,7 +88,7 @@ static void agent_counters(struct agent_loop *l)
 	struct bpf_stats bpf = {};
 
 	loader__read_stats(s->loader, &bpf);
-	proc_table__stats(s->pt, &st);
+	st = *sample_handler__unwound(s->sh);
 	proc_table__counts(s->pt, &counts);
 	c.samples = cs->samples;
 	c.lost = bpf.lost;
@@ -133,7 +138,7 @@ static void agent_reload(struct agent_loop *l)
 	if (!n)
 		return;
 	fflush(NULL);
-	if (opts__parse(l->argc, l->argv, n) != OPTS_RUN) {
+	if (l->parser->parse(l->argc, l->argv, n) != OPTS_RUN) {
 		pr_warn("agent: SIGHUP: the configuration has errors (above); keeping the running one");
 		goto out;
 	}
@@ -155,7 +160,7 @@ static void agent_reload(struct agent_loop *l)
 	pr_info("agent: SIGHUP: configuration reread%s%s", o->ag.config ? " from " : "",
 		o->ag.config ? o->ag.config : "");
 out:
-	opts__free(n);
+	l->parser->free(n);
 	free(n);
 }
 
@@ -192,13 +197,13 @@ void agent_loop__free(struct agent_loop *l, bool deliver)
 	free(l);
 }
 
-int agent_loop__run(struct session *s, int argc, char **argv)
+int agent_loop__run(struct session *s, int argc, char **argv, const struct opts_parser *parser)
 {
 	const struct bpfprof_opts *o = s->opts;
 	struct agent_loop *l;
 	int err;
 
-	l = agent_loop__new(s, argc, argv);
+	l = agent_loop__new(s, argc, argv, parser);
 	if (!l)
 		return BPFPROF_EXIT_ERROR;
 	err = session__setup(s);

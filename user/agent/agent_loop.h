@@ -11,14 +11,17 @@
 #include <stdint.h>
 
 struct agent_loop;
+struct opts_parser;
 struct session;
 
 /*
  * Starts the agent (agent__new()) with s->opts->ag, -F and whether the whole machine is
- * profiled; argc and argv (borrowed for the loop's life) are parsed again on SIGHUP. Before
- * session__setup(). Returns NULL and sets errno (the reason is logged, but for ENOMEM).
+ * profiled; argc and argv (borrowed for the loop's life) are parsed again on SIGHUP by parser
+ * (borrowed: cmd/opts.h's opts__parser). Before session__setup(). Returns NULL and sets errno
+ * (the reason is logged, but for ENOMEM).
  */
-struct agent_loop *agent_loop__new(struct session *s, int argc, char **argv);
+struct agent_loop *agent_loop__new(struct session *s, int argc, char **argv,
+				   const struct opts_parser *parser);
 
 /* The first interval starts at s->start_realtime_ns (set by the caller) and ends one
  * --interval from now. */
@@ -40,7 +43,8 @@ bool agent_loop__flush(struct agent_loop *l);
 void agent_loop__free(struct agent_loop *l, bool deliver);
 
 /* bpfprof agent: -a until SIGTERM or SIGINT, a profile per group per interval. Sets up and runs
- * s (started with session__init()); returns the exit status. */
-int agent_loop__run(struct session *s, int argc, char **argv);
+ * s (started with session__init()); argc, argv and parser as agent_loop__new() takes them.
+ * Returns the exit status. */
+int agent_loop__run(struct session *s, int argc, char **argv, const struct opts_parser *parser);
 
 #endif /* BPFPROF_AGENT_LOOP_H */

@@ -12,6 +12,7 @@
 #include "agent/agent_loop.h"
 #include "bpf/record.h"
 #include "cmd/modes.h"
+#include "cmd/opts.h"
 #include "pipeline/session.h"
 #include "sampling/loader.h"
 #include "sampling/targets.h"
@@ -74,7 +75,7 @@ static int exec_profiler(struct session *s, pid_t target, int ready_fd, int stat
 		close(fd);
 	}
 	if (o->ag.pyroscope_url || o->ag.output_dir) {
-		loop = agent_loop__new(s, argc, argv);
+		loop = agent_loop__new(s, argc, argv, &opts__parser);
 		if (!loop)
 			return BPFPROF_EXIT_ERROR;
 	}

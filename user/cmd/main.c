@@ -43,7 +43,7 @@ static int run_mode(struct session *s, int argc, char **argv)
 	}
 	if (o->agent) {
 		log__set_json(o->ag.log_json);
-		return agent_loop__run(s, argc, argv);
+		return agent_loop__run(s, argc, argv, &opts__parser);
 	}
 	if (o->exec)
 		return exec__run(s, argc, argv);

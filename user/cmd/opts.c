@@ -1413,3 +1413,8 @@ void opts__free(struct bpfprof_opts *o)
 	argv_free(o->argv_built);
 	o->argv_built = NULL;
 }
+
+const struct opts_parser opts__parser = {
+	.parse = opts__parse,
+	.free = opts__free,
+};

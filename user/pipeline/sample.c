@@ -15,6 +15,7 @@
 #include "util/util.h"
 #include "util/pending.h"
 #include "runtime/runtime.h"
+#include "unwind/proc_unwind.h"
 #include "runtime/python/python.h"
 #include "signal/wakers.h"
 
@@ -32,6 +33,7 @@ struct sample_handler {
 	struct wakers *wakers;	     /* waker stacks by the thread they woke */
 	uint32_t *joined;	     /* an off-CPU stack with its waker's: joined_cap */
 	size_t joined_cap;
+	struct proc_stats unwound;   /* every process's unwinding counters, summed */
 };
 
 void sample_handler__off_cpu(struct sample_handler *sh, const struct off_cpu_record *r)
@@ -81,6 +83,11 @@ void sample_handler__set_aggregate(struct sample_handler *sh, struct aggregate *
 	sh->agg = agg;
 	/* Their locations are the old aggregate's. */
 	wakers__clear(sh->wakers);
+}
+
+const struct proc_stats *sample_handler__unwound(const struct sample_handler *sh)
+{
+	return &sh->unwound;
 }
 
 void sample_handler__free(struct sample_handler *sh)
@@ -272,8 +279,8 @@ static void learn_copy_size(struct sample_handler *sh, struct proc *p, struct un
 	 * but a larger copy may still go on. */
 	if (stop != UNWIND_STOP_ROOT && unwinder__copy_short(uw))
 		stop = UNWIND_STOP_TRUNCATED;
-	ret = stack_size__observe(&sh->opts.copy, proc__stack_copy(p), s->tgid, s, stop,
-				  used > UINT32_MAX ? UINT32_MAX : used);
+	ret = stack_size__observe(&sh->opts.copy, proc__stack_copy(p), s->tgid, s,
+				  stop == UNWIND_STOP_TRUNCATED, used > UINT32_MAX ? UINT32_MAX : used);
 	if (ret > 0)
 		pr_debug("process %u (%s): stack copy size now %lld bytes", s->tgid, proc__comm(p),
 			 (long long)ret);
@@ -326,7 +333,6 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 	const struct waker_record *waker = NULL;
 	struct runtime_sample rs = {};
 	char comm[BPFPROF_COMM_LEN + 1];
-	struct proc_stats *stats;
 	struct unwinder *uw;
 	enum unwind_stop stop;
 	uint64_t t0 = 0, t1 = 0;
@@ -350,7 +356,7 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 			return waker_only_kernel(sh, waker, s);
 	}
 	p = proc_table__find(sh->pt, s->tgid, true);
-	uw = p ? proc__unwinder(p) : NULL;
+	uw = p ? proc_unwind__unwinder(p) : NULL;
 	if (!uw)
 		return -ENOMEM;
 	memcpy(comm, s->comm, BPFPROF_COMM_LEN);
@@ -375,11 +381,8 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 	}
 	if (sh->opts.copy.init_sz && s->stack_len)
 		learn_copy_size(sh, p, uw, s, stop);
-	stats = proc__stats(p);
-	stats->samples++;
-	stats->stops[stop]++;
-	if (stop == UNWIND_STOP_ROOT)
-		stats->root++;
+	proc_stats__count(proc_unwind__stats(p), stop);
+	proc_stats__count(&sh->unwound, stop);
 
 	comm_id = aggregate__string(sh->agg, comm);
 	if (comm_id < 0)

@@ -11,6 +11,7 @@
 #include "process/proc_table.h"
 #include "process/stack_size.h"
 
+struct proc_stats;
 struct unwind_stats;
 struct python;
 struct ksyms;
@@ -44,6 +45,10 @@ void sample_handler__set_aggregate(struct sample_handler *sh, struct aggregate *
  * named. Returns 0 or -ENOMEM.
  */
 int sample_handler__handle(struct sample_handler *sh, const struct sample_record *s);
+
+/* The unwinding counters of every process handled, live or gone, summed (--stats, the summary,
+ * /metrics); valid while sh is. */
+const struct proc_stats *sample_handler__unwound(const struct sample_handler *sh);
 
 /*
  * A RECORD_OFF_CPU (bpf/off_cpu.bpf.c): kept for the sample of the same cpu, tid and time that

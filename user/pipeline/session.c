@@ -433,6 +433,7 @@ void session__print_summary(struct session *s)
 		.consumer = consumer__stats(s->consumer),
 		.agg = s->agg,
 		.pt = s->pt,
+		.unwound = sample_handler__unwound(s->sh),
 		.top = s->opts->top,
 		.off_cpu = s->opts->off_cpu,
 		.on_cpu = s->opts->on_cpu,

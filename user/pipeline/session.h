@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "cmd/opts.h"
+#include "pipeline/opts.h"
 #include "util/output_file.h"
 #include "process/proc_table.h"
 #include "runtime/runtime.h"

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pipeline/summary.h"
+#include "unwind/proc_unwind.h"
 #include "runtime/jit/perf_map.h"
 #include "unwind/unwind.h"
 
@@ -190,7 +191,7 @@ void summary__print(FILE *fp, const struct summary_input *in)
 	uint64_t user_samples;
 	int i;
 
-	proc_table__stats(in->pt, &st);
+	st = *in->unwound;
 	if (in->off_cpu)
 		print_off_cpu(fp, in);
 	if (in->off_cpu && !in->on_cpu)

@@ -18,6 +18,7 @@ struct summary_input {
 	const struct consumer_stats *consumer;
 	struct aggregate *agg; /* named by the symbolizer: the top functions */
 	struct proc_table *pt;
+	const struct proc_stats *unwound; /* every process's unwinding counters, summed */
 	unsigned int top; /* functions listed by self and by total time */
 	bool off_cpu;	  /* --off-cpu: blocked time */
 	bool on_cpu;	  /* with off_cpu, CPU samples too (--on-cpu) */

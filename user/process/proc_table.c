@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* proc_table.c: tgid -> process: its address space, unwinder, comm and counters. */
+/* proc_table.c: tgid -> process: its address space, comm and attachments. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libelf.h>
@@ -21,9 +21,7 @@ struct proc {
 	bool exited;	       /* its exit record was handled: freed at end of batch */
 	uint64_t last_seen_ns; /* CLOCK_MONOTONIC of its last record */
 	struct addr_space *as; /* its mappings and Dwfl */
-	struct unwinder *uw;   /* created at its first sample */
 	struct proc_table *table;
-	struct proc_stats stats;
 	struct stack_size_state copy; /* its stack copy size (stack_size.c) */
 	struct perf_map *perf_map;    /* JIT names (proc__perf_map()); NULL until needed */
 	struct {
@@ -39,7 +37,6 @@ struct proc_table {
 	Elf *ref_elf;			 /* /proc/self/exe: picks libdwfl's x86_64 backend */
 	int ref_fd;
 	struct proc_table_opts opts;
-	struct proc_stats freed; /* stats of freed processes */
 	uint64_t batches;
 	uint64_t swept;
 };
@@ -81,16 +78,6 @@ fail:
 	proc_table__free(pt);
 	errno = -err;
 	return NULL;
-}
-
-static void stats__add(struct proc_stats *to, const struct proc_stats *from)
-{
-	int i;
-
-	to->samples += from->samples;
-	to->root += from->root;
-	for (i = 0; i < UNWIND_STOP_CNT; i++)
-		to->stops[i] += from->stops[i];
 }
 
 void *proc__attachment(const struct proc *p, const struct proc_attach_type *t)
@@ -138,10 +125,8 @@ static void proc__free(struct proc_table *pt, struct proc *p)
 	size_t i;
 
 	HASH_DEL(pt->procs, p);
-	stats__add(&pt->freed, &p->stats);
-	/* The Dwfl first: it points to the unwinder's context. */
+	/* The Dwfl first: it points to the unwinder's context (an attachment). */
 	addr_space__free(p->as);
-	unwinder__free(p->uw);
 	for (i = PROC_ATTACH_MAX; i-- > 0;)
 		if (p->attach[i].type && p->attach[i].type->free)
 			p->attach[i].type->free(p->attach[i].data);
@@ -360,15 +345,6 @@ void proc_table__counts(struct proc_table *pt, struct proc_table_counts *c)
 	c->swept = pt->swept;
 }
 
-void proc_table__stats(struct proc_table *pt, struct proc_stats *st)
-{
-	struct proc *p;
-
-	*st = pt->freed;
-	for (p = pt->procs; p; p = p->hh.next)
-		stats__add(st, &p->stats);
-}
-
 uint32_t proc__tgid(const struct proc *p)
 {
 	return p->tgid;
@@ -389,16 +365,9 @@ struct addr_space *proc__addr_space(struct proc *p)
 	return p->as;
 }
 
-struct unwinder *proc__unwinder(struct proc *p)
+struct Elf *proc__ref_elf(const struct proc *p)
 {
-	if (!p->uw)
-		p->uw = unwinder__new(p->as, p->table->ref_elf);
-	return p->uw;
-}
-
-struct proc_stats *proc__stats(struct proc *p)
-{
-	return &p->stats;
+	return p->table->ref_elf;
 }
 
 struct stack_size_state *proc__stack_copy(struct proc *p)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* proc_table.h: tgid -> process (its address space, unwinder, comm and counters). */
+/* proc_table.h: tgid -> process (its address space, comm and attachments). */
 #ifndef BPFPROF_PROC_TABLE_H
 #define BPFPROF_PROC_TABLE_H
 
@@ -7,22 +7,15 @@
 #include <stdint.h>
 #include "bpf/record.h"
 #include "process/addr_space.h"
-#include "unwind/unwind.h"
 
 /*
  * The process table follows docs/design.md ("Process table"): one entry per tgid, holding the
  * process's address space (addr_space.h: mappings, one Dwfl, modules reported lazily), its
- * unwinder (unwind.h), its comm and its counters. A process is freed only once its exit
+ * comm, its stack copy size and what the steps above keep on it (proc__attach(): its unwinder
+ * and counters, unwind/proc_unwind.h; a runtime's state). A process is freed only once its exit
  * record has been handled (the ringbuf delivers a process's samples before its exit record).
  * One thread owns the table (libelf 0.188 has no locking).
  */
-
-/* Unwinding counters of one process or, summed, of all (--stats, the summary). */
-struct proc_stats {
-	uint64_t samples; /* samples handled */
-	uint64_t root;	  /* of which unwound to the outermost frame */
-	uint64_t stops[UNWIND_STOP_CNT];
-};
 
 /* The proc_maps_text_fn (addr_space.h) reading /proc/PID/maps, with a PROC_MAPS_ROOT_LINE
  * added for a process whose root is not bpfprof's. */
@@ -104,8 +97,6 @@ struct proc_table_counts {
 };
 
 void proc_table__counts(struct proc_table *pt, struct proc_table_counts *c);
-/* The unwinding counters of every process, live or freed, summed into *st. */
-void proc_table__stats(struct proc_table *pt, struct proc_stats *st);
 
 /* The parts of one process; valid until proc_table__end_batch() frees it. */
 uint32_t proc__tgid(const struct proc *p);
@@ -113,10 +104,9 @@ uint32_t proc__tgid(const struct proc *p);
 const char *proc__comm(const struct proc *p);
 void proc__set_comm(struct proc *p, const char *comm);
 struct addr_space *proc__addr_space(struct proc *p);
-/* Its unwinder, created at the first call; NULL + errno. */
-struct unwinder *proc__unwinder(struct proc *p);
-/* Its counters, updated by the sample handler. */
-struct proc_stats *proc__stats(struct proc *p);
+/* The table's Elf of bpfprof's own executable, which picks libdwfl's architecture backend for
+ * an unwinder (unwinder__new()); borrowed, valid while the table is. */
+struct Elf *proc__ref_elf(const struct proc *p);
 /* Its stack copy size (stack_size.c). */
 struct stack_size_state *proc__stack_copy(struct proc *p);
 /*

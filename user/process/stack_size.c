@@ -27,12 +27,12 @@ static int64_t set_size(const struct stack_size_opts *o, struct stack_size_state
 }
 
 int64_t stack_size__observe(const struct stack_size_opts *o, struct stack_size_state *st,
-			    uint32_t tgid, const struct sample_record *s, enum unwind_stop stop,
+			    uint32_t tgid, const struct sample_record *s, bool truncated,
 			    uint32_t used)
 {
 	uint32_t cur = stack_size__current(o, st), want;
 
-	if (stop == UNWIND_STOP_TRUNCATED && (s->flags & SAMPLE_F_STACK_CAPPED)) {
+	if (truncated && (s->flags & SAMPLE_F_STACK_CAPPED)) {
 		st->window_used = cur; /* no lowering in this window */
 		/* Samples copied before the last raise are still queued: raise once per size. */
 		if (s->stack_len < cur || cur >= o->max_sz)

@@ -12,7 +12,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "bpf/record.h"
-#include "unwind/unwind.h"
 
 /* Samples without a truncated unwind before a size may be lowered. */
 #define STACK_SIZE_WINDOW 256
@@ -34,12 +33,12 @@ struct stack_size_opts {
 };
 
 /*
- * Learns from one unwound sample s of process tgid: stop is why its unwind ended, used the
- * stack bytes it read (from stack_addr to the last frame's sp, plus what that frame reads).
+ * Learns from one unwound sample s of process tgid: truncated when its unwind ended for lack of
+ * copied stack (UNWIND_STOP_TRUNCATED, unwind/unwind.h), used the stack bytes it read (from stack_addr to the last frame's sp, plus what that frame reads).
  * Returns the size now set (bytes) when it changed, 0 when not, or a negative errno from set.
  */
 int64_t stack_size__observe(const struct stack_size_opts *o, struct stack_size_state *st,
-			    uint32_t tgid, const struct sample_record *s, enum unwind_stop stop,
+			    uint32_t tgid, const struct sample_record *s, bool truncated,
 			    uint32_t used);
 
 /* The copy size in force for a process, bytes. */
