@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* opts.c: argp options for bpfprof. */
+/* opts.c: argp options for bpfprof: the table, numbers, help, the subcommands and the checks at
+ * the end (common); what each option sets: opts_record.c (targets, sampling, output),
+ * opts_agent.c (the agent, its --config file and environment). */
 #include <argp.h>
 #include <ctype.h>
 #include <errno.h>
@@ -13,6 +15,7 @@
 #include <unistd.h>
 #include "bpf/record.h"
 #include "cmd/opts.h"
+#include "cmd/opts_parse.h"
 #include "sampling/perf_event.h"
 #include "unwind/unwind.h"
 #include "util/util.h"
@@ -69,7 +72,7 @@ static const char doc[] =
 	"\n"
 	"Options:";
 
-/* The subcommands come first ("bpfprof report FILE [OPTION...]"): the doc lists them. */
+/* The opts_subcommands come first ("bpfprof report FILE [OPTION...]"): the doc lists them. */
 static const char main_args_doc[] =
 	"-- CMD [ARGS...]\n-p PID[,PID...] [-d SECONDS]\n-a [-d SECONDS]";
 
@@ -99,84 +102,11 @@ static const char agent_doc[] =
 	"\n"
 	"Options:";
 
-/* "bpfprof SUB ARGS...": SUB_NONE is the same as record. */
-enum subcmd { SUB_NONE, SUB_RECORD, SUB_REPORT, SUB_CHECK, SUB_AGENT };
-
-static const struct subcommand {
-	const char *name;
-	enum subcmd id;
-	const char *args_doc; /* argp's usage lines after "bpfprof SUB [OPTION...]" */
-	const char *doc;      /* --help's text above the options */
-} subcommands[] = {
+const struct subcommand opts_subcommands[SUBCOMMANDS_CNT] = {
 	{ "record", SUB_RECORD, main_args_doc, doc },
 	{ "report", SUB_REPORT, "FILE", report_doc },
 	{ "check", SUB_CHECK, NULL, check_doc },
 	{ "agent", SUB_AGENT, "[--pyroscope-url URL] [--output-dir DIR]", agent_doc },
-};
-
-/* One opts__parse() run: *o and what the parser needs besides. */
-struct parse_ctx {
-	struct bpfprof_opts *o;
-	enum subcmd sub;
-	const char *config_read; /* agent: the --config file read before parsing */
-	bool format_set;	 /* --format given */
-	bool agent_opt;		 /* an agent option given */
-	bool off_cpu_opt;	 /* --off-cpu-min-us, --off-cpu-max-rate or --on-cpu given */
-	bool off_cpu_min_set, off_cpu_rate_set;
-	int status;		 /* OPTS_RUN, or the exit status after --help or --version */
-};
-
-/* --max-frames: the fewest bytes of stack a caller's frame takes (x86_64 psABI: a return
- * address, and calls made with the stack 16-byte aligned), and the most frames (and the
- * default): what a copy of BPFPROF_STACK_SZ_MAX bytes could hold even at 8 bytes a frame. */
-#define MIN_FRAME_BYTES 16
-#define MAX_FRAMES_MAX	(BPFPROF_STACK_SZ_MAX / 8u)
-
-enum {
-	OPT_STACK_SIZE = 256,
-	OPT_MAX_STACK_SIZE,
-	OPT_MAX_FRAMES,
-	OPT_RINGBUF_SIZE,
-	OPT_DRAIN_MS,
-	OPT_TOP,
-	OPT_STATS,
-	OPT_REALTIME,
-	OPT_RAW_CAPTURE,
-	OPT_FORMAT,
-	OPT_TITLE,
-	OPT_NO_DEMANGLE,
-	OPT_FULL_NAMES,
-	OPT_INLINE,
-	OPT_NO_INLINE,
-	OPT_NO_PYTHON,
-	OPT_UNWINDER,
-	OPT_INTERVAL,
-	OPT_GROUP_BY,
-	OPT_SERVICE_NAME_FROM,
-	OPT_OUTPUT_DIR,
-	OPT_OUTPUT_DIR_MAX,
-	OPT_PYROSCOPE_URL,
-	OPT_PYROSCOPE_API,
-	OPT_BASIC_AUTH_FILE,
-	OPT_BEARER_TOKEN_FILE,
-	OPT_TENANT_ID,
-	OPT_HEADER,
-	OPT_QUEUE_SIZE,
-	OPT_KUBERNETES,
-	OPT_KUBERNETES_API,
-	OPT_METRICS_ADDR,
-	OPT_LOG_FORMAT,
-	OPT_CONFIG,
-	OPT_EXEC,
-	OPT_STRICT,
-	OPT_OFF_CPU,
-	OPT_OFF_CPU_MIN_US,
-	OPT_OFF_CPU_MAX_RATE,
-	OPT_WAKERS,
-	OPT_ON_CPU,
-	OPT_USAGE, /* help_options[] */
-	OPT_PROGNAME,
-	OPT_HANG,
 };
 
 static const struct argp_option options[] = {
@@ -372,7 +302,7 @@ static const struct argp_option options[] = {
  */
 
 /* The decimal digits at the start of s as *v (at least one); *end after them. */
-static int parse_digits(const char *s, uint64_t *v, const char **end)
+int opts_parse_digits(const char *s, uint64_t *v, const char **end)
 {
 	uint64_t n = 0;
 
@@ -389,11 +319,11 @@ static int parse_digits(const char *s, uint64_t *v, const char **end)
 }
 
 /* A count, frequency or priority in [lo, hi]. */
-static int parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+int opts_parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 {
 	const char *end;
 	uint64_t v;
-	int err = parse_digits(s, &v, &end);
+	int err = opts_parse_digits(s, &v, &end);
 
 	if (err)
 		return err;
@@ -406,12 +336,12 @@ static int parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 }
 
 /* A size in bytes in [lo, hi], with an optional binary K, M or G suffix (either case). */
-static int parse_size(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+int opts_parse_size(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 {
 	const char *end;
 	unsigned int shift = 0;
 	uint64_t v;
-	int err = parse_digits(s, &v, &end);
+	int err = opts_parse_digits(s, &v, &end);
 
 	if (err)
 		return err;
@@ -444,14 +374,14 @@ static int parse_size(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
  * ("30", "0.5"), or minutes or hours with an "m" or "h" suffix ("s" is allowed too). Whole
  * nanoseconds: a fraction finer than 1 ns is dropped, so the range check sees the real value.
  */
-static int parse_duration(const char *s, uint64_t lo_ns, uint64_t hi_ns, uint64_t *out_ns)
+int opts_parse_duration(const char *s, uint64_t lo_ns, uint64_t hi_ns, uint64_t *out_ns)
 {
 	uint64_t ip = 0, frac = 0, frac_den = 1, unit = 1000000000ull, ns;
 	const char *p = s;
 	int err;
 
 	if (*p != '.') {
-		err = parse_digits(p, &ip, &p);
+		err = opts_parse_digits(p, &ip, &p);
 		if (err)
 			return err;
 	}
@@ -483,98 +413,9 @@ static int parse_duration(const char *s, uint64_t lo_ns, uint64_t hi_ns, uint64_
 	return 0;
 }
 
-/*
- * -p's list, added to o->pids: decimal PIDs separated by commas, none empty ("1,,2" and "1,"
- * are errors: a script's empty variable, not a PID). A PID given twice (in one list or in two
- * -p options, as lists joined from pgrep runs often are) is kept once: it is one process, and
- * counting it twice would double its CPU time in the summary.
- */
-static int parse_pids(struct bpfprof_opts *o, const char *arg)
-{
-	const char *p = arg, *end;
-	uint32_t *pids;
-	uint64_t v;
-	size_t i;
-	int err;
-
-	for (;; p = end + 1) {
-		err = parse_digits(p, &v, &end);
-		if (err)
-			return err;
-		if (*end && *end != ',')
-			return -EINVAL;
-		if (v < 1 || v > INT_MAX)
-			return -ERANGE;
-		for (i = 0; i < o->pids_cnt && o->pids[i] != v; i++)
-			;
-		if (i == o->pids_cnt) {
-			pids = realloc(o->pids, (o->pids_cnt + 1) * sizeof(*pids));
-			if (!pids)
-				return -ENOMEM;
-			o->pids = pids;
-			o->pids[o->pids_cnt++] = v;
-		}
-		if (!*end)
-			return 0;
-	}
-}
-
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n >= m && !strcmp(s + n - m, suffix);
-}
-
-/* The format an -o name asks for; *known: its extension said so (or it has none). */
-static enum output_format format_from_name(const char *path, bool *known)
-{
-	static const char *const pprof[] = { ".pb", ".pb.gz", ".pprof", ".pprof.gz" };
-	static const char *const folded[] = { ".folded", ".collapsed", ".txt" };
-	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-	size_t i;
-
-	*known = true;
-	for (i = 0; i < ARRAY_SIZE(pprof); i++)
-		if (ends_with(path, pprof[i]))
-			return OUTPUT_PPROF;
-	if (ends_with(path, ".svg"))
-		return OUTPUT_SVG;
-	for (i = 0; i < ARRAY_SIZE(folded); i++)
-		if (ends_with(path, folded[i]))
-			return OUTPUT_FOLDED;
-	/* "out", "/dev/stdout", "-", ".hidden": no extension. */
-	*known = !*base || !strchr(base + 1, '.');
-	return OUTPUT_FOLDED;
-}
-
-/*
- * The default ringbuf: room for a while of samples of every online CPU at the first copy size
- * (1 s, at most 16 MiB; the agent 0.25 s, at most 64 MiB), a power of 2 of at least 1 MiB and
- * four samples of --max-stack-size. It absorbs the consumer's stalls (a new process's set-up,
- * a large binary's first unwind: a 4 MiB ringbuf lost 1-2% of the samples of 200 processes
- * started at 999 Hz); a ringbuf a quarter full wakes an idle consumer. Bigger also costs the
- * sampled programs: each sample writes ringbuf pages last touched one ringbuf length ago, and
- * cold pages made the BPF program slower here (at 99 Hz, 16 MiB: ~14 us a sample, 4 MiB: ~7,
- * 1 MiB: ~3.3). The pages are also mapped twice into bpfprof (RSS counts 2x the size).
- */
-static size_t default_ringbuf_sz(const struct bpfprof_opts *o)
-{
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	uint64_t need = (uint64_t)(cpus > 0 ? cpus : 1) * o->freq_hz * (o->copy_size + 512) /
-			(o->agent ? 4 : 1);
-	uint64_t min = 4 * ((uint64_t)o->max_copy_size + sizeof(struct sample_record));
-	size_t sz = 1u << 20, max = o->agent ? 64u << 20 : 16u << 20;
-
-	while ((sz < need || sz < min) && sz < max)
-		sz <<= 1;
-	return sz;
-}
-
 /* A usage error: "bpfprof: MESSAGE" and argp's "Try ... --help" line on stderr. Returns the
  * error that ends argp_parse() (ARGP_NO_EXIT: argp_error() returns). */
-__attribute__((format(printf, 2, 3))) static error_t usage_error(struct argp_state *state,
-								 const char *fmt, ...)
+error_t opts_usage_error(struct argp_state *state, const char *fmt, ...)
 {
 	char *msg = NULL;
 	va_list ap;
@@ -591,7 +432,7 @@ __attribute__((format(printf, 2, 3))) static error_t usage_error(struct argp_sta
 }
 
 /* Help or the version was printed: the parse ends, and bpfprof with status. */
-static error_t parse_done(struct parse_ctx *ctx, int status)
+error_t opts_parse_done(struct parse_ctx *ctx, int status)
 {
 	ctx->status = status;
 	return ECANCELED;
@@ -624,13 +465,13 @@ static error_t parse_help_opt(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case '?':
 		argp_state_help(state, state->out_stream, ARGP_HELP_STD_HELP);
-		return parse_done(ctx, BPFPROF_EXIT_OK);
+		return opts_parse_done(ctx, BPFPROF_EXIT_OK);
 	case OPT_USAGE:
 		argp_state_help(state, state->out_stream, ARGP_HELP_USAGE | ARGP_HELP_EXIT_OK);
-		return parse_done(ctx, BPFPROF_EXIT_OK);
+		return opts_parse_done(ctx, BPFPROF_EXIT_OK);
 	case 'V':
 		fprintf(state->out_stream, "%s\n", argp_program_version);
-		return parse_done(ctx, BPFPROF_EXIT_OK);
+		return opts_parse_done(ctx, BPFPROF_EXIT_OK);
 	case OPT_PROGNAME: /* the name in messages */
 		program_invocation_name = arg;
 		state->name = strrchr(arg, '/') ? strrchr(arg, '/') + 1 : arg;
@@ -658,343 +499,6 @@ static error_t parse_root(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-/* Targets and sampling (groups 1 and 2). */
-static error_t parse_target_opt(int key, char *arg, struct argp_state *state)
-{
-	struct parse_ctx *ctx = state->input;
-	struct bpfprof_opts *o = ctx->o;
-	uint64_t v = 0;
-
-	switch (key) {
-	case 'a':
-		o->all = true;
-		break;
-	case 'p':
-		if (parse_pids(o, arg))
-			return usage_error(
-				state, "invalid PID list '%s' (decimal PIDs separated by commas)",
-				arg);
-		break;
-	case 'd':
-		if (parse_duration(arg, 1000000, 365 * 86400 * 1000000000ull, &o->duration_ns))
-			return usage_error(
-				state,
-				"invalid duration '%s' (seconds, e.g. 30 or 0.5, or with an "
-				"m or h suffix; 1 ms to 365 days)",
-				arg);
-		break;
-	case 'F':
-		if (parse_uint(arg, 1, 100000, &o->freq_hz))
-			return usage_error(state, "invalid frequency '%s' (1-100000 Hz)", arg);
-		break;
-	case 'e':
-		if (!perf_event__known(arg))
-			return usage_error(state, "unknown event '%s' (cpu-clock or cycles)", arg);
-		o->event = arg;
-		break;
-	case OPT_OFF_CPU:
-		o->off_cpu = true;
-		break;
-	case OPT_ON_CPU:
-		o->on_cpu = true;
-		ctx->off_cpu_opt = true;
-		break;
-	case OPT_WAKERS:
-		o->wakers = true;
-		o->off_cpu = true;
-		break;
-	case OPT_OFF_CPU_MIN_US:
-		if (parse_uint(arg, 1, 10000000, &v))
-			return usage_error(state, "invalid --off-cpu-min-us '%s' (1-10000000)",
-					   arg);
-		o->off_cpu_min_ns = v * 1000;
-		ctx->off_cpu_opt = true;
-		ctx->off_cpu_min_set = true;
-		break;
-	case OPT_OFF_CPU_MAX_RATE:
-		if (parse_uint(arg, 1, 1000000, &v))
-			return usage_error(state, "invalid --off-cpu-max-rate '%s' (1-1000000)",
-					   arg);
-		o->off_cpu_max_rate = v;
-		ctx->off_cpu_opt = true;
-		ctx->off_cpu_rate_set = true;
-		break;
-	case OPT_STACK_SIZE:
-		if (parse_size(arg, 512, BPFPROF_STACK_SZ_MAX, &v))
-			return usage_error(
-				state, "invalid stack size '%s' (512-%u bytes, K suffix allowed)",
-				arg, BPFPROF_STACK_SZ_MAX);
-		o->copy_size = (v + 7) & ~7ull;
-		break;
-	case OPT_MAX_STACK_SIZE:
-		if (parse_size(arg, 512, BPFPROF_STACK_SZ_MAX, &v))
-			return usage_error(
-				state, "invalid stack size '%s' (512-%u bytes, K suffix allowed)",
-				arg, BPFPROF_STACK_SZ_MAX);
-		o->max_copy_size = (v + 7) & ~7ull;
-		break;
-	case OPT_MAX_FRAMES:
-		if (parse_uint(arg, 1, MAX_FRAMES_MAX, &v))
-			return usage_error(state, "invalid frame count '%s' (1-%u)", arg,
-					   MAX_FRAMES_MAX);
-		o->max_frames = v;
-		break;
-	case OPT_RINGBUF_SIZE:
-		if (parse_size(arg, 256 * 1024, 1u << 30, &v) || (v & (v - 1)))
-			return usage_error(
-				state,
-				"invalid ringbuf size '%s' (a power of 2, 256K-1G, K/M/G "
-				"suffix allowed)",
-				arg);
-		o->ringbuf_sz = v;
-		break;
-	case OPT_DRAIN_MS:
-		if (parse_uint(arg, 1, 1000, &v))
-			return usage_error(state, "invalid drain interval '%s' (1-1000 ms)", arg);
-		o->drain_ms = v;
-		break;
-	case OPT_REALTIME:
-		if (parse_uint(arg, 1, 99, &v))
-			return usage_error(state, "invalid realtime priority '%s' (1-99)", arg);
-		o->realtime_prio = v;
-		break;
-	case OPT_EXEC:
-		o->exec = true;
-		break;
-	case OPT_STRICT:
-		o->strict = true;
-		break;
-	default:
-		return ARGP_ERR_UNKNOWN;
-	}
-	return 0;
-}
-
-/* Output (group 3), -h. */
-static error_t parse_output_opt(int key, char *arg, struct argp_state *state)
-{
-	struct parse_ctx *ctx = state->input;
-	struct bpfprof_opts *o = ctx->o;
-	uint64_t v = 0;
-
-	switch (key) {
-	case OPT_TOP:
-		if (parse_uint(arg, 0, 1000, &v))
-			return usage_error(state, "invalid count '%s' (0-1000)", arg);
-		o->top = v;
-		break;
-	case 'o':
-		if (o->outputs_cnt == BPFPROF_MAX_OUTPUTS)
-			return usage_error(state, "-o given more than %d times",
-					   BPFPROF_MAX_OUTPUTS);
-		if (!*arg)
-			return usage_error(state, "-o needs a file name ('-' for stdout)");
-		o->outputs[o->outputs_cnt++] = arg;
-		break;
-	case OPT_FORMAT:
-		if (!strcmp(arg, "folded"))
-			o->format = OUTPUT_FOLDED;
-		else if (!strcmp(arg, "pprof"))
-			o->format = OUTPUT_PPROF;
-		else if (!strcmp(arg, "svg"))
-			o->format = OUTPUT_SVG;
-		else
-			return usage_error(state, "unknown format '%s' (folded, pprof or svg)",
-					   arg);
-		ctx->format_set = true;
-		break;
-	case OPT_TITLE:
-		o->title = arg;
-		break;
-	case OPT_NO_DEMANGLE:
-		o->no_demangle = true;
-		break;
-	case OPT_FULL_NAMES:
-		o->full_names = true;
-		break;
-	case OPT_NO_INLINE:
-		o->no_inline = true;
-		break;
-	case OPT_INLINE:
-		o->no_inline = false;
-		break;
-	case OPT_NO_PYTHON:
-		o->no_python = true;
-		break;
-	case OPT_UNWINDER:
-		if (!strcmp(arg, "dwfl"))
-			o->unwinder = UNWIND_MODE_DWFL;
-		else if (!strcmp(arg, "fast"))
-			o->unwinder = UNWIND_MODE_FAST;
-		else if (!strcmp(arg, "diff"))
-			o->unwinder = UNWIND_MODE_DIFF;
-		else
-			return usage_error(state, "unknown unwinder '%s' (fast, dwfl or diff)",
-					   arg);
-		o->unwinder_set = true;
-		break;
-	case OPT_RAW_CAPTURE:
-		if (!*arg)
-			return usage_error(state, "--raw-capture needs a file name");
-		o->raw_capture = arg;
-		break;
-	case 'q':
-		o->quiet = true;
-		break;
-	case OPT_STATS:
-		o->stats = true;
-		break;
-	case 'v':
-		o->verbose++;
-		break;
-	case 'h':
-		argp_state_help(state, state->out_stream, ARGP_HELP_STD_HELP);
-		return parse_done(ctx, BPFPROF_EXIT_OK);
-	default:
-		return ARGP_ERR_UNKNOWN;
-	}
-	return 0;
-}
-
-/* Agent (group 4). */
-static error_t parse_agent_opt(int key, char *arg, struct argp_state *state)
-{
-	struct parse_ctx *ctx = state->input;
-	struct bpfprof_opts *o = ctx->o;
-	uint64_t v = 0;
-
-	switch (key) {
-	case OPT_INTERVAL:
-		if (parse_duration(arg, 1000000000ull, 86400 * 1000000000ull, &o->ag.interval_ns))
-			return usage_error(
-				state,
-				"invalid interval '%s' (seconds, or with an m or h suffix; "
-				"1 s to 1 day)",
-				arg);
-		ctx->agent_opt = true;
-		break;
-	case OPT_GROUP_BY:
-		if (strcmp(arg, "exe") && strcmp(arg, "pid"))
-			return usage_error(state, "unknown grouping '%s' (exe or pid)", arg);
-		o->ag.group_by_pid = !strcmp(arg, "pid");
-		ctx->agent_opt = true;
-		break;
-	case OPT_SERVICE_NAME_FROM:
-		o->ag.service_name_from = arg;
-		ctx->agent_opt = true;
-		break;
-	case OPT_OUTPUT_DIR:
-		o->ag.output_dir = arg;
-		ctx->agent_opt = true;
-		break;
-	case OPT_OUTPUT_DIR_MAX:
-		if (parse_size(arg, 1024 * 1024, 1ull << 50, &v))
-			return usage_error(
-				state, "invalid size '%s' (1M to 1P bytes, K/M/G suffix allowed)",
-				arg);
-		o->ag.output_dir_max = v;
-		ctx->agent_opt = true;
-		break;
-	case OPT_PYROSCOPE_URL:
-		o->ag.pyroscope_url = arg;
-		ctx->agent_opt = true;
-		break;
-	case OPT_PYROSCOPE_API:
-		if (strcmp(arg, "ingest") && strcmp(arg, "push"))
-			return usage_error(state, "unknown Pyroscope API '%s' (ingest or push)",
-					   arg);
-		o->ag.pyroscope_push = !strcmp(arg, "push");
-		ctx->agent_opt = true;
-		break;
-	case OPT_BASIC_AUTH_FILE:
-		o->ag.basic_auth_file = arg;
-		ctx->agent_opt = true;
-		break;
-	case OPT_BEARER_TOKEN_FILE:
-		o->ag.bearer_token_file = arg;
-		ctx->agent_opt = true;
-		break;
-	case OPT_TENANT_ID:
-		o->ag.tenant_id = arg;
-		ctx->agent_opt = true;
-		break;
-	case OPT_HEADER:
-		if (o->ag.headers_cnt == AGENT_MAX_HEADERS || !strchr(arg, ':'))
-			return usage_error(
-				state, "invalid or too many headers at '%s' ('K: V', at most %d)",
-				arg, AGENT_MAX_HEADERS);
-		o->ag.headers[o->ag.headers_cnt++] = arg;
-		ctx->agent_opt = true;
-		break;
-	case OPT_QUEUE_SIZE:
-		if (parse_uint(arg, 1, 100000, &v))
-			return usage_error(state, "invalid queue size '%s' (1-100000)", arg);
-		o->ag.queue_size = v;
-		ctx->agent_opt = true;
-		break;
-	case OPT_KUBERNETES:
-		o->ag.kubernetes = true;
-		ctx->agent_opt = true;
-		break;
-	case OPT_KUBERNETES_API:
-		o->ag.kubernetes_api = arg;
-		o->ag.kubernetes = true;
-		ctx->agent_opt = true;
-		break;
-	case OPT_METRICS_ADDR:
-		o->ag.metrics_addr = strcmp(arg, "off") ? arg : NULL;
-		ctx->agent_opt = true;
-		break;
-	case OPT_LOG_FORMAT:
-		if (strcmp(arg, "text") && strcmp(arg, "json"))
-			return usage_error(state, "unknown log format '%s' (text or json)", arg);
-		o->ag.log_json = !strcmp(arg, "json");
-		ctx->agent_opt = true;
-		break;
-	case OPT_CONFIG:
-		/* Read before parsing (agent_args()), where the option must be spelled out: an
-		 * abbreviation (--conf) or --config outside the agent would be ignored. */
-		if (!ctx->config_read || strcmp(arg, ctx->config_read))
-			return usage_error(
-				state, "--config FILE: only 'bpfprof agent' reads it, and spelled "
-				       "out in full (--config FILE or --config=FILE)");
-		o->ag.config = arg;
-		ctx->agent_opt = true;
-		break;
-	default:
-		return ARGP_ERR_UNKNOWN;
-	}
-	return 0;
-}
-
-/* An operand: report's FILE, or the command and its arguments. */
-static error_t parse_operand(char *arg, struct argp_state *state)
-{
-	struct parse_ctx *ctx = state->input;
-	struct bpfprof_opts *o = ctx->o;
-
-	if (o->agent)
-		return usage_error(state, "agent takes no operands ('%s')", arg);
-	if (ctx->sub == SUB_REPORT) {
-		if (o->report)
-			return usage_error(state, "one FILE only ('%s' is a second)", arg);
-		o->report = arg;
-		return 0;
-	}
-	/* "bpfprof -q report x": a subcommand comes first, or it is a program after --. */
-	if (state->next < 2 || strcmp(state->argv[state->next - 2], "--"))
-		for (size_t i = 0; i < ARRAY_SIZE(subcommands); i++)
-			if (!strcmp(arg, subcommands[i].name))
-				return usage_error(state,
-						   "'%s' is a subcommand: bpfprof %s [OPTION...]"
-						   " (a program named %s runs after --)",
-						   arg, arg, arg);
-	/* The first operand starts the command: the rest are its arguments, not ours. */
-	o->cmd = &state->argv[state->next - 1];
-	state->next = state->argc;
-	return 0;
-}
-
 /* The end of the options: defaults that depend on others, and cross-option checks. */
 static error_t parse_end(struct argp_state *state)
 {
@@ -1011,7 +515,7 @@ static error_t parse_end(struct argp_state *state)
 		bool known;
 
 		o->formats[i] = ctx->format_set ? o->format :
-						  format_from_name(o->outputs[i], &known);
+						  opts_format_from_name(o->outputs[i], &known);
 		if (!ctx->format_set && !known)
 			fprintf(stderr,
 				"bpfprof: %s: extension unknown, writing folded stacks "
@@ -1019,10 +523,11 @@ static error_t parse_end(struct argp_state *state)
 				o->outputs[i]);
 	}
 	if (ctx->off_cpu_opt && !o->off_cpu)
-		return usage_error(state, "--off-cpu-min-us, --off-cpu-max-rate and --on-cpu go with "
-					  "--off-cpu");
+		return opts_usage_error(state,
+					"--off-cpu-min-us, --off-cpu-max-rate and --on-cpu go with "
+					"--off-cpu");
 	if (o->off_cpu && o->exec)
-		return usage_error(state, "--off-cpu: not with --exec yet");
+		return opts_usage_error(state, "--off-cpu: not with --exec yet");
 	/* The agent samples CPU always; its off-CPU profile stays within its budget: blocked
 	 * periods of 1 ms or more, 200 stacks a second per CPU at most, unless told. */
 	if (o->off_cpu && o->agent) {
@@ -1033,11 +538,11 @@ static error_t parse_end(struct argp_state *state)
 			o->off_cpu_max_rate = 200;
 	}
 	if (ctx->agent_opt && !o->agent && !o->exec)
-		return usage_error(state, "agent options need 'bpfprof agent' or --exec");
+		return opts_usage_error(state, "agent options need 'bpfprof agent' or --exec");
 	if (o->exec && !o->cmd)
-		return usage_error(state, "--exec needs -- CMD");
+		return opts_usage_error(state, "--exec needs -- CMD");
 	if (o->strict && !o->exec)
-		return usage_error(state, "--strict goes with --exec");
+		return opts_usage_error(state, "--strict goes with --exec");
 	if (o->exec && (o->ag.pyroscope_url || o->ag.output_dir) && !o->ag.interval_ns)
 		o->ag.interval_ns = 60 * 1000000000ull;
 	if (o->exec && !o->ag.service_name_from)
@@ -1048,40 +553,40 @@ static error_t parse_end(struct argp_state *state)
 		o->ag.output_dir_max = 1ull << 30;
 	if (o->agent) {
 		if (o->pids_cnt || o->cmd || o->raw_capture || o->outputs_cnt)
-			return usage_error(state,
-					   "agent profiles every process and exports: no -p, "
-					   "CMD, -o or --raw-capture");
+			return opts_usage_error(state,
+						"agent profiles every process and exports: no -p, "
+						"CMD, -o or --raw-capture");
 		if (!o->ag.pyroscope_url && !o->ag.output_dir)
-			return usage_error(state,
-					   "agent: give --pyroscope-url URL or --output-dir DIR");
+			return opts_usage_error(
+				state, "agent: give --pyroscope-url URL or --output-dir DIR");
 		o->all = true;
 	}
 	if (o->check) {
 		if (o->pids_cnt || o->all || o->cmd || o->raw_capture || o->outputs_cnt)
-			return usage_error(state, "check takes -e, -F and -v only");
+			return opts_usage_error(state, "check takes -e, -F and -v only");
 		return 0;
 	}
 	if (ctx->sub == SUB_REPORT) {
 		if (!o->report)
-			return usage_error(state, "needs a FILE written by --raw-capture");
+			return opts_usage_error(state, "needs a FILE written by --raw-capture");
 		if (o->pids_cnt || o->all || o->raw_capture)
-			return usage_error(state,
-					   "report replays a capture: no -p, -a or --raw-capture");
+			return opts_usage_error(
+				state, "report replays a capture: no -p, -a or --raw-capture");
 		return 0;
 	}
 	if (!o->cmd && !o->pids_cnt && !o->all)
-		return usage_error(state, "nothing to profile: give -p PID, -a or -- CMD");
+		return opts_usage_error(state, "nothing to profile: give -p PID, -a or -- CMD");
 	if (!!o->cmd + !!o->pids_cnt + o->all > 1)
-		return usage_error(state, "-p, -a and a command exclude each other");
+		return opts_usage_error(state, "-p, -a and a command exclude each other");
 	if (o->copy_size > o->max_copy_size)
 		o->copy_size = o->max_copy_size;
 	if (!o->ringbuf_sz)
-		o->ringbuf_sz = default_ringbuf_sz(o);
+		o->ringbuf_sz = opts_default_ringbuf_sz(o);
 	if ((uint64_t)o->max_copy_size + sizeof(struct sample_record) > o->ringbuf_sz / 4)
-		return usage_error(state,
-				   "--max-stack-size %u needs a ringbuf of at least %zu bytes",
-				   o->max_copy_size,
-				   4 * (o->max_copy_size + sizeof(struct sample_record)));
+		return opts_usage_error(state,
+					"--max-stack-size %u needs a ringbuf of at least %zu bytes",
+					o->max_copy_size,
+					4 * (o->max_copy_size + sizeof(struct sample_record)));
 	return 0;
 }
 
@@ -1091,26 +596,21 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case ARGP_KEY_ARG:
-		return parse_operand(arg, state);
+		return opts_parse_operand(arg, state);
 	case ARGP_KEY_END:
 		return parse_end(state);
 	}
-	err = parse_target_opt(key, arg, state);
+	err = opts_parse_target_opt(key, arg, state);
 	if (err == ARGP_ERR_UNKNOWN)
-		err = parse_output_opt(key, arg, state);
+		err = opts_parse_output_opt(key, arg, state);
 	if (err == ARGP_ERR_UNKNOWN)
-		err = parse_agent_opt(key, arg, state);
+		err = opts_parse_agent_opt(key, arg, state);
 	return err;
 }
 
-struct argv_buf {
-	char **v;
-	size_t cnt, cap;
-};
-
 /* Appends s (malloc'd, NULL after a failed allocation: reported, as is a full buffer). 0 or
  * BPFPROF_EXIT_ERROR. */
-static int argv_add(struct argv_buf *b, char *s)
+int opts_argv_add(struct argv_buf *b, char *s)
 {
 	size_t cap;
 	char **v;
@@ -1143,182 +643,6 @@ static void argv_free(char **argv)
 	free(argv);
 }
 
-static const struct argp_option *option_named(const struct argp *argp, const char *name, size_t len)
-{
-	const struct argp_option *opt;
-
-	for (opt = argp->options; opt->name || opt->doc; opt++)
-		if (opt->name && strlen(opt->name) == len && !strncmp(opt->name, name, len))
-			return opt;
-	return NULL;
-}
-
-/* Adds "--name=value", or "--name" for a flag whose value is true (1, true, yes, on, or
- * nothing); a false flag adds nothing. 0, or the exit status (reported). */
-static int option_arg(struct argv_buf *b, const struct argp_option *opt, const char *value,
-		      const char *where)
-{
-	char *s = NULL;
-
-	if (!opt->arg) {
-		if (!strcmp(value, "0") || !strcasecmp(value, "false") ||
-		    !strcasecmp(value, "no") || !strcasecmp(value, "off"))
-			return 0;
-		if (*value && strcmp(value, "1") && strcasecmp(value, "true") &&
-		    strcasecmp(value, "yes") && strcasecmp(value, "on")) {
-			fprintf(stderr, "bpfprof: %s: '%s' takes true or false, not '%s'\n", where,
-				opt->name, value);
-			return BPFPROF_EXIT_USAGE;
-		}
-		return argv_add(b, asprintf(&s, "--%s", opt->name) < 0 ? NULL : s);
-	}
-	return argv_add(b, asprintf(&s, "--%s=%s", opt->name, value) < 0 ? NULL : s);
-}
-
-/* One line of the --config file (where: "FILE:LINE") as an option, if it holds one. 0, or the
- * exit status (reported). */
-static int config_line(const struct argp *argp, char *line, const char *where, struct argv_buf *b)
-{
-	const struct argp_option *opt;
-	char *k, *v, *end;
-	size_t len;
-
-	for (k = line; *k == ' ' || *k == '\t'; k++)
-		;
-	if (*k == '#' || *k == '\n' || !*k)
-		return 0;
-	for (end = k + strlen(k);
-	     end > k && (end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r');
-	     end--)
-		;
-	*end = '\0';
-	v = strchr(k, '=');
-	len = v ? (size_t)(v - k) : strlen(k);
-	while (len && (k[len - 1] == ' ' || k[len - 1] == '\t'))
-		len--;
-	opt = option_named(argp, k, len);
-	if (!opt || opt->key == OPT_CONFIG) {
-		fprintf(stderr, "bpfprof: %s: unknown option '%.*s'\n", where, (int)len, k);
-		return BPFPROF_EXIT_USAGE;
-	}
-	if (v)
-		for (v++; *v == ' ' || *v == '\t'; v++)
-			;
-	if (opt->arg && (!v || !*v)) {
-		fprintf(stderr, "bpfprof: %s: '%s' needs a value\n", where, opt->name);
-		return BPFPROF_EXIT_USAGE;
-	}
-	return option_arg(b, opt, v ? v : "", where);
-}
-
-/*
- * The lines of the --config file as options. A regular file only: a directory would read as
- * empty (its options silently lost) and a FIFO would block the agent's start or SIGHUP. The
- * path may be a symlink (a Kubernetes ConfigMap's file is one). 0, or the exit status
- * (reported).
- */
-static int config_args(const struct argp *argp, const char *path, struct argv_buf *b)
-{
-	char *line = NULL, where[300];
-	size_t cap = 0;
-	unsigned int no = 0;
-	struct stat st;
-	FILE *f = NULL;
-	int fd, ret = 0;
-
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd >= 0 && !fstat(fd, &st) && !S_ISREG(st.st_mode)) {
-		fprintf(stderr, "bpfprof: config %s: not a regular file\n", path);
-		close(fd);
-		return BPFPROF_EXIT_USAGE;
-	}
-	if (fd >= 0)
-		f = fdopen(fd, "r");
-	if (!f) {
-		fprintf(stderr, "bpfprof: open config %s: %s\n", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return BPFPROF_EXIT_USAGE;
-	}
-	while (!ret && getline(&line, &cap, f) > 0) {
-		no++;
-		snprintf(where, sizeof(where), "%s:%u", path, no);
-		ret = config_line(argp, line, where, b);
-	}
-	if (!ret && ferror(f)) {
-		fprintf(stderr, "bpfprof: read config %s: %s\n", path, strerror(errno));
-		ret = BPFPROF_EXIT_ERROR;
-	}
-	free(line);
-	fclose(f);
-	return ret;
-}
-
-/* BPFPROF_<OPTION> variables as options. 0, or the exit status (reported). */
-static int env_args(const struct argp *argp, struct argv_buf *b)
-{
-	const struct argp_option *opt;
-	char var[64], *c;
-	const char *v;
-	int ret;
-
-	for (opt = argp->options; opt->name || opt->doc; opt++) {
-		if (!opt->name || opt->key == OPT_CONFIG)
-			continue;
-		snprintf(var, sizeof(var), "BPFPROF_%s", opt->name);
-		for (c = var; *c; c++)
-			*c = *c == '-' ? '_' : toupper((unsigned char)*c);
-		v = getenv(var);
-		ret = v ? option_arg(b, opt, v, var) : 0;
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
-/*
- * The agent's argv after name: options from the --config file, from the environment, then
- * argv's own (after "agent"): argp keeps the last value of an option, so the command line wins
- * over the environment, which wins over the file. ctx->config_read: the file read, if any.
- * 0, or the exit status (reported).
- */
-static int agent_args(const struct argp *argp, int argc, char **argv, struct parse_ctx *ctx,
-		      struct argv_buf *b)
-{
-	const char *config = getenv("BPFPROF_CONFIG");
-	int i, ret;
-
-	for (i = 2; i < argc; i++) {
-		if (!strcmp(argv[i], "--config") && i + 1 < argc)
-			config = argv[i + 1];
-		else if (!strncmp(argv[i], "--config=", 9))
-			config = argv[i] + 9;
-		else if (!strcmp(argv[i], "--"))
-			break;
-	}
-	if (config) {
-		ret = config_args(argp, config, b);
-		if (ret)
-			return ret;
-	}
-	ctx->config_read = config;
-	return env_args(argp, b);
-}
-
-/* The agent's defaults, which its options then change. */
-static void agent_defaults(struct bpfprof_opts *o)
-{
-	o->agent = true;
-	o->freq_hz = 19;
-	o->no_inline = true;
-	o->drain_ms = 250;
-	o->ag.interval_ns = 60 * 1000000000ull;
-	o->ag.service_name_from = "container,unit,comm";
-	o->ag.output_dir_max = 1ull << 30;
-	o->ag.queue_size = 64;
-	o->ag.metrics_addr = "127.0.0.1:9464";
-}
-
 static void defaults(struct bpfprof_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -1329,7 +653,7 @@ static void defaults(struct bpfprof_opts *o)
 	o->max_frames = 0; /* MAX_FRAMES_MAX unless given */
 	o->off_cpu_min_ns = 5000;
 	o->off_cpu_max_rate = 1000;
-	o->ringbuf_sz = 0; /* default_ringbuf_sz() once -F is known */
+	o->ringbuf_sz = 0; /* opts_default_ringbuf_sz() once -F is known */
 	o->drain_ms = 10;
 	o->top = 10;
 }
@@ -1349,22 +673,22 @@ static int subcommand_argv(struct argp *argp, int argc, char **argv, struct pars
 	size_t i;
 	int j, ret;
 
-	for (i = 0; subcommands[i].id != ctx->sub; i++)
+	for (i = 0; opts_subcommands[i].id != ctx->sub; i++)
 		;
-	argp->args_doc = subcommands[i].args_doc;
-	argp->doc = subcommands[i].doc;
+	argp->args_doc = opts_subcommands[i].args_doc;
+	argp->doc = opts_subcommands[i].doc;
 	base = strrchr(argv[0], '/');
-	ret = argv_add(&b, asprintf(&name, "%s %s", base ? base + 1 : argv[0], argv[1]) < 0 ? NULL :
-											      name);
+	ret = opts_argv_add(
+		&b, asprintf(&name, "%s %s", base ? base + 1 : argv[0], argv[1]) < 0 ? NULL : name);
 	if (ctx->sub == SUB_CHECK)
 		o->check = true;
 	if (!ret && ctx->sub == SUB_AGENT) {
-		agent_defaults(o);
-		ret = agent_args(argp, argc, argv, ctx, &b);
+		opts_agent_defaults(o);
+		ret = opts_agent_args(argp, argc, argv, ctx, &b);
 		o->ag.config = ctx->config_read;
 	}
 	for (j = 2; !ret && j < argc; j++)
-		ret = argv_add(&b, strdup(argv[j]));
+		ret = opts_argv_add(&b, strdup(argv[j]));
 	o->argv_built = b.v;
 	*argc_built = b.cnt;
 	return ret;
@@ -1385,9 +709,9 @@ int opts__parse(int argc, char **argv, struct bpfprof_opts *o)
 	int ret;
 
 	defaults(o);
-	for (i = 0; argc >= 2 && i < ARRAY_SIZE(subcommands); i++)
-		if (!strcmp(argv[1], subcommands[i].name))
-			ctx.sub = subcommands[i].id;
+	for (i = 0; argc >= 2 && i < SUBCOMMANDS_CNT; i++)
+		if (!strcmp(argv[1], opts_subcommands[i].name))
+			ctx.sub = opts_subcommands[i].id;
 	if (ctx.sub != SUB_NONE) {
 		ret = subcommand_argv(&argp, argc, argv, &ctx, &argc);
 		if (ret)
@@ -1402,7 +726,7 @@ int opts__parse(int argc, char **argv, struct bpfprof_opts *o)
 		fprintf(stderr, "bpfprof: parse options: %s\n", strerror(ENOMEM));
 		return BPFPROF_EXIT_ERROR;
 	}
-	/* Reported by argp or usage_error(). */
+	/* Reported by argp or opts_usage_error(). */
 	return ret ? BPFPROF_EXIT_USAGE : OPTS_RUN;
 }
 

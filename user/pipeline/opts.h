@@ -54,14 +54,14 @@ struct agent_opts {
 #define BPFPROF_MAX_OUTPUTS 3
 
 struct bpfprof_opts {
-	uint64_t freq_hz;			  /* -F: samples per second per CPU (default 99) */
-	const char *event;			  /* -e: "cpu-clock" (default) or "cycles" */
+	uint64_t freq_hz;	   /* -F: samples per second per CPU (default 99) */
+	const char *event;	   /* -e: "cpu-clock" (default) or "cycles" */
 	bool off_cpu;		   /* --off-cpu: time blocked instead of CPU samples */
 	uint64_t off_cpu_min_ns;   /* --off-cpu-min-us, ns (default 5 us) */
 	uint32_t off_cpu_max_rate; /* --off-cpu-max-rate: records per second per CPU */
 	bool wakers;		   /* --wakers (implies --off-cpu): the waking threads' stacks */
 	bool on_cpu;		   /* --on-cpu: with --off-cpu, CPU samples too (-F, -e) */
-	const char *outputs[BPFPROF_MAX_OUTPUTS]; /* -o, repeatable; none: stdout */
+	const char *outputs[BPFPROF_MAX_OUTPUTS];	 /* -o, repeatable; none: stdout */
 	enum output_format formats[BPFPROF_MAX_OUTPUTS]; /* --format, else from each name */
 	size_t outputs_cnt;
 	enum output_format format; /* --format, or folded: for stdout */
