@@ -64,7 +64,7 @@ USER_SRCS := $(wildcard user/*/*.c user/*/*/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) $(PROTO_OBJS)
 LIB_OBJS := $(filter-out $(OUTPUT)/user/cmd/main.o,$(USER_OBJS))
 # The unit tests link this archive: the linker takes only the objects a test needs, and a test
-# may give its own stand-in for a module (tests/unit/test_targets.c's loader).
+# may give its own stand-in for a module (tests/unit/sampling/test_targets.c's loader).
 LIB_AR := $(OUTPUT)/libbpfprof.a
 SKEL := $(OUTPUT)/bpfprof.skel.h
 BIN := $(OUTPUT)/bpfprof

@@ -1,7 +1,15 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # make test: unit tests (cmocka, no privileges), then integration tests (root, BPF).
-UNIT_SRCS := $(wildcard tests/unit/test_*.c)
-UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,$(UNIT_SRCS))
+# tests/unit/<folder>/test_<module>.c, in the folders of user/ (tests/unit/runtime/<name>/ too).
+# Each builds into $(OUTPUT)/tests/unit/test_<module>: the names are unique, so the per-test rules
+# of tests/unit/*.mk name a test without its folder, and a test moved to another folder keeps
+# its rules.
+UNIT_SRCS := $(wildcard tests/unit/*/test_*.c tests/unit/*/*/test_*.c)
+UNIT_BINS := $(addprefix $(OUTPUT)/tests/unit/,$(basename $(notdir $(UNIT_SRCS))))
+ifneq ($(words $(UNIT_BINS)),$(words $(sort $(UNIT_BINS))))
+$(error tests/unit: two tests of one name: $(sort $(notdir $(UNIT_SRCS))))
+endif
+vpath test_%.c $(sort $(dir $(UNIT_SRCS)))
 TARGETS_DIR := $(OUTPUT)/tests/targets
 TARGET_CFLAGS := -O2 -g -fomit-frame-pointer -fno-inline-functions-called-once -Wall
 
@@ -10,7 +18,7 @@ $(OUTPUT)/tests/unit $(TARGETS_DIR):
 
 # --as-needed: a test depends only on the libraries of the objects it uses (test_ksyms on no
 # libcurl).
-$(OUTPUT)/tests/unit/%: tests/unit/%.c $(LIB_AR) | $(OUTPUT)/tests/unit
+$(OUTPUT)/tests/unit/%: %.c $(LIB_AR) | $(OUTPUT)/tests/unit
 	$(call msg,CC-TEST,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -Wl,--as-needed -Itests/unit -MMD -MP $< $(LIB_AR) $(LDLIBS) \
 		$(shell $(PKG_CONFIG) --libs cmocka) -o $@

@@ -9,7 +9,7 @@
  * process (python__forget()); the counters printed at the end (python__print()).
  *
  * The process is this machine's CPython (FUZZ_PYTHON, else /usr/bin/python3 resolved: a
- * python3.X) mapped as in tests/unit/test_python.c, so the stack records' frames are spliced;
+ * python3.X) mapped as in tests/unit/runtime/python/test_python.c, so the stack records' frames are spliced;
  * without one, code and stack records are still read. Records carry a tgid: the harness makes
  * it that process's (tgid & 1: a second process).
  *

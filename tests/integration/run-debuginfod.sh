@@ -3,7 +3,7 @@
 # run-debuginfod.sh: a stripped program (no .symtab, no DWARF, no debuglink, no installed debug
 # file) gets its function names and inlined frames from the debug file only a local debuginfod
 # serves; without DEBUGINFOD_URLS its frames stay "inline_stripped+0xOFF". Also runs
-# test_debuginfo's fetch test against the same server. A server that never answers: progress
+# test_dwarf_lines' fetch test against the same server. A server that never answers: progress
 # says so with the wait limit, and Ctrl-C ends the wait at exit. Debian's debuginfod 0.188 binds every
 # interface (--listen-address came in 0.193): the script re-runs itself in a network namespace
 # of its own, where only its loopback exists, and bpfprof runs there too.
@@ -20,7 +20,7 @@ HZ=999
 PORT=18003
 URL=http://127.0.0.1:$PORT
 BUILD=$(dirname "$BPFPROF")
-UNIT_TEST=$BUILD/tests/unit/test_debuginfo
+UNIT_TEST=$BUILD/tests/unit/test_dwarf_lines
 FIXTURE_DEBUG=$BUILD/tests/fixtures/inline.debug
 # main;inline_spin;inline_outer_[i];inline_inner_[i];inline_leaf, from the program itself.
 FULL=$("$TARGETS/inline" --print-chain)
@@ -76,7 +76,7 @@ start_server() {
 	[ "${scanned:-0}" -ge 2 ] || { sed 's/^/  | /' "$TEST_TMP/srv.log"; exit 1; }
 }
 
-# test_debuginfo's test_debuginfod_server: module_symbols__request_debuginfo(), debuginfod__wait(),
+# test_dwarf_lines' test_debuginfod_server: module_symbols__request_debuginfo(), debuginfod__wait(),
 # frames and symbols of a fetched file, a build-id the server does not know.
 test_unit_fetch() {
 	local out=$TEST_TMP/unit.out rc

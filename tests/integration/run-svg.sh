@@ -124,7 +124,7 @@ test_threads() {
 			--search '_leaf$' "$p.svg" alpha beta "${alpha[@]}" "${beta[@]}"
 }
 
-# The unit test's fixture (tests/unit/test_flamegraph.c): every frame kind, a name with markup
+# The unit test's fixture (tests/unit/output/test_flamegraph.c): every frame kind, a name with markup
 # characters, siblings at each level, nested search matches (inner_loop holds helper). Written by
 # the unit test binary (make unit), here run again if it was built.
 test_unit_fixture() {

@@ -8,12 +8,12 @@ CFI_FIXTURES_DIR := $(OUTPUT)/tests/fixtures
 CFI_FIXTURES := $(addprefix $(CFI_FIXTURES_DIR)/,cfi_eh cfi_dbg cfi_nocfi cfi_noentries)
 
 # Not $(CFLAGS): the fixtures' code and CFI must not change with the project's flags.
-$(CFI_FIXTURES_DIR)/cfi_eh: tests/unit/test_cfi_table.c tests/unit/cfi.mk
+$(CFI_FIXTURES_DIR)/cfi_eh: tests/unit/unwind/test_cfi_table.c tests/unit/cfi.mk
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g0 -fasynchronous-unwind-tables -DCFI_FIXTURE $< -o $@
 
-$(CFI_FIXTURES_DIR)/cfi_dbg: tests/unit/test_cfi_table.c tests/unit/cfi.mk
+$(CFI_FIXTURES_DIR)/cfi_dbg: tests/unit/unwind/test_cfi_table.c tests/unit/cfi.mk
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g -fno-asynchronous-unwind-tables -fno-unwind-tables -DCFI_FIXTURE $< -o $@

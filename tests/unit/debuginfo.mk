@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# debuginfo.mk: fixtures of test_debuginfo (inline frames and source lines from DWARF).
+# debuginfo.mk: fixtures of test_dwarf_lines (inline frames and source lines from DWARF).
 OBJCOPY ?= objcopy
 DEBUGINFO_FIX := $(OUTPUT)/tests/fixtures
 INLINE_FIX := $(DEBUGINFO_FIX)/inline
@@ -53,10 +53,10 @@ $(INLINE_FIX).nolink: $(INLINE_FIX)
 	$(Q)$(OBJCOPY) --strip-all $< $@
 
 # private: the library objects built for this binary must not get the test-only macros.
-$(OUTPUT)/tests/unit/test_debuginfo: $(INLINE_FIXTURES)
-$(OUTPUT)/tests/unit/test_debuginfo: private override CFLAGS += \
+$(OUTPUT)/tests/unit/test_dwarf_lines: $(INLINE_FIXTURES)
+$(OUTPUT)/tests/unit/test_dwarf_lines: private override CFLAGS += \
 	-DINLINE_FIXTURES='"$(abspath $(DEBUGINFO_FIX))"' \
 	-DINLINE_SOURCES='"$(abspath tests/fixtures)"'
 
-# run-debuginfod.sh runs test_debuginfo's debuginfod test against its loopback server.
-integration: $(OUTPUT)/tests/unit/test_debuginfo
+# run-debuginfod.sh runs test_dwarf_lines' debuginfod test against its loopback server.
+integration: $(OUTPUT)/tests/unit/test_dwarf_lines

@@ -23,8 +23,8 @@ $(SYMTEST).stripped: $(SYMTEST) $(SYMTEST).debug
 	$(Q)$(OBJCOPY) --strip-all --add-gnu-debuglink=$(SYMTEST).debug $< $@
 
 # private: the library objects built for these binaries must not get the test-only macros.
-$(OUTPUT)/tests/unit/test_symbolize: $(SYMTEST) $(SYMTEST).debug $(SYMTEST).stripped
-$(OUTPUT)/tests/unit/test_symbolize: private override CFLAGS += \
+$(OUTPUT)/tests/unit/test_symtab: $(SYMTEST) $(SYMTEST).debug $(SYMTEST).stripped
+$(OUTPUT)/tests/unit/test_symtab: private override CFLAGS += \
 	-DSYMTEST_ELF='"$(abspath $(SYMTEST))"'
 $(OUTPUT)/tests/unit/test_proc_maps $(OUTPUT)/tests/unit/test_ksyms: private override CFLAGS += \
 	-DFIXTURES_DIR='"$(abspath tests/fixtures)"'

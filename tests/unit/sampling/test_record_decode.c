@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* test_record.c: ringbuf record decoding rejects every length it cannot trust. */
+/* test_record_decode.c: ringbuf record decoding rejects every length it cannot trust. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* test_symbolize.c: symbol tables checked against nm, debug file lookups, corrupt ELF files. */
+/* test_symtab.c: symbol tables checked against nm, debug file lookups, corrupt ELF files. */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * test_debuginfo.c: inline frames and source lines checked against binutils' addr2line -i at
+ * test_dwarf_lines.c: inline frames and source lines checked against binutils' addr2line -i at
  * every address of the fixtures' functions, from the file's own DWARF, a .gnu_debuglink file, a
  * build-id debug file and (with run-debuginfod.sh's loopback server) debuginfod.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * test_export.c: the Pyroscope exporter against tests/mock/pyroscope.py on loopback (query,
+ * test_export_pyroscope.c: the Pyroscope exporter against tests/mock/pyroscope.py on loopback (query,
  * body, auth headers, the push API's PushRequest, retries on 503 and 429, no retry on 400,
  * drop-oldest when the backend is
  * down, timeouts, flush deadline, a caller that never blocks), and the directory exporter
