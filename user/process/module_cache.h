@@ -42,7 +42,7 @@ struct module_attach_type {
 };
 
 /* Attachments per module at most. */
-#define MODULE_ATTACH_MAX 4
+#define MODULE_ATTACH_MAX 8
 
 /*
  * One ELF file. The cache owns it; users hold references (module_cache__get(),

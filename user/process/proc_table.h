@@ -124,7 +124,7 @@ struct proc_attach_type {
 };
 
 /* Attachments per process at most. */
-#define PROC_ATTACH_MAX 4
+#define PROC_ATTACH_MAX 8
 
 /* The state of type t kept on p, or NULL when none is. */
 void *proc__attachment(const struct proc *p, const struct proc_attach_type *t);
