@@ -348,7 +348,7 @@ static int assign_group(const struct agg_stack *st, void *arg)
 	}
 	g = pi->group;
 	g->samples += st->count;
-	if (st->kind == AGG_OFF_CPU)
+	if (st->origin == SAMPLE_OFF_CPU)
 		g->off_cpu_samples += st->count;
 	else
 		g->cpu_samples += st->count;
@@ -434,13 +434,14 @@ static void name_groups(const struct agent *a, struct group *groups)
 	}
 }
 
-/* One profile of group g: its samples of kind (--off-cpu's "off_cpu" profile) or, without
- * only_kind, all of them ("process_cpu"); to --output-dir and the Pyroscope queue. */
-static int export_kind(struct cut_ctx *c, struct group *g, struct pprof_opts *po,
-		       const struct export_label *labels, size_t n, int64_t start_ns, int64_t end_ns)
+/* One profile of group g: its samples of one origin (--off-cpu's "off_cpu" profile) or, without
+ * only_origin, all of them ("process_cpu"); to --output-dir and the Pyroscope queue. */
+static int export_origin(struct cut_ctx *c, struct group *g, struct pprof_opts *po,
+			 const struct export_label *labels, size_t n, int64_t start_ns,
+			 int64_t end_ns)
 {
 	struct agent *a = c->a;
-	bool off = po->only_kind && po->kind == AGG_OFF_CPU;
+	bool off = po->only_origin && po->origin == SAMPLE_OFF_CPU;
 	char file[sizeof(g->file) + 16];
 	struct export_profile *p;
 	size_t gz_sz = 0;
@@ -523,16 +524,16 @@ static int export_group(struct cut_ctx *c, struct group *g, int64_t start_ns, in
 	/* --off-cpu: the CPU samples and the blocked time of a service, two profiles labelled
 	 * alike (Pyroscope: process_cpu and off_cpu), each sent when it has samples. */
 	if (!a->ao->off_cpu)
-		return export_kind(c, g, &po, labels, n, start_ns, end_ns);
-	po.only_kind = true;
+		return export_origin(c, g, &po, labels, n, start_ns, end_ns);
+	po.only_origin = true;
 	err = 0;
 	if (g->cpu_samples) {
-		po.kind = AGG_CPU;
-		err = export_kind(c, g, &po, labels, n, start_ns, end_ns);
+		po.origin = SAMPLE_CPU;
+		err = export_origin(c, g, &po, labels, n, start_ns, end_ns);
 	}
 	if (!err && g->off_cpu_samples) {
-		po.kind = AGG_OFF_CPU;
-		err = export_kind(c, g, &po, labels, n, start_ns, end_ns);
+		po.origin = SAMPLE_OFF_CPU;
+		err = export_origin(c, g, &po, labels, n, start_ns, end_ns);
 	}
 	return err;
 }

@@ -141,7 +141,7 @@ int report__run(struct session *s)
 		goto out;
 	n = replay_records(s, r, &rp, n, data, sz);
 	/* A capture of --off-cpu --on-cpu from before CAPTURE_F_OFF_CPU: told by what it holds. */
-	if (!s->opts->off_cpu && aggregate__off_periods(s->agg))
+	if (!s->opts->off_cpu && aggregate__weight(s->agg, SAMPLE_OFF_CPU).count)
 		s->opts->off_cpu = s->opts->on_cpu = true;
 	if (n < 0)
 		pr_warn("read %s: %s; the records before are reported", s->opts->report,

@@ -12,6 +12,7 @@ static int write_svg(struct aggregate *agg, FILE *fp, const struct output_info *
 {
 	char subtitle[256];
 	struct flamegraph_opts fo = { .title = info->title, .subtitle = subtitle };
+	struct sample_weight off = aggregate__weight(agg, SAMPLE_OFF_CPU);
 
 	if (aggregate__mixed(agg)) { /* --off-cpu --on-cpu */
 		fo.title = info->title ? info->title : "On- and Off-CPU Time Flame Graph";
@@ -20,7 +21,7 @@ static int write_svg(struct aggregate *agg, FILE *fp, const struct output_info *
 			 "%s, %s %" PRIu64 " Hz and time off CPU ([off-cpu]), %.1f s profiled, "
 			 "%.3f s blocked",
 			 info->what, info->event, info->freq_hz, info->duration_ns / 1e9,
-			 aggregate__off_ns(agg) / 1e9);
+			 off.ns / 1e9);
 		return output_svg__write(agg, fp, &fo, counts);
 	}
 	if (aggregate__has_off_cpu(agg)) { /* --off-cpu */
@@ -29,8 +30,7 @@ static int write_svg(struct aggregate *agg, FILE *fp, const struct output_info *
 		snprintf(subtitle, sizeof(subtitle),
 			 "%s, time off CPU (blocked), %.1f s profiled, %.3f s blocked in %" PRIu64
 			 " periods",
-			 info->what, info->duration_ns / 1e9, aggregate__off_ns(agg) / 1e9,
-			 aggregate__off_periods(agg));
+			 info->what, info->duration_ns / 1e9, off.ns / 1e9, off.count);
 		return output_svg__write(agg, fp, &fo, counts);
 	}
 	snprintf(subtitle, sizeof(subtitle), "%s, %s %" PRIu64 " Hz, %.1f s, %" PRIu64 " samples",

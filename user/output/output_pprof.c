@@ -235,7 +235,7 @@ static int map_main_binaries(struct encoder *enc)
 
 static bool kept(const struct encoder *enc, const struct agg_stack *st)
 {
-	if (enc->o->only_kind && st->kind != enc->o->kind)
+	if (enc->o->only_origin && st->origin != enc->o->origin)
 		return false;
 	return !enc->o->keep || enc->o->keep(st, enc->o->keep_arg);
 }
@@ -366,12 +366,12 @@ static int add_sample(const struct agg_stack *st, void *arg)
 	s->n_value = enc->n_types;
 	j = 0;
 	if (enc->cpu) {
-		s->value[j++] = st->kind == AGG_CPU ? st->count : 0;
-		s->value[j++] = st->kind == AGG_CPU ? st->count * enc->period : 0;
+		s->value[j++] = st->origin == SAMPLE_CPU ? st->count : 0;
+		s->value[j++] = st->origin == SAMPLE_CPU ? st->count * enc->period : 0;
 	}
 	if (enc->off_cpu) {
-		s->value[j++] = st->kind == AGG_OFF_CPU ? st->count : 0;
-		s->value[j++] = st->kind == AGG_OFF_CPU ? st->off_ns : 0;
+		s->value[j++] = st->origin == SAMPLE_OFF_CPU ? st->count : 0;
+		s->value[j++] = st->origin == SAMPLE_OFF_CPU ? st->ns : 0;
 	}
 	for (j = 0; j < nl; j++) {
 		perftools__profiles__label__init(&lb[j]);
@@ -526,9 +526,9 @@ static int encode(struct aggregate *agg, const struct pprof_opts *o, void **gz, 
 
 	perftools__profiles__profile__init(p);
 	enc.period = o->freq_hz ? 1000000000ull / o->freq_hz : 0;
-	if (o->only_kind) {
-		enc.off_cpu = o->kind == AGG_OFF_CPU;
-		enc.cpu = o->kind == AGG_CPU;
+	if (o->only_origin) {
+		enc.off_cpu = o->origin == SAMPLE_OFF_CPU;
+		enc.cpu = o->origin == SAMPLE_CPU;
 	} else {
 		enc.off_cpu = aggregate__has_off_cpu(agg);
 		enc.cpu = !enc.off_cpu || o->freq_hz;

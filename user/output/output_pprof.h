@@ -33,11 +33,11 @@ struct pprof_opts {
 	 * NULL: all. */
 	bool (*keep)(const struct agg_stack *st, void *arg);
 	void *keep_arg;
-	/* only_kind: the samples of that enum agg_kind only, and its two sample types (the agent's
-	 * CPU and off-CPU profiles); false: every sample, the types of the kinds the aggregate
+	/* only_origin: the samples of that origin only, and its two sample types (the agent's
+	 * CPU and off-CPU profiles); false: every sample, the types of the origins the aggregate
 	 * holds. */
-	bool only_kind;
-	enum agg_kind kind;
+	bool only_origin;
+	enum sample_origin origin;
 };
 
 /*

@@ -311,20 +311,21 @@ static int waker_only_kernel(struct sample_handler *sh, const struct waker_recor
 static int add_off_cpu(struct sample_handler *sh, const struct sample_record *s,
 		       const struct off_cpu_record *off, uint32_t comm_id, size_t n)
 {
+	struct sample_weight w = { .count = off->switches, .ns = off->off_ns };
 	const uint32_t *extra = NULL;
 	size_t m = 0;
 
 	if (off->waker_ns)
 		extra = wakers__take(sh->wakers, s->tid, off->waker_tid, off->waker_ns, &m);
 	if (!extra)
-		return aggregate__add_off_cpu(sh->agg, s->tgid, s->tid, comm_id, sh->locs, n,
-					      off->switches, off->off_ns);
+		return aggregate__add(sh->agg, s->tgid, s->tid, comm_id, SAMPLE_OFF_CPU, &w,
+				      sh->locs, n);
 	if (array_grow((void **)&sh->joined, &sh->joined_cap, n + m, sizeof(*sh->joined), 256))
 		return -ENOMEM;
 	memcpy(sh->joined, sh->locs, n * sizeof(*sh->joined));
 	memcpy(sh->joined + n, extra, m * sizeof(*sh->joined));
-	return aggregate__add_off_cpu(sh->agg, s->tgid, s->tid, comm_id, sh->joined, n + m,
-				      off->switches, off->off_ns);
+	return aggregate__add(sh->agg, s->tgid, s->tid, comm_id, SAMPLE_OFF_CPU, &w, sh->joined,
+			      n + m);
 }
 
 int sample_handler__handle(struct sample_handler *sh, const struct sample_record *s)
@@ -405,7 +406,8 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 	if (off)
 		err = add_off_cpu(sh, s, off, comm_id, n);
 	else
-		err = aggregate__add(sh->agg, s->tgid, s->tid, comm_id, sh->locs, n, 1);
+		err = aggregate__add(sh->agg, s->tgid, s->tid, comm_id, SAMPLE_CPU,
+				     &(struct sample_weight){ .count = 1 }, sh->locs, n);
 	if (stage_timers_on)
 		stage_timer__add(STAGE_AGGREGATE, now_ns() - t1);
 	return err;

@@ -53,7 +53,7 @@ const struct proc_stats *sample_handler__unwound(const struct sample_handler *sh
 /*
  * A RECORD_OFF_CPU (bpf/off_cpu.bpf.c): kept for the sample of the same cpu, tid and time that
  * follows it (SAMPLE_F_OFF_CPU), which is counted as its blocked periods and time off CPU
- * (aggregate__add_off_cpu()). An off-CPU sample without it is dropped.
+ * (SAMPLE_OFF_CPU). An off-CPU sample without it is dropped.
  */
 void sample_handler__off_cpu(struct sample_handler *sh, const struct off_cpu_record *r);
 

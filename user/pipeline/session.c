@@ -311,7 +311,7 @@ static int write_one(struct session *s, struct output_file *of, enum output_form
 			path);
 	else if (path && s->opts->off_cpu)
 		pr_info("wrote %s of %.3f s off CPU to %s", output__format_name(format),
-			aggregate__off_ns(s->agg) / 1e9, path);
+			aggregate__weight(s->agg, SAMPLE_OFF_CPU).ns / 1e9, path);
 	else if (path && format == OUTPUT_PPROF)
 		pr_info("wrote pprof profile of %" PRIu64 " samples (%" PRIu64 " stacks by thread) "
 			"to %s",

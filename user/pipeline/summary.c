@@ -31,7 +31,7 @@ static int count_stack(const struct agg_frame *frames, size_t n, uint64_t count,
 	t->stack_no++;
 	t->total += count;
 	/* --wakers: the waker's stack after "--" is not where this time went. */
-	if (st->kind == AGG_OFF_CPU)
+	if (st->origin == SAMPLE_OFF_CPU)
 		for (i = 1; i < n; i++)
 			if (frames[i].kind == FRAME_USER && frames[i].name != AGG_NO_NAME &&
 			    !strcmp(aggregate__str(t->agg, frames[i].name), "--")) {
@@ -127,11 +127,11 @@ out:
 static void print_off_cpu(FILE *fp, const struct summary_input *in)
 {
 	const struct bpf_stats *b = in->bpf;
+	struct sample_weight off = aggregate__weight(in->agg, SAMPLE_OFF_CPU);
 
 	if (!b) { /* a capture replayed: what it holds, not what BPF counted while it ran */
 		fprintf(fp, "bpfprof: replayed %.2f s off CPU: %.3f s blocked in %llu periods",
-			in->duration_ns / 1e9, aggregate__off_ns(in->agg) / 1e9,
-			(unsigned long long)aggregate__off_periods(in->agg));
+			in->duration_ns / 1e9, off.ns / 1e9, (unsigned long long)off.count);
 		if (!in->on_cpu) /* else the CPU samples' line has them */
 			fprintf(fp, "; %llu bad records", (unsigned long long)in->consumer->bad);
 		fprintf(fp, "\n");
@@ -140,9 +140,8 @@ static void print_off_cpu(FILE *fp, const struct summary_input *in)
 	fprintf(fp,
 		"bpfprof: profiled %.2f s off CPU: %llu blocked stacks received, %.3f s blocked "
 		"in %llu periods of >= %.0f us\n",
-		in->duration_ns / 1e9, (unsigned long long)b->off_cpu_records,
-		aggregate__off_ns(in->agg) / 1e9, (unsigned long long)aggregate__off_periods(in->agg),
-		in->off_cpu_min_ns / 1e3);
+		in->duration_ns / 1e9, (unsigned long long)b->off_cpu_records, off.ns / 1e9,
+		(unsigned long long)off.count, in->off_cpu_min_ns / 1e3);
 	fprintf(fp,
 		"bpfprof: switch-outs blocked in a system call: %llu; periods shorter: %llu; "
 		"blocked outside a system call (not counted): %llu\n",

@@ -47,9 +47,9 @@ struct aggregate {
 	uint32_t loc_cache[1u << LOC_CACHE_BITS]; /* location id + 1, or 0 */
 	struct stack_entry *stacks;
 	uint64_t samples;
-	bool off_cpu; /* an AGG_OFF_CPU stack was added */
-	bool cpu;     /* an AGG_CPU stack was added */
-	uint64_t off_ns, off_periods;
+	bool off_cpu;		  /* a SAMPLE_OFF_CPU stack was added */
+	bool cpu;		  /* a SAMPLE_CPU stack was added */
+	struct sample_weight off; /* of all SAMPLE_OFF_CPU samples */
 	uint64_t period_ns;   /* aggregate__set_period() */
 	uint32_t off_cpu_str; /* string id of "[off-cpu]" */
 };
@@ -264,12 +264,13 @@ int aggregate__set_lines(struct aggregate *agg, uint32_t id, const struct agg_li
 	return 0;
 }
 
-static int add(struct aggregate *agg, uint32_t pid, uint32_t tid, uint32_t comm, uint32_t kind,
-	       const uint32_t *locs, size_t n, uint64_t count, uint64_t off_ns)
+int aggregate__add(struct aggregate *agg, uint32_t pid, uint32_t tid, uint32_t comm,
+		   enum sample_origin origin, const struct sample_weight *w, const uint32_t *locs,
+		   size_t n)
 {
 	int64_t id;
 
-	if (kind == AGG_OFF_CPU && !agg->off_cpu_str) {
+	if (origin == SAMPLE_OFF_CPU && !agg->off_cpu_str) {
 		id = aggregate__string(agg, "[off-cpu]");
 		if (id < 0)
 			return id;
@@ -285,11 +286,11 @@ static int add(struct aggregate *agg, uint32_t pid, uint32_t tid, uint32_t comm,
 	if (!key)
 		return -ENOMEM;
 	key->count = 0;
-	key->off_ns = 0;
+	key->ns = 0;
 	key->pid = pid;
 	key->tid = tid;
 	key->comm = comm;
-	key->kind = kind;
+	key->origin = origin;
 	key->n = n;
 	memcpy(key->locs, locs, n * sizeof(*locs));
 	HASH_FIND(hh, agg->stacks, (char *)key + STACK_KEY_OFF, sz - STACK_KEY_OFF, e);
@@ -306,35 +307,23 @@ static int add(struct aggregate *agg, uint32_t pid, uint32_t tid, uint32_t comm,
 	}
 	if (key != (struct agg_stack *)buf)
 		free(key);
-	e->st.count += count;
-	e->st.off_ns += off_ns;
-	agg->samples += count;
-	agg->off_ns += off_ns;
-	if (kind == AGG_OFF_CPU)
-		agg->off_periods += count;
-	if (kind == AGG_OFF_CPU)
+	e->st.count += w->count;
+	e->st.ns += w->ns;
+	agg->samples += w->count;
+	if (origin == SAMPLE_OFF_CPU) {
+		agg->off.count += w->count;
+		agg->off.ns += w->ns;
 		agg->off_cpu = true;
-	else
+	} else {
 		agg->cpu = true;
+	}
 	return 0;
-}
-
-int aggregate__add(struct aggregate *agg, uint32_t pid, uint32_t tid, uint32_t comm,
-		   const uint32_t *locs, size_t n, uint64_t count)
-{
-	return add(agg, pid, tid, comm, AGG_CPU, locs, n, count, 0);
-}
-
-int aggregate__add_off_cpu(struct aggregate *agg, uint32_t pid, uint32_t tid, uint32_t comm,
-			   const uint32_t *locs, size_t n, uint64_t switches, uint64_t off_ns)
-{
-	return add(agg, pid, tid, comm, AGG_OFF_CPU, locs, n, switches, off_ns);
 }
 
 uint64_t aggregate__value(const struct aggregate *agg, const struct agg_stack *st)
 {
-	if (st->kind == AGG_OFF_CPU)
-		return (st->off_ns + 500) / 1000;
+	if (st->origin == SAMPLE_OFF_CPU)
+		return (st->ns + 500) / 1000;
 	return aggregate__mixed(agg) ? (st->count * agg->period_ns + 500) / 1000 : st->count;
 }
 
@@ -348,14 +337,15 @@ bool aggregate__mixed(const struct aggregate *agg)
 	return agg->off_cpu && agg->cpu;
 }
 
-uint64_t aggregate__off_ns(const struct aggregate *agg)
+struct sample_weight aggregate__weight(const struct aggregate *agg, enum sample_origin origin)
 {
-	return agg->off_ns;
-}
+	struct sample_weight w = {};
 
-uint64_t aggregate__off_periods(const struct aggregate *agg)
-{
-	return agg->off_periods;
+	if (origin == SAMPLE_OFF_CPU)
+		return agg->off;
+	/* Every sample not off CPU is a CPU sample, of no time of its own. */
+	w.count = agg->samples - agg->off.count;
+	return w;
 }
 
 bool aggregate__has_off_cpu(const struct aggregate *agg)
@@ -404,7 +394,7 @@ int aggregate__for_each_frames(const struct aggregate *agg, aggregate_frames_fn 
 		}
 		frames[n].name = st->comm;
 		frames[n++].kind = FRAME_COMM;
-		if (st->kind == AGG_OFF_CPU && aggregate__mixed(agg)) {
+		if (st->origin == SAMPLE_OFF_CPU && aggregate__mixed(agg)) {
 			if (array_grow((void **)&frames, &cap, 2, sizeof(*frames), 64)) {
 				ret = -ENOMEM;
 				break;

@@ -54,19 +54,26 @@ struct agg_location {
 	uint32_t lines_cnt;
 };
 
-/* agg_stack.kind */
-enum agg_kind {
-	AGG_CPU,     /* perf_event samples */
-	AGG_OFF_CPU, /* blocked periods (--off-cpu, bpf/off_cpu.bpf.c) */
+/* Where a sample comes from: the aggregate keys on it (agg_stack.origin). */
+enum sample_origin {
+	SAMPLE_CPU,	/* a perf_event sample */
+	SAMPLE_OFF_CPU, /* a blocked period (--off-cpu, bpf/off_cpu.bpf.c) */
 };
 
-/* One unique sample key and its values (pprof Sample). */
+/* What a sample weighs, by its origin; a stack's is the sum of its samples'. */
+struct sample_weight {
+	uint64_t count; /* SAMPLE_CPU: samples (1 each); SAMPLE_OFF_CPU: blocked periods (switches) */
+	uint64_t ns;	/* SAMPLE_OFF_CPU: time off CPU, ns; SAMPLE_CPU: 0, its time is count times
+			 * the aggregate's one period (aggregate__set_period()) */
+};
+
+/* One unique sample key and its weight (pprof Sample). */
 struct agg_stack {
-	uint64_t count;	 /* AGG_CPU: samples; AGG_OFF_CPU: blocked periods (switches) */
-	uint64_t off_ns; /* AGG_OFF_CPU: their time off CPU, ns; else 0 */
+	uint64_t count; /* sample_weight.count */
+	uint64_t ns;	/* sample_weight.ns */
 	uint32_t pid, tid;
 	uint32_t comm;	 /* string id of the thread's name */
-	uint32_t kind;	 /* enum agg_kind */
+	uint32_t origin; /* enum sample_origin */
 	uint32_t n;	 /* locations */
 	uint32_t locs[]; /* location ids, root first */
 };
@@ -112,17 +119,15 @@ int aggregate__set_lines(struct aggregate *agg, uint32_t id, const struct agg_li
 /* Sets the kind of location id (a JIT location its perf map does not name is FRAME_USER). */
 void aggregate__set_kind(struct aggregate *agg, uint32_t id, enum frame_kind kind);
 
-/* Adds count samples of thread tid of process pid, named comm (string id), with the stack
- * locs[0..n), root first. 0 or -ENOMEM. */
+/* Adds a sample of origin weighing *w to the stack of thread tid of process pid, named comm
+ * (string id), with the locations locs[0..n), root first. 0 or -ENOMEM. */
 int aggregate__add(struct aggregate *agg, uint32_t pid, uint32_t tid, uint32_t comm,
-		   const uint32_t *locs, size_t n, uint64_t count);
-/* Adds switches blocked periods of off_ns ns in all (AGG_OFF_CPU), as aggregate__add(). */
-int aggregate__add_off_cpu(struct aggregate *agg, uint32_t pid, uint32_t tid, uint32_t comm,
-			   const uint32_t *locs, size_t n, uint64_t switches, uint64_t off_ns);
+		   enum sample_origin origin, const struct sample_weight *w, const uint32_t *locs,
+		   size_t n);
 /*
  * What the folded and flame graph outputs count for st: samples, or for an off-CPU stack
  * microseconds off CPU (bcc offcputime -f's unit), rounded to nearest. When the aggregate holds
- * both kinds (--off-cpu --on-cpu) both count microseconds: a sample its period
+ * both origins (--off-cpu --on-cpu) both count microseconds: a sample its period
  * (aggregate__set_period()).
  */
 uint64_t aggregate__value(const struct aggregate *agg, const struct agg_stack *st);
@@ -134,10 +139,9 @@ bool aggregate__mixed(const struct aggregate *agg);
 /* Unique sample keys, total samples (perf_event samples and off-CPU periods). */
 size_t aggregate__stacks(const struct aggregate *agg);
 uint64_t aggregate__samples(const struct aggregate *agg);
-/* Time off CPU of all AGG_OFF_CPU stacks, ns, and their blocked periods. */
-uint64_t aggregate__off_ns(const struct aggregate *agg);
-uint64_t aggregate__off_periods(const struct aggregate *agg);
-/* Whether any stack is AGG_OFF_CPU. */
+/* The weight of all samples of origin (SAMPLE_OFF_CPU: blocked periods and time off CPU). */
+struct sample_weight aggregate__weight(const struct aggregate *agg, enum sample_origin origin);
+/* Whether any stack is SAMPLE_OFF_CPU. */
 bool aggregate__has_off_cpu(const struct aggregate *agg);
 
 /* Calls cb once per unique sample key (order unspecified); stops early when cb returns non-zero

@@ -55,11 +55,15 @@ static void test_sorted_summed_suffixed(void **state)
 	/* Locations are stable, and a kernel and a user frame of one name are two locations. */
 	assert_int_equal(loc(agg, "main", FRAME_USER), a[0]);
 	assert_int_not_equal(loc(agg, "main", FRAME_KERNEL), a[0]);
-	assert_int_equal(aggregate__add(agg, 1, 1, comm, a, 3, 2), 0);
-	assert_int_equal(aggregate__add(agg, 1, 1, comm, b, 2, 1), 0);
-	assert_int_equal(aggregate__add(agg, 1, 1, comm, a, 3, 3), 0);
+	assert_int_equal(
+		aggregate__add(agg, 1, 1, comm, SAMPLE_CPU, &(struct sample_weight){ 2 }, a, 3), 0);
+	assert_int_equal(
+		aggregate__add(agg, 1, 1, comm, SAMPLE_CPU, &(struct sample_weight){ 1 }, b, 2), 0);
+	assert_int_equal(
+		aggregate__add(agg, 1, 1, comm, SAMPLE_CPU, &(struct sample_weight){ 3 }, a, 3), 0);
 	/* Another thread: its own sample key, but the same folded line. */
-	assert_int_equal(aggregate__add(agg, 1, 2, comm, a, 3, 4), 0);
+	assert_int_equal(
+		aggregate__add(agg, 1, 2, comm, SAMPLE_CPU, &(struct sample_weight){ 4 }, a, 3), 0);
 	assert_int_equal(aggregate__stacks(agg), 3);
 	assert_int_equal(aggregate__samples(agg), 10);
 	text = folded(agg);
@@ -90,7 +94,8 @@ static void test_inline_lines(void **state)
 	lines[1] = (struct agg_line){ .function = str(agg, "middle"), .line = 2 };
 	lines[2] = (struct agg_line){ .function = str(agg, "outer"), .line = 1 };
 	assert_int_equal(aggregate__set_lines(agg, l[1], lines, 3), 0);
-	assert_int_equal(aggregate__add(agg, 7, 7, comm, l, 2, 1), 0);
+	assert_int_equal(
+		aggregate__add(agg, 7, 7, comm, SAMPLE_CPU, &(struct sample_weight){ 1 }, l, 2), 0);
 	text = folded(agg);
 	assert_string_equal(text, "p;[unknown];outer;middle_[i];leaf_[i] 1\n");
 	free(text);
@@ -105,7 +110,8 @@ static void test_control_chars(void **state)
 
 	comm = str(agg, "a\tb");
 	s[0] = loc(agg, "f\nx", FRAME_USER);
-	assert_int_equal(aggregate__add(agg, 1, 1, comm, s, 1, 1), 0);
+	assert_int_equal(
+		aggregate__add(agg, 1, 1, comm, SAMPLE_CPU, &(struct sample_weight){ 1 }, s, 1), 0);
 	text = folded(agg);
 	assert_string_equal(text, "a?b;f?x 1\n");
 	free(text);
@@ -127,9 +133,12 @@ static void test_counts_lines_written(void **state)
 	a[0] = loc(agg, "main", FRAME_USER);
 	a[1] = loc(agg, "work", FRAME_USER);
 	b[0] = a[0];
-	assert_int_equal(aggregate__add(agg, 1, 1, comm, a, 2, 3), 0);
-	assert_int_equal(aggregate__add(agg, 1, 2, comm, a, 2, 6), 0);
-	assert_int_equal(aggregate__add(agg, 1, 1, comm, b, 1, 1), 0);
+	assert_int_equal(
+		aggregate__add(agg, 1, 1, comm, SAMPLE_CPU, &(struct sample_weight){ 3 }, a, 2), 0);
+	assert_int_equal(
+		aggregate__add(agg, 1, 2, comm, SAMPLE_CPU, &(struct sample_weight){ 6 }, a, 2), 0);
+	assert_int_equal(
+		aggregate__add(agg, 1, 1, comm, SAMPLE_CPU, &(struct sample_weight){ 1 }, b, 1), 0);
 	assert_int_equal(aggregate__stacks(agg), 3);
 	assert_int_equal(output_folded__write(agg, mem, &c), 0);
 	fclose(mem);
@@ -153,19 +162,24 @@ static void test_off_cpu(void **state)
 	comm = str(agg, "app");
 	a[0] = loc(agg, "main", FRAME_USER);
 	a[1] = loc(agg, "schedule", FRAME_KERNEL);
-	assert_int_equal(aggregate__add_off_cpu(agg, 1, 1, comm, a, 2, 3, 1500400), 0);
-	assert_int_equal(aggregate__add_off_cpu(agg, 1, 1, comm, a, 2, 1, 1100), 0);
+	assert_int_equal(aggregate__add(agg, 1, 1, comm, SAMPLE_OFF_CPU,
+					&(struct sample_weight){ 3, 1500400 }, a, 2),
+			 0);
+	assert_int_equal(aggregate__add(agg, 1, 1, comm, SAMPLE_OFF_CPU,
+					&(struct sample_weight){ 1, 1100 }, a, 2),
+			 0);
 	assert_true(aggregate__has_off_cpu(agg));
 	assert_false(aggregate__mixed(agg));
-	assert_int_equal(aggregate__off_ns(agg), 1501500);
-	assert_int_equal(aggregate__off_periods(agg), 4);
+	assert_int_equal(aggregate__weight(agg, SAMPLE_OFF_CPU).ns, 1501500);
+	assert_int_equal(aggregate__weight(agg, SAMPLE_OFF_CPU).count, 4);
 	text = folded(agg);
 	assert_string_equal(text, "app;main;schedule_[k] 1502\n");
 	free(text);
 
 	/* 2 samples at 1 ms each: 2000 us, a stack of their own. */
 	aggregate__set_period(agg, 1000000);
-	assert_int_equal(aggregate__add(agg, 1, 1, comm, a, 2, 2), 0);
+	assert_int_equal(
+		aggregate__add(agg, 1, 1, comm, SAMPLE_CPU, &(struct sample_weight){ 2 }, a, 2), 0);
 	assert_true(aggregate__mixed(agg));
 	assert_int_equal(aggregate__stacks(agg), 2);
 	text = folded(agg);

@@ -46,7 +46,9 @@ static void test_roundtrip(void **state)
 	lines[0] = (struct agg_line){ str(agg, "inlined_leaf"), str(agg, "leaf.h"), 7 };
 	lines[1] = (struct agg_line){ str(agg, "outer"), str(agg, "outer.c"), 20 };
 	assert_int_equal(aggregate__set_lines(agg, locs[1], lines, 2), 0);
-	assert_int_equal(aggregate__add(agg, 10, 11, comm, locs, 2, 3), 0);
+	assert_int_equal(aggregate__add(agg, 10, 11, comm, SAMPLE_CPU, &(struct sample_weight){ 3 },
+					locs, 2),
+			 0);
 
 	assert_int_equal(output_pprof__encode(agg, &o, &gz, &gz_sz), 0);
 	raw = gunzip(gz, gz_sz, &sz);
@@ -144,9 +146,13 @@ static void test_system_name(void **state)
 					  .system_name = str(agg, mangled[i]) };
 		assert_int_equal(aggregate__set_lines(agg, v, &line, 1), 0);
 	}
-	assert_int_equal(aggregate__add(agg, 1, 1, comm, locs, 2, 1), 0);
+	assert_int_equal(aggregate__add(agg, 1, 1, comm, SAMPLE_CPU, &(struct sample_weight){ 1 },
+					locs, 2),
+			 0);
 	locs[1] = locs[2];
-	assert_int_equal(aggregate__add(agg, 1, 1, comm, locs, 2, 1), 0);
+	assert_int_equal(aggregate__add(agg, 1, 1, comm, SAMPLE_CPU, &(struct sample_weight){ 1 },
+					locs, 2),
+			 0);
 
 	assert_int_equal(output_pprof__encode(agg, &o, &gz, &gz_sz), 0);
 	raw = gunzip(gz, gz_sz, &sz);
@@ -193,8 +199,12 @@ static void test_keep(void **state)
 	comm = str(agg, "x");
 	a = aggregate__location(agg, FRAME_USER, NULL, 0, str(agg, "shared"));
 	b = aggregate__location(agg, FRAME_USER, NULL, 0, str(agg, "other"));
-	assert_int_equal(aggregate__add(agg, 10, 10, comm, &a, 1, 2), 0);
-	assert_int_equal(aggregate__add(agg, 20, 20, comm, &b, 1, 5), 0);
+	assert_int_equal(aggregate__add(agg, 10, 10, comm, SAMPLE_CPU, &(struct sample_weight){ 2 },
+					&a, 1),
+			 0);
+	assert_int_equal(aggregate__add(agg, 20, 20, comm, SAMPLE_CPU, &(struct sample_weight){ 5 },
+					&b, 1),
+			 0);
 	assert_int_equal(output_pprof__encode(agg, &o, &gz, &gz_sz), 0);
 	raw = gunzip(gz, gz_sz, &sz);
 	p = perftools__profiles__profile__unpack(NULL, sz, raw);
@@ -228,8 +238,12 @@ static void test_profile_labels(void **state)
 
 	comm = str(agg, "web");
 	a = aggregate__location(agg, FRAME_USER, NULL, 0, str(agg, "main"));
-	assert_int_equal(aggregate__add(agg, 10, 10, comm, &a, 1, 2), 0);
-	assert_int_equal(aggregate__add(agg, 10, 12, comm, &a, 1, 1), 0);
+	assert_int_equal(aggregate__add(agg, 10, 10, comm, SAMPLE_CPU, &(struct sample_weight){ 2 },
+					&a, 1),
+			 0);
+	assert_int_equal(aggregate__add(agg, 10, 12, comm, SAMPLE_CPU, &(struct sample_weight){ 1 },
+					&a, 1),
+			 0);
 	assert_int_equal(output_pprof__encode(agg, &o, &gz, &gz_sz), 0);
 	raw = gunzip(gz, gz_sz, &sz);
 	p = perftools__profiles__profile__unpack(NULL, sz, raw);

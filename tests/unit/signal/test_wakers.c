@@ -96,7 +96,8 @@ static char *joined(struct fixture *f, uint32_t tid, uint64_t t)
 	extra = wakers__take(f->w, tid, 20, t, &m);
 	for (i = 0; extra && i < m; i++)
 		locs[n++] = extra[i];
-	assert_int_equal(aggregate__add_off_cpu(f->agg, 10, tid, f->comm_waiter, locs, n, 1, 7000),
+	assert_int_equal(aggregate__add(f->agg, 10, tid, f->comm_waiter, SAMPLE_OFF_CPU,
+					&(struct sample_weight){ 1, 7000 }, locs, n),
 			 0);
 	mem = open_memstream(&buf, &sz);
 	assert_int_equal(output_folded__write(f->agg, mem, NULL), 0);

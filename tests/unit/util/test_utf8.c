@@ -99,7 +99,9 @@ static void test_aggregate_pprof(void **state)
 	lines[0] = (struct agg_line){ str(agg, "main.\xc0\xafleaf"), str(agg, "x\xfe.go"), 7 };
 	lines[1] = (struct agg_line){ str(agg, valid[2]), str(agg, valid[7]), 20 };
 	assert_int_equal(aggregate__set_lines(agg, loc, lines, 2), 0);
-	assert_int_equal(aggregate__add(agg, 10, 11, comm, &loc, 1, 3), 0);
+	assert_int_equal(aggregate__add(agg, 10, 11, comm, SAMPLE_CPU, &(struct sample_weight){ 3 },
+					&loc, 1),
+			 0);
 
 	assert_int_equal(output_pprof__encode(agg, &o, &gz, &gz_sz), 0);
 	raw = gunzip(gz, gz_sz, &sz);
