@@ -13,6 +13,7 @@
 #include "sampling/targets.h"
 #include "runtime/python/python.h"
 #include "runtime/runtime.h"
+#include "signal/off_cpu.h"
 #include "util/util.h"
 
 struct consumer {
@@ -73,10 +74,10 @@ int consumer__handle(struct consumer *c, const void *data, size_t sz)
 			err = python__code(c->python, v.py_code);
 		break;
 	case RECORD_OFF_CPU:
-		sample_handler__off_cpu(c->sh, v.off_cpu);
+		off_cpu__record(sample_handler__off_cpu(c->sh), v.off_cpu);
 		break;
 	case RECORD_WAKER:
-		sample_handler__waker(c->sh, v.waker);
+		off_cpu__waker_record(sample_handler__off_cpu(c->sh), v.waker);
 		break;
 	default: /* a runtime's section of bpf/record.h */
 		err = runtimes__record(c->runtimes, data, sz);

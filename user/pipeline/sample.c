@@ -17,7 +17,7 @@
 #include "runtime/runtime.h"
 #include "unwind/proc_unwind.h"
 #include "runtime/python/python.h"
-#include "signal/wakers.h"
+#include "signal/off_cpu.h"
 
 struct sample_handler {
 	struct proc_table *pt;
@@ -28,28 +28,19 @@ struct sample_handler {
 	size_t locs_cap;	     /* max_frames + BPFPROF_PY_FRAMES_MAX + BPFPROF_KSTACK_MAX */
 	int *eval;		     /* per user frame: which Python group replaces it, or -1 */
 	const char **modules;	     /* module of each user frame, for --stats */
-	struct pending off_cpu;	     /* RECORD_OFF_CPUs */
-	struct pending waker_recs;   /* RECORD_WAKERs */
-	struct wakers *wakers;	     /* waker stacks by the thread they woke */
-	uint32_t *joined;	     /* an off-CPU stack with its waker's: joined_cap */
-	size_t joined_cap;
+	struct off_cpu *off_cpu;     /* RECORD_OFF_CPUs, RECORD_WAKERs and waker stacks */
 	struct proc_stats unwound;   /* every process's unwinding counters, summed */
 };
 
-void sample_handler__off_cpu(struct sample_handler *sh, const struct off_cpu_record *r)
+struct off_cpu *sample_handler__off_cpu(struct sample_handler *sh)
 {
-	pending__put(&sh->off_cpu, r->cpu, r->tid, r->time_ns, r, sizeof(*r));
-}
-
-void sample_handler__waker(struct sample_handler *sh, const struct waker_record *r)
-{
-	pending__put(&sh->waker_recs, r->cpu, r->tid, r->time_ns, r, sizeof(*r));
+	return sh->off_cpu;
 }
 
 void sample_handler__forget(struct sample_handler *sh, uint32_t tgid, bool exec)
 {
 	if (!exec)
-		wakers__forget(sh->wakers, tgid);
+		off_cpu__forget(sh->off_cpu, tgid);
 }
 
 struct sample_handler *sample_handler__new(struct proc_table *pt, struct aggregate *agg,
@@ -67,10 +58,8 @@ struct sample_handler *sample_handler__new(struct proc_table *pt, struct aggrega
 	sh->locs = calloc(sh->locs_cap, sizeof(*sh->locs));
 	sh->modules = calloc(opts->max_frames, sizeof(*sh->modules));
 	sh->eval = calloc(opts->max_frames, sizeof(*sh->eval));
-	sh->wakers = wakers__new(opts->ksyms);
-	if (!sh->frames || !sh->locs || !sh->modules || !sh->eval || !sh->wakers ||
-	    pending__init(&sh->off_cpu, sizeof(struct off_cpu_record)) ||
-	    pending__init(&sh->waker_recs, sizeof(struct waker_record))) {
+	sh->off_cpu = off_cpu__new(opts->ksyms);
+	if (!sh->frames || !sh->locs || !sh->modules || !sh->eval || !sh->off_cpu) {
 		sample_handler__free(sh);
 		errno = ENOMEM;
 		return NULL;
@@ -82,7 +71,7 @@ void sample_handler__set_aggregate(struct sample_handler *sh, struct aggregate *
 {
 	sh->agg = agg;
 	/* Their locations are the old aggregate's. */
-	wakers__clear(sh->wakers);
+	off_cpu__clear(sh->off_cpu);
 }
 
 const struct proc_stats *sample_handler__unwound(const struct sample_handler *sh)
@@ -98,10 +87,7 @@ void sample_handler__free(struct sample_handler *sh)
 	free(sh->locs);
 	free(sh->modules);
 	free(sh->eval);
-	pending__free(&sh->off_cpu);
-	pending__free(&sh->waker_recs);
-	wakers__free(sh->wakers);
-	free(sh->joined);
+	off_cpu__free(sh->off_cpu);
 	free(sh);
 }
 
@@ -292,46 +278,8 @@ static void learn_copy_size(struct sample_handler *sh, struct proc *p, struct un
 				    stop == UNWIND_STOP_TRUNCATED);
 }
 
-/* The stack of a waker that is not a target: its kernel frames and its comm. */
-static int waker_only_kernel(struct sample_handler *sh, const struct waker_record *waker,
-			     const struct sample_record *s)
-{
-	char comm[BPFPROF_COMM_LEN + 1];
-	int64_t comm_id;
-
-	memcpy(comm, s->comm, BPFPROF_COMM_LEN);
-	comm[BPFPROF_COMM_LEN] = '\0';
-	comm_id = aggregate__string(sh->agg, comm);
-	if (comm_id < 0)
-		return comm_id;
-	return wakers__put(sh->wakers, sh->agg, waker, s, NULL, 0, comm_id);
-}
-
-/* An off-CPU sample, sh->locs[0..n): with its waker's stack after it when one was kept. */
-static int add_off_cpu(struct sample_handler *sh, const struct sample_record *s,
-		       const struct off_cpu_record *off, uint32_t comm_id, size_t n)
-{
-	struct sample_weight w = { .count = off->switches, .ns = off->off_ns };
-	const uint32_t *extra = NULL;
-	size_t m = 0;
-
-	if (off->waker_ns)
-		extra = wakers__take(sh->wakers, s->tid, off->waker_tid, off->waker_ns, &m);
-	if (!extra)
-		return aggregate__add(sh->agg, s->tgid, s->tid, comm_id, SAMPLE_OFF_CPU, &w,
-				      sh->locs, n);
-	if (array_grow((void **)&sh->joined, &sh->joined_cap, n + m, sizeof(*sh->joined), 256))
-		return -ENOMEM;
-	memcpy(sh->joined, sh->locs, n * sizeof(*sh->joined));
-	memcpy(sh->joined + n, extra, m * sizeof(*sh->joined));
-	return aggregate__add(sh->agg, s->tgid, s->tid, comm_id, SAMPLE_OFF_CPU, &w, sh->joined,
-			      n + m);
-}
-
 int sample_handler__handle(struct sample_handler *sh, const struct sample_record *s)
 {
-	const struct off_cpu_record *off = NULL;
-	const struct waker_record *waker = NULL;
 	struct runtime_sample rs = {};
 	char comm[BPFPROF_COMM_LEN + 1];
 	struct unwinder *uw;
@@ -339,23 +287,16 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 	uint64_t t0 = 0, t1 = 0;
 	size_t n = 0, i;
 	struct proc *p;
+	enum sample_origin origin;
+	struct sample_weight w;
+	const uint32_t *locs;
 	int64_t id, comm_id;
 	int cnt, err;
 	uint32_t cap;
 
-	if (s->flags & SAMPLE_F_OFF_CPU) {
-		off = pending__take(&sh->off_cpu, s->cpu, s->tid, s->time_ns);
-		if (!off) /* its RECORD_OFF_CPU was lost: no time to count */
-			return 0;
-	}
-	if (s->flags & SAMPLE_F_WAKER) {
-		waker = pending__take(&sh->waker_recs, s->cpu, s->tid, s->time_ns);
-		if (!waker) /* no thread to give it to */
-			return 0;
-		/* Not a target: its kernel stack and comm only, nothing of its process. */
-		if (!(s->flags & SAMPLE_F_USER_REGS))
-			return waker_only_kernel(sh, waker, s);
-	}
+	err = off_cpu__take(sh->off_cpu, sh->agg, s, &origin, &w);
+	if (err)
+		return err < 0 ? err : 0;
 	p = proc_table__find(sh->pt, s->tgid, true);
 	uw = p ? proc_unwind__unwinder(p) : NULL;
 	if (!uw)
@@ -391,8 +332,9 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 	err = user_locations(sh, p, s, cnt, &n);
 	if (err)
 		return err;
-	if (waker) /* not a sample of its own: the stack goes with the off-CPU one it woke */
-		return wakers__put(sh->wakers, sh->agg, waker, s, sh->locs, n, comm_id);
+	err = off_cpu__waker_stack(sh->off_cpu, sh->agg, s, sh->locs, n, comm_id);
+	if (err)
+		return err < 0 ? err : 0;
 	if (sh->opts.stats &&
 	    unwind_stats__add(sh->opts.stats, s->tgid, proc__comm(p)[0] ? proc__comm(p) : comm,
 			      sh->frames, sh->modules, cnt, stop, unwinder__stop_frame(uw)))
@@ -403,11 +345,9 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 			return id;
 		sh->locs[n++] = id;
 	}
-	if (off)
-		err = add_off_cpu(sh, s, off, comm_id, n);
-	else
-		err = aggregate__add(sh->agg, s->tgid, s->tid, comm_id, SAMPLE_CPU,
-				     &(struct sample_weight){ .count = 1 }, sh->locs, n);
+	locs = off_cpu__stack(sh->off_cpu, s, sh->locs, &n);
+	err = locs ? aggregate__add(sh->agg, s->tgid, s->tid, comm_id, origin, &w, locs, n) :
+		     -ENOMEM;
 	if (stage_timers_on)
 		stage_timer__add(STAGE_AGGREGATE, now_ns() - t1);
 	return err;

@@ -15,6 +15,7 @@ struct proc_stats;
 struct unwind_stats;
 struct python;
 struct ksyms;
+struct off_cpu;
 
 struct sample_handler_opts {
 	uint32_t stack_cap;	     /* copy size of samples without SAMPLE_F_STACK_CAPPED (older
@@ -50,18 +51,9 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
  * /metrics); valid while sh is. */
 const struct proc_stats *sample_handler__unwound(const struct sample_handler *sh);
 
-/*
- * A RECORD_OFF_CPU (bpf/off_cpu.bpf.c): kept for the sample of the same cpu, tid and time that
- * follows it (SAMPLE_F_OFF_CPU), which is counted as its blocked periods and time off CPU
- * (SAMPLE_OFF_CPU). An off-CPU sample without it is dropped.
- */
-void sample_handler__off_cpu(struct sample_handler *sh, const struct off_cpu_record *r);
-
-/*
- * A RECORD_WAKER (--wakers): kept for the waker's sample that follows it (SAMPLE_F_WAKER),
- * whose stack is then kept (profile/wakers.h) for the off-CPU sample of the thread it woke.
- */
-void sample_handler__waker(struct sample_handler *sh, const struct waker_record *r);
+/* The off-CPU module (signal/off_cpu.h) whose RECORD_OFF_CPUs and RECORD_WAKERs (--off-cpu,
+ * --wakers) the samples take, owned by the handler. */
+struct off_cpu *sample_handler__off_cpu(struct sample_handler *sh);
 
 /* Process tgid exec'd (exec) or exited: at its exit, the waker stacks kept for its threads
  * go. */
