@@ -5,6 +5,8 @@
 #include "pipeline/summary.h"
 #include "unwind/proc_unwind.h"
 #include "runtime/jit/perf_map.h"
+#include "signal/off_cpu.h"
+#include "signal/wakers.h"
 #include "unwind/unwind.h"
 
 struct func_count {
@@ -32,12 +34,7 @@ static int count_stack(const struct agg_frame *frames, size_t n, uint64_t count,
 	t->total += count;
 	/* --wakers: the waker's stack after "--" is not where this time went. */
 	if (st->origin == SAMPLE_OFF_CPU)
-		for (i = 1; i < n; i++)
-			if (frames[i].kind == FRAME_USER && frames[i].name != AGG_NO_NAME &&
-			    !strcmp(aggregate__str(t->agg, frames[i].name), "--")) {
-				n = i;
-				break;
-			}
+		n = wakers__blocked_frames(t->agg, frames, n);
 	if (n < 2)
 		return 0;
 	/* A location the symbolizer has not named (AGG_NO_NAME) is no function. */
@@ -123,44 +120,6 @@ out:
 	free(order);
 }
 
-/* --off-cpu: what BPF saw of the targets' blocked periods and what it kept. */
-static void print_off_cpu(FILE *fp, const struct summary_input *in)
-{
-	const struct bpf_stats *b = in->bpf;
-	struct sample_weight off = aggregate__weight(in->agg, SAMPLE_OFF_CPU);
-
-	if (!b) { /* a capture replayed: what it holds, not what BPF counted while it ran */
-		fprintf(fp, "bpfprof: replayed %.2f s off CPU: %.3f s blocked in %llu periods",
-			in->duration_ns / 1e9, off.ns / 1e9, (unsigned long long)off.count);
-		if (!in->on_cpu) /* else the CPU samples' line has them */
-			fprintf(fp, "; %llu bad records", (unsigned long long)in->consumer->bad);
-		fprintf(fp, "\n");
-		return;
-	}
-	fprintf(fp,
-		"bpfprof: profiled %.2f s off CPU: %llu blocked stacks received, %.3f s blocked "
-		"in %llu periods of >= %.0f us\n",
-		in->duration_ns / 1e9, (unsigned long long)b->off_cpu_records, off.ns / 1e9,
-		(unsigned long long)off.count, in->off_cpu_min_ns / 1e3);
-	fprintf(fp,
-		"bpfprof: switch-outs blocked in a system call: %llu; periods shorter: %llu; "
-		"blocked outside a system call (not counted): %llu\n",
-		(unsigned long long)b->off_cpu_switches, (unsigned long long)b->off_cpu_short,
-		(unsigned long long)b->off_cpu_no_syscall);
-	fprintf(fp,
-		"bpfprof: over --off-cpu-max-rate: %llu stacks not written (their %.3f s blocked "
-		"are added to each thread's next stack written, if any); lost: %llu (ringbuf "
-		"full); %llu stack copies failed, %llu bad records\n",
-		(unsigned long long)b->off_cpu_limited, b->off_cpu_limited_ns / 1e9,
-		(unsigned long long)b->off_cpu_lost, (unsigned long long)b->stack_copy_failed,
-		(unsigned long long)in->consumer->bad);
-	if (b->wakers || b->wakers_lost)
-		fprintf(fp,
-			"bpfprof: wakers: %llu stacks written, %llu not (ringbuf full or over "
-			"--off-cpu-max-rate)\n",
-			(unsigned long long)b->wakers, (unsigned long long)b->wakers_lost);
-}
-
 /* Perf maps read only in part (too large) or for some addresses only: JIT frames there stay
  * "[anon]+0xOFF". Nothing when every map was read whole. */
 static void print_perf_maps(FILE *fp)
@@ -187,12 +146,20 @@ void summary__print(FILE *fp, const struct summary_input *in)
 	const struct bpf_stats *b = in->bpf;
 	struct proc_stats st;
 	struct proc_table_counts counts;
+	struct off_cpu_summary oc = {
+		.duration_ns = in->duration_ns,
+		.bpf = in->bpf,
+		.agg = in->agg,
+		.min_ns = in->off_cpu_min_ns,
+		.on_cpu = in->on_cpu,
+		.bad_records = in->consumer->bad,
+	};
 	uint64_t user_samples;
 	int i;
 
 	st = *in->unwound;
 	if (in->off_cpu)
-		print_off_cpu(fp, in);
+		off_cpu__print_summary(fp, &oc);
 	if (in->off_cpu && !in->on_cpu)
 		goto unwound;
 	fprintf(fp, "bpfprof: %s %.2f s at %llu Hz: %llu samples received",

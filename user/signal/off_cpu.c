@@ -2,6 +2,7 @@
 /* off_cpu.c: RECORD_OFF_CPU and RECORD_WAKER joined to their samples, waker stacks joined to the
  * blocked stacks they woke. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "signal/off_cpu.h"
@@ -139,4 +140,42 @@ void off_cpu__clear(struct off_cpu *oc)
 void off_cpu__forget(struct off_cpu *oc, uint32_t tgid)
 {
 	wakers__forget(oc->wakers, tgid);
+}
+
+/* --off-cpu: what BPF saw of the targets' blocked periods and what it kept. */
+void off_cpu__print_summary(FILE *fp, const struct off_cpu_summary *in)
+{
+	const struct bpf_stats *b = in->bpf;
+	struct sample_weight off = aggregate__weight(in->agg, SAMPLE_OFF_CPU);
+
+	if (!b) { /* a capture replayed: what it holds, not what BPF counted while it ran */
+		fprintf(fp, "bpfprof: replayed %.2f s off CPU: %.3f s blocked in %llu periods",
+			in->duration_ns / 1e9, off.ns / 1e9, (unsigned long long)off.count);
+		if (!in->on_cpu) /* else the CPU samples' line has them */
+			fprintf(fp, "; %llu bad records", (unsigned long long)in->bad_records);
+		fprintf(fp, "\n");
+		return;
+	}
+	fprintf(fp,
+		"bpfprof: profiled %.2f s off CPU: %llu blocked stacks received, %.3f s blocked "
+		"in %llu periods of >= %.0f us\n",
+		in->duration_ns / 1e9, (unsigned long long)b->off_cpu_records, off.ns / 1e9,
+		(unsigned long long)off.count, in->min_ns / 1e3);
+	fprintf(fp,
+		"bpfprof: switch-outs blocked in a system call: %llu; periods shorter: %llu; "
+		"blocked outside a system call (not counted): %llu\n",
+		(unsigned long long)b->off_cpu_switches, (unsigned long long)b->off_cpu_short,
+		(unsigned long long)b->off_cpu_no_syscall);
+	fprintf(fp,
+		"bpfprof: over --off-cpu-max-rate: %llu stacks not written (their %.3f s blocked "
+		"are added to each thread's next stack written, if any); lost: %llu (ringbuf "
+		"full); %llu stack copies failed, %llu bad records\n",
+		(unsigned long long)b->off_cpu_limited, b->off_cpu_limited_ns / 1e9,
+		(unsigned long long)b->off_cpu_lost, (unsigned long long)b->stack_copy_failed,
+		(unsigned long long)in->bad_records);
+	if (b->wakers || b->wakers_lost)
+		fprintf(fp,
+			"bpfprof: wakers: %llu stacks written, %llu not (ringbuf full or over "
+			"--off-cpu-max-rate)\n",
+			(unsigned long long)b->wakers, (unsigned long long)b->wakers_lost);
 }

@@ -13,7 +13,9 @@
 #ifndef BPFPROF_OFF_CPU_H
 #define BPFPROF_OFF_CPU_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include "bpf/record.h"
 #include "profile/aggregate.h"
@@ -63,5 +65,19 @@ void off_cpu__clear(struct off_cpu *oc);
 
 /* Process tgid exited: the waker stacks kept for its threads are forgotten. */
 void off_cpu__forget(struct off_cpu *oc, uint32_t tgid);
+
+/* What the off-CPU summary lines tell. */
+struct off_cpu_summary {
+	uint64_t duration_ns;	     /* wall time profiled */
+	const struct bpf_stats *bpf; /* counters of the BPF programs; NULL: a capture replayed */
+	const struct aggregate *agg; /* its SAMPLE_OFF_CPU weight: what was kept */
+	uint64_t min_ns;	     /* --off-cpu-min-us, ns */
+	bool on_cpu;	      /* CPU samples too (--on-cpu): their line has the bad records */
+	uint64_t bad_records; /* records the consumer could not decode */
+};
+
+/* --off-cpu: prints the "bpfprof: ..." lines of what BPF saw of the targets' blocked periods
+ * and what it kept (a replay: what the capture holds) to fp. */
+void off_cpu__print_summary(FILE *fp, const struct off_cpu_summary *in);
 
 #endif /* BPFPROF_OFF_CPU_H */

@@ -192,3 +192,14 @@ void wakers__stats(const struct wakers *w, struct wakers_stats *st)
 {
 	*st = w->st;
 }
+
+size_t wakers__blocked_frames(const struct aggregate *agg, const struct agg_frame *frames, size_t n)
+{
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		if (frames[i].kind == FRAME_USER && frames[i].name != AGG_NO_NAME &&
+		    !strcmp(aggregate__str(agg, frames[i].name), "--"))
+			return i;
+	return n;
+}

@@ -46,6 +46,14 @@ void wakers__clear(struct wakers *w);
 /* Forgets the waker stacks kept for the threads of process tgid (it exited). */
 void wakers__forget(struct wakers *w, uint32_t tgid);
 
+/*
+ * How many of an off-CPU stack's frames (aggregate__for_each_frames()'s, comm first) are the
+ * blocked thread's own: up to the "--" that starts the waker's stack wakers__take() put after
+ * them, or all n when there is none.
+ */
+size_t wakers__blocked_frames(const struct aggregate *agg, const struct agg_frame *frames,
+			      size_t n);
+
 /* Waker stacks kept, paired with an off-CPU sample, replaced or forgotten unpaired. */
 struct wakers_stats {
 	uint64_t kept, paired, unpaired;
