@@ -50,8 +50,8 @@ struct aggregate {
 	bool off_cpu;		  /* a SAMPLE_OFF_CPU stack was added */
 	bool cpu;		  /* a SAMPLE_CPU stack was added */
 	struct sample_weight off; /* of all SAMPLE_OFF_CPU samples */
-	uint64_t period_ns;   /* aggregate__set_period() */
-	uint32_t off_cpu_str; /* string id of "[off-cpu]" */
+	uint64_t period_ns;	  /* aggregate__set_period() */
+	uint32_t off_cpu_str;	  /* string id of "[off-cpu]" */
 };
 
 struct aggregate *aggregate__new(void)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * aggregate.h: samples counted by (process, thread, stack of locations). A location is where a
- * frame is (an address in an ELF file, a kernel address, a JIT symbol); its source-level names
+ * aggregate.h: samples weighed by (origin, process, thread, stack of locations): a CPU sample or
+ * a blocked period, each with its weight (struct sample_weight). A location is where a frame is
+ * (an address in an ELF file, a kernel address, a JIT symbol); its source-level names
  * (functions, inline frames, files, lines) are filled in once per unique location by the
  * symbolizer (symbols/symbolizer.h) before output, never per sample. The model is pprof's (profile.proto: Sample,
  * Location, Line, Function), which the folded, SVG and pprof writers all read.
