@@ -13,7 +13,6 @@
 #include "util/stage_timer.h"
 #include "profile/unwind_stats.h"
 #include "util/util.h"
-#include "util/pending.h"
 #include "runtime/runtime.h"
 #include "unwind/proc_unwind.h"
 #include "runtime/python/python.h"
