@@ -82,8 +82,9 @@ struct {
 } go_procs SEC(".maps") __weak;
 
 /* tgid -> struct py_proc: the CPython processes among the targets, whose samples get their
- * Python frames (python.bpf.h). Set by user space, and by task_events.bpf.c when a process maps
- * a file of py_binaries; deleted at exec and exit. LRU: a missed exit costs nothing. */
+ * Python frames (runtime/python.bpf.h). Set by user space, and by task_events.bpf.c when a
+ * process maps a file of py_binaries; deleted at exec and exit. LRU: a missed exit costs
+ * nothing. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);

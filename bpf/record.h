@@ -250,7 +250,7 @@ struct py_frame {
 	__u32 instr; /* byte offset into the bytecode | PY_INSTR_ENTRY */
 	/* With code, names the code object: a freed code object's memory is often the next
 	 * one's. A hash of what tells a code object from an earlier one at the same address
-	 * (python.bpf.h, py_code_ident()): co_firstlineno, the addresses of its file name, name
+	 * (runtime/python.bpf.h, py_code_ident()): co_firstlineno, the addresses of its file name, name
 	 * and line table, and its serial (code_serial) or, without one, its name's characters and
 	 * its line table's bytes (the first 32 and the last 16 of each, and their lengths). */
 	__u32 key;

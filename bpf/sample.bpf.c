@@ -7,11 +7,11 @@
 #include "record.h"
 #include "maps.bpf.h"
 #include "compat.bpf.h"
-#include "python.bpf.h"
+#include "runtime/python.bpf.h"
 #include "runtime/go.bpf.h"
 #include "stack_copy.bpf.h"
 
-/* Python frames (python.bpf.h); false with --no-python: the verifier drops the walk. */
+/* Python frames (runtime/python.bpf.h); false with --no-python: the verifier drops the walk. */
 const volatile bool python_frames = true;
 
 /* The interrupted kernel's return addresses (a sample in kernel mode). */

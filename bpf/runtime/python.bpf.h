@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * python.bpf.h: the Python frames of a sampled CPython thread, read at sample time (they change
- * a microsecond later), and the code objects they run, copied the first time they are seen.
+ * runtime/python.bpf.h: the Python frames of a sampled CPython thread, read at sample time (they
+ * change a microsecond later), and the code objects they run, copied the first time they are
+ * seen.
  *
  * The thread's PyThreadState is found without stopping the process: from _PyRuntime's
  * interpreters, each interpreter's thread list, the one whose native_thread_id is the sampled
