@@ -2,6 +2,7 @@
 /* runtime.c: the table of runtimes (one registration line each) and the calls of their hooks. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include "runtime/runtime.h"
 #include "util/util.h"
 
@@ -169,4 +170,60 @@ void runtimes__stats(struct runtimes *rts, const struct bpf_stats *bpf, FILE *fp
 	for_each_runtime(rts, i, ops)
 		if (ops->stats)
 			ops->stats(rts->state[i], bpf, fp);
+}
+
+uint64_t runtimes__disabled_bit(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < runtime_cnt && i < 64; i++)
+		if (runtime_table[i] && !strcmp(runtime_table[i]->name, name))
+			return 1ull << i;
+	return 0;
+}
+
+size_t runtimes__splice_max(const struct runtimes *rts)
+{
+	const struct runtime_ops *ops;
+	size_t i, max = 0;
+
+	if (!rts)
+		return 0;
+	for_each_runtime(rts, i, ops)
+		if (ops->splice && ops->splice_max > max)
+			max = ops->splice_max;
+	return max;
+}
+
+int runtimes__splice(struct runtimes *rts, const struct runtime_sample *rs,
+		     struct runtime_splice *sp)
+{
+	const struct runtime_ops *ops;
+	int groups;
+	size_t i;
+
+	sp->root_cnt = 0;
+	sp->ops = NULL;
+	sp->rt = NULL;
+	if (!rts)
+		return 0;
+	for_each_runtime(rts, i, ops) {
+		if (!ops->splice)
+			continue;
+		groups = ops->splice(rts->state[i], rs, sp);
+		if (groups) { /* a sample runs one runtime's interpreter: the others are not asked */
+			sp->ops = groups > 0 ? ops : NULL;
+			sp->rt = groups > 0 ? rts->state[i] : NULL;
+			return groups;
+		}
+	}
+	return 0;
+}
+
+int runtimes__splice_group(const struct runtime_splice *sp, struct aggregate *agg, size_t g,
+			   uint32_t *locs, size_t cap)
+{
+	if (!sp->ops || !sp->ops->splice_group)
+		return 0;
+	return sp->ops->splice_group(sp->rt, agg, g, locs, cap);
 }

@@ -42,6 +42,10 @@ struct runtime_maps {
 	/* Deletes key from map name. 0 or a negative errno (-ENOENT: no such key). */
 	int (*remove)(const struct runtime_maps *m, const char *name, const void *key);
 	void *ctx; /* the loader */
+	/* key -> value in map name unless key is there (BPF_NOEXIST: never over an entry BPF
+	 * made). 0 or a negative errno (-EEXIST: key is there; -ENOENT: no such map). */
+	int (*insert)(const struct runtime_maps *m, const char *name, const void *key,
+		      const void *value);
 };
 
 /* What a session gives each runtime at its start (runtime_ops.new): borrowed, outliving it. */
@@ -64,6 +68,25 @@ struct runtime_sample {
 	const struct unwind_frame *frames; /* cnt native frames, leaf first */
 	int cnt;
 	struct aggregate *agg; /* where the sample goes */
+};
+
+/*
+ * Where a runtime's frames go in a sample's stack (runtime_ops.splice): an interpreter's frames
+ * come in groups, each group run by one native activation of its interpreter loop (CPython's
+ * _PyEval_EvalFrameDefault, a JVM's template interpreter), which the group replaces; a group no
+ * native frame was found for (a native unwind that stopped early) goes at the root. The
+ * pipeline gives the arrays and names each group's locations later, root first, through
+ * runtimes__splice_group().
+ */
+struct runtime_splice {
+	int *frame_group;   /* per native frame (rs->cnt, leaf first): the group replacing it, or
+			     * -1; all -1 before splice() */
+	uint32_t *root;	    /* the groups that go at the root, root-most first: root_cnt */
+	size_t root_cap;    /* room in root (runtimes__splice_max() entries) */
+	size_t root_cnt;
+	/* Set by runtimes__splice(): the runtime whose groups these are, its state. */
+	const struct runtime_ops *ops;
+	void *rt;
 };
 
 struct runtime_ops {
@@ -102,6 +125,21 @@ struct runtime_ops {
 	void (*summary)(void *rt, const struct bpf_stats *bpf, FILE *fp);
 	/* Its --stats lines on fp, after the unwind statistics. */
 	void (*stats)(void *rt, const struct bpf_stats *bpf, FILE *fp);
+	/*
+	 * After a sample's unwind (rs->frames), which native frames its groups of frames replace
+	 * and which go at the root (struct runtime_splice). Returns the number of groups (0: none
+	 * in this sample) or a negative errno. Called for every sample no runtime before it in the
+	 * table spliced (it may arm a process).
+	 */
+	int (*splice)(void *rt, const struct runtime_sample *rs, struct runtime_splice *sp);
+	/*
+	 * Appends to locs (room for cap) the locations of group g of the sample splice() last
+	 * placed, root first, adding them to agg. How many were appended (0: none, the native
+	 * frame stays), or a negative errno.
+	 */
+	int (*splice_group)(void *rt, struct aggregate *agg, size_t g, uint32_t *locs, size_t cap);
+	/* Locations splice_group() adds to one sample at most, groups as many at most. */
+	size_t splice_max;
 };
 
 /* The runtimes, in the order their hooks are called (runtime.c: one line each). */
@@ -130,5 +168,21 @@ void runtimes__pre_unwind(struct runtimes *rts, const struct runtime_sample *rs)
 void runtimes__post_unwind(struct runtimes *rts, const struct runtime_sample *rs);
 void runtimes__summary(struct runtimes *rts, const struct bpf_stats *bpf, FILE *fp);
 void runtimes__stats(struct runtimes *rts, const struct bpf_stats *bpf, FILE *fp);
+/* Bit of runtime name in runtimes__new()'s disabled (its --no-<name>); 0 when not in the table. */
+uint64_t runtimes__disabled_bit(const char *name);
+/* Room the splice hooks need in a sample's locations and root groups: the largest splice_max
+ * of the enabled runtimes (one runtime splices a sample). */
+size_t runtimes__splice_max(const struct runtimes *rts);
+/*
+ * Asks the enabled runtimes with a splice hook, in table order, which native frames of the
+ * sample their groups replace (sp: frame_group of rs->cnt entries and root of root_cap, given
+ * by the caller): the first that has groups gets it, those after it are not asked. The number
+ * of groups (0: none), or a negative errno.
+ */
+int runtimes__splice(struct runtimes *rts, const struct runtime_sample *rs,
+		     struct runtime_splice *sp);
+/* Group g's locations from the runtime runtimes__splice() chose (its splice_group). */
+int runtimes__splice_group(const struct runtime_splice *sp, struct aggregate *agg, size_t g,
+			   uint32_t *locs, size_t cap);
 
 #endif /* BPFPROF_RUNTIME_H */

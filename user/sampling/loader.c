@@ -408,6 +408,16 @@ static int runtime_map_update(const struct runtime_maps *m, const char *name, co
 	return bpf_map_update_elem(bpf_map__fd(map), key, value, BPF_ANY) ? -errno : 0;
 }
 
+static int runtime_map_insert(const struct runtime_maps *m, const char *name, const void *key,
+			      const void *value)
+{
+	struct bpf_map *map = runtime_map(m, name);
+
+	if (!map || bpf_map__fd(map) < 0)
+		return -ENOENT;
+	return bpf_map_update_elem(bpf_map__fd(map), key, value, BPF_NOEXIST) ? -errno : 0;
+}
+
 static int runtime_map_remove(const struct runtime_maps *m, const char *name, const void *key)
 {
 	struct bpf_map *map = runtime_map(m, name);
@@ -421,6 +431,7 @@ const struct runtime_maps *loader__runtime_maps(struct loader *l)
 {
 	l->maps.update = runtime_map_update;
 	l->maps.remove = runtime_map_remove;
+	l->maps.insert = runtime_map_insert;
 	l->maps.ctx = l;
 	return &l->maps;
 }
