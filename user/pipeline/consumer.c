@@ -11,7 +11,6 @@
 #include "sampling/record_decode.h"
 #include "util/stage_timer.h"
 #include "sampling/targets.h"
-#include "runtime/python/python.h"
 #include "runtime/runtime.h"
 #include "signal/off_cpu.h"
 #include "util/util.h"
@@ -22,7 +21,6 @@ struct consumer {
 	struct proc_table *pt;
 	struct capture_writer *capture;
 	struct targets *targets;
-	struct python *python;
 	struct runtimes *runtimes;
 	struct consumer_stats stats;
 };
@@ -65,13 +63,6 @@ int consumer__handle(struct consumer *c, const void *data, size_t sz)
 				 (unsigned long long)v.sample->regs[7] - 128);
 		err = sample_handler__handle(c->sh, v.sample);
 		break;
-	case RECORD_PY_STACK:
-		if (c->python)
-			python__stack(c->python, v.py_stack);
-		break;
-	case RECORD_PY_CODE:
-		if (c->python)
-			err = python__code(c->python, v.py_code);
 		break;
 	case RECORD_OFF_CPU:
 		off_cpu__record(sample_handler__off_cpu(c->sh), v.off_cpu);
@@ -94,8 +85,6 @@ int consumer__handle(struct consumer *c, const void *data, size_t sz)
 		proc_table__exec(c->pt, v.task->tgid, record__comm(v.task->comm, comm));
 		sample_handler__forget(c->sh, v.task->tgid, true);
 		runtimes__forget(c->runtimes, v.task->tgid, true);
-		if (c->python)
-			python__forget(c->python, v.task->tgid);
 		break;
 	case RECORD_MMAP:
 		c->stats.mmaps++;
@@ -112,8 +101,6 @@ int consumer__handle(struct consumer *c, const void *data, size_t sz)
 		sample_handler__forget(c->sh, v.task->tgid, false);
 		runtimes__forget(c->runtimes, v.task->tgid, false);
 		proc_table__exit(c->pt, v.task->tgid);
-		if (c->python)
-			python__forget(c->python, v.task->tgid);
 		if (c->targets && v.task_cpu_ns >= 0)
 			targets__exit(c->targets, v.task->tgid, v.task_cpu_ns);
 		break;
@@ -184,11 +171,6 @@ void consumer__set_targets(struct consumer *c, struct targets *t)
 void consumer__set_runtimes(struct consumer *c, struct runtimes *rts)
 {
 	c->runtimes = rts;
-}
-
-void consumer__set_python(struct consumer *c, struct python *py)
-{
-	c->python = py;
 }
 
 const struct consumer_stats *consumer__stats(const struct consumer *c)

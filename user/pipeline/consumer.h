@@ -37,13 +37,9 @@ void consumer__set_capture(struct consumer *c, struct capture_writer *w);
 struct targets;
 /* The run's targets (targets.h), told of each exit with the process's CPU time. Borrowed. */
 void consumer__set_targets(struct consumer *c, struct targets *t);
-/* Python records go to py (borrowed), and exec and exit make it forget the process. */
-struct python;
 /* The runtimes (borrowed): their records, and exec and exit of processes. */
 struct runtimes;
 void consumer__set_runtimes(struct consumer *c, struct runtimes *rts);
-
-void consumer__set_python(struct consumer *c, struct python *py);
 
 /* Handles one record of sz bytes, as a drain does (replay). Always 0: failures are counted. */
 int consumer__handle(struct consumer *c, const void *data, size_t sz);

@@ -15,7 +15,6 @@
 #include "util/util.h"
 #include "runtime/runtime.h"
 #include "unwind/proc_unwind.h"
-#include "runtime/python/python.h"
 #include "signal/off_cpu.h"
 
 struct sample_handler {
@@ -24,8 +23,10 @@ struct sample_handler {
 	struct sample_handler_opts opts;
 	struct unwind_frame *frames; /* opts.max_frames */
 	uint32_t *locs;		     /* location ids: locs_cap */
-	size_t locs_cap;	     /* max_frames + BPFPROF_PY_FRAMES_MAX + BPFPROF_KSTACK_MAX */
-	int *eval;		     /* per user frame: which Python group replaces it, or -1 */
+	size_t locs_cap;	     /* max_frames + splice_max + BPFPROF_KSTACK_MAX */
+	size_t splice_max;	     /* runtimes__splice_max() */
+	int *replaced;		     /* per user frame: the runtime's group replacing it, or -1 */
+	uint32_t *root_groups;	     /* a runtime's groups that go at the root: splice_max */
 	const char **modules;	     /* module of each user frame, for --stats */
 	struct off_cpu *off_cpu;     /* RECORD_OFF_CPUs, RECORD_WAKERs and waker stacks */
 	struct proc_stats unwound;   /* every process's unwinding counters, summed */
@@ -53,12 +54,15 @@ struct sample_handler *sample_handler__new(struct proc_table *pt, struct aggrega
 	sh->agg = agg;
 	sh->opts = *opts;
 	sh->frames = calloc(opts->max_frames, sizeof(*sh->frames));
-	sh->locs_cap = opts->max_frames + BPFPROF_PY_FRAMES_MAX + BPFPROF_KSTACK_MAX;
+	sh->splice_max = runtimes__splice_max(opts->runtimes);
+	sh->locs_cap = opts->max_frames + sh->splice_max + BPFPROF_KSTACK_MAX;
 	sh->locs = calloc(sh->locs_cap, sizeof(*sh->locs));
 	sh->modules = calloc(opts->max_frames, sizeof(*sh->modules));
-	sh->eval = calloc(opts->max_frames, sizeof(*sh->eval));
+	sh->replaced = calloc(opts->max_frames, sizeof(*sh->replaced));
+	sh->root_groups = calloc(sh->splice_max ?: 1, sizeof(*sh->root_groups));
 	sh->off_cpu = off_cpu__new(opts->ksyms);
-	if (!sh->frames || !sh->locs || !sh->modules || !sh->eval || !sh->off_cpu) {
+	if (!sh->frames || !sh->locs || !sh->modules || !sh->replaced || !sh->root_groups ||
+	    !sh->off_cpu) {
 		sample_handler__free(sh);
 		errno = ENOMEM;
 		return NULL;
@@ -85,7 +89,8 @@ void sample_handler__free(struct sample_handler *sh)
 	free(sh->frames);
 	free(sh->locs);
 	free(sh->modules);
-	free(sh->eval);
+	free(sh->replaced);
+	free(sh->root_groups);
 	off_cpu__free(sh->off_cpu);
 	free(sh);
 }
@@ -151,90 +156,39 @@ static size_t locs_room(const struct sample_handler *sh, size_t n)
 }
 
 /*
- * Which native frame runs each group of Python frames (sh->eval[i]: the group, or -1), by the
- * groups' anchors: group g goes to the frame whose stack range [sp, caller's sp) holds its
- * anchor, whatever its symbol (GCC's .cold part of _PyEval_EvalFrameDefault has none). Both
- * grow towards the root, so one pass. placed[g] says which found one. False when a group has
- * no anchor (3.10): then by count.
+ * The user frames' locations, root first, into sh->locs from *n, with a runtime's groups of
+ * frames in place of the native frames that run them and those without one at the root
+ * (runtimes__splice()). Each native frame's module goes to sh->modules for --stats. 0 or a
+ * negative errno.
  */
-static bool groups_by_anchor(struct sample_handler *sh, struct python *py, size_t groups, int cnt,
-			     bool *placed)
+static int user_locations(struct sample_handler *sh, const struct runtime_sample *rs, size_t *n)
 {
-	uint64_t a, hi;
-	size_t g;
-	int i = 0;
-
-	for (g = 0; g < groups; g++)
-		if (!python__group_anchor(py, g))
-			return false;
-	for (g = 0; g < groups; g++) {
-		a = python__group_anchor(py, g);
-		for (; i < cnt; i++) {
-			hi = i + 1 < cnt ? sh->frames[i + 1].sp : UINT64_MAX;
-			if (a < hi)
-				break;
-		}
-		if (i < cnt && a >= sh->frames[i].sp && sh->eval[i] < 0) {
-			sh->eval[i] = g;
-			placed[g] = true;
-		}
-	}
-	return true;
-}
-
-/* Which native frame runs each group, by count: the g-th _PyEval_EvalFrameDefault activation
- * from the leaf runs group g. */
-static void groups_by_count(struct sample_handler *sh, struct python *py, size_t groups, int cnt,
-			    bool *placed)
-{
-	size_t evals = 0;
-	int i;
-
-	for (i = 0; i < cnt && evals < groups; i++) {
-		if (python__is_eval(py, &sh->frames[i])) {
-			placed[evals] = true;
-			sh->eval[i] = evals++;
-		}
-	}
-}
-
-/*
- * The user frames' locations, root first, into sh->locs from *n, with each group of Python
- * frames in place of the native frame that runs it (groups_by_anchor(), else
- * groups_by_count()); groups without one (a native unwind that stopped early) at the root.
- * Each native frame's module goes to sh->modules for --stats. 0 or a negative errno.
- */
-static int user_locations(struct sample_handler *sh, struct proc *p, const struct sample_record *s,
-			  int cnt, size_t *n)
-{
-	bool placed[BPFPROF_PY_FRAMES_MAX] = {}, by_anchor = false;
-	struct python *py = sh->opts.python;
-	size_t groups = 0, g, at_root = 0;
+	struct runtime_splice sp = {
+		.frame_group = sh->replaced,
+		.root = sh->root_groups,
+		.root_cap = sh->splice_max,
+	};
 	int64_t id;
+	size_t g;
 	int i, k;
 
-	if (py)
-		groups = python__sample(py, proc__addr_space(p), s);
-	for (i = 0; i < cnt; i++)
-		sh->eval[i] = -1;
-	if (groups && !(by_anchor = groups_by_anchor(sh, py, groups, cnt, placed)))
-		groups_by_count(sh, py, groups, cnt, placed);
-	for (g = groups; g-- > 0;) {
-		if (placed[g])
-			continue;
-		at_root++;
-		k = python__group(py, sh->agg, g, sh->locs + *n, locs_room(sh, *n));
+	for (i = 0; i < rs->cnt; i++)
+		sh->replaced[i] = -1;
+	k = runtimes__splice(sh->opts.runtimes, rs, &sp);
+	if (k < 0)
+		return k;
+	for (g = 0; g < sp.root_cnt; g++) {
+		k = runtimes__splice_group(&sp, sh->agg, sp.root[g], sh->locs + *n,
+					   locs_room(sh, *n));
 		if (k < 0)
 			return k;
 		*n += k;
 	}
-	if (groups)
-		python__placed(py, by_anchor, at_root);
-	for (i = cnt; i-- > 0;) {
+	for (i = rs->cnt; i-- > 0;) {
 		sh->modules[i] = NULL;
-		if (sh->eval[i] >= 0) {
-			k = python__group(py, sh->agg, sh->eval[i], sh->locs + *n,
-					  locs_room(sh, *n));
+		if (sh->replaced[i] >= 0) {
+			k = runtimes__splice_group(&sp, sh->agg, sh->replaced[i], sh->locs + *n,
+						   locs_room(sh, *n));
 			if (k < 0)
 				return k;
 			*n += k;
@@ -243,7 +197,7 @@ static int user_locations(struct sample_handler *sh, struct proc *p, const struc
 		}
 		if (!locs_room(sh, *n))
 			break;
-		id = user_location(sh, p, &sh->frames[i], &sh->modules[i]);
+		id = user_location(sh, rs->p, &sh->frames[i], &sh->modules[i]);
 		if (id < 0)
 			return id;
 		sh->locs[(*n)++] = id;
@@ -328,7 +282,7 @@ int sample_handler__handle(struct sample_handler *sh, const struct sample_record
 	comm_id = aggregate__string(sh->agg, comm);
 	if (comm_id < 0)
 		return comm_id;
-	err = user_locations(sh, p, s, cnt, &n);
+	err = user_locations(sh, &rs, &n);
 	if (err)
 		return err;
 	err = off_cpu__waker_stack(sh->off_cpu, sh->agg, s, sh->locs, n, comm_id);

@@ -13,7 +13,6 @@
 
 struct proc_stats;
 struct unwind_stats;
-struct python;
 struct ksyms;
 struct off_cpu;
 
@@ -23,7 +22,6 @@ struct sample_handler_opts {
 	struct stack_size_opts copy; /* per-process copy sizes; zeroed: not learnt */
 	uint32_t max_frames;	     /* user frames kept per sample */
 	struct unwind_stats *stats;  /* --stats counters (borrowed), or NULL */
-	struct python *python;	     /* Python frames (borrowed), or NULL */
 	const struct ksyms *ksyms;   /* kernel symbols (borrowed), or NULL */
 	struct runtimes *runtimes;   /* the runtimes' hooks (borrowed), or NULL */
 };
@@ -41,9 +39,9 @@ void sample_handler__set_aggregate(struct sample_handler *sh, struct aggregate *
 
 /*
  * Unwinds s and adds its stack to the aggregate: "comm;user root..user leaf;
- * kernel root..kernel leaf", with the Python frames of a CPython thread in place of the
- * _PyEval_EvalFrameDefault activations that run them (python/python.h). A sample that cannot be unwound still counts, with what could be
- * named. Returns 0 or -ENOMEM.
+ * kernel root..kernel leaf", with a runtime's frames spliced in place of the native frames
+ * that run them (an interpreter's loop: runtimes__splice()). A sample that cannot be unwound
+ * still counts, with what could be named. Returns 0 or -ENOMEM.
  */
 int sample_handler__handle(struct sample_handler *sh, const struct sample_record *s);
 

@@ -23,7 +23,6 @@
 #include "sampling/capture.h"
 #include "pipeline/consumer.h"
 #include "sampling/loader.h"
-#include "runtime/python/python.h"
 #include "sampling/targets.h"
 #include "symbols/ksyms.h"
 #include "pipeline/symbolizer.h"
@@ -447,8 +446,6 @@ void session__print_summary(struct session *s)
 		in.top = 0;
 	if (!s->opts->quiet) {
 		summary__print(stderr, &in);
-		if (s->python)
-			python__print(s->python, s->loader ? &bpf : NULL, stderr);
 		runtimes__summary(s->runtimes, s->loader ? &bpf : NULL, stderr);
 	}
 	if (s->ustats) {
@@ -468,6 +465,12 @@ static int capture_maps_text(void *ctx, uint32_t tgid, char **text, size_t *len)
 	if (!err && s->capture) /* a failed write fails the capture's close */
 		capture_writer__text(s->capture, RECORD_CAPTURE_MAPS, tgid, *text, *len);
 	return err;
+}
+
+/* The runtimes turned off by their --no-<name> option: runtimes__new()'s disabled bits. */
+static uint64_t runtimes_disabled(const struct bpfprof_opts *o)
+{
+	return o->no_python ? runtimes__disabled_bit("python") : 0;
 }
 
 static int set_copy_size(void *ctx, uint32_t tgid, uint32_t bytes)
@@ -525,19 +528,11 @@ int session__setup_pipeline(struct session *s, int ringbuf_fd, uint32_t stack_ca
 		}
 		sho.stats = s->ustats;
 	}
-	s->python = o->no_python ? NULL :
-				   python__new(s->loader ? loader__py_procs_fd(s->loader) : -1,
-					       s->loader ? loader__py_binaries_fd(s->loader) : -1);
-	if (!s->python && !o->no_python) {
-		pr_warn("set up Python frames: %s", strerror(errno));
-		return BPFPROF_EXIT_ERROR;
-	}
-	sho.python = s->python;
 	s->runtime_env.pt = s->pt;
 	s->runtime_env.maps = s->loader ? loader__runtime_maps(s->loader) : NULL;
 	s->runtime_env.ksyms = s->ksyms;
 	s->runtime_env.live = s->loader != NULL;
-	s->runtimes = runtimes__new(&s->runtime_env, 0);
+	s->runtimes = runtimes__new(&s->runtime_env, runtimes_disabled(o));
 	if (!s->runtimes) {
 		pr_warn("set up runtimes: %s", strerror(errno));
 		return BPFPROF_EXIT_ERROR;
@@ -554,7 +549,6 @@ int session__setup_pipeline(struct session *s, int ringbuf_fd, uint32_t stack_ca
 		pr_warn("open ringbuf: %s", strerror(errno));
 		return BPFPROF_EXIT_ERROR;
 	}
-	consumer__set_python(s->consumer, s->python);
 	consumer__set_runtimes(s->consumer, s->runtimes);
 	return 0;
 }
@@ -652,8 +646,7 @@ void session__teardown(struct session *s)
 	sample_handler__free(s->sh);
 	symbolizer__free(s->symbolizer);
 	aggregate__free(s->agg);
-	python__free(s->python); /* its references on ELF files too */
-	runtimes__free(s->runtimes); /* theirs too */
+	runtimes__free(s->runtimes); /* their references on ELF files too */
 	s->runtimes = NULL;
 	proc_table__free(s->pt);
 	unwind_stats__free(s->ustats);

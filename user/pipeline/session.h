@@ -46,7 +46,6 @@ struct session {
 	struct sample_handler *sh;
 	struct symbolizer *symbolizer;
 	struct consumer *consumer;
-	struct python *python;		/* Python frames (python/python.h) */
 	struct runtimes *runtimes;	/* the runtimes' state (runtime/runtime.h) */
 	struct runtime_env runtime_env; /* what they were given */
 	struct unwind_stats *ustats;	/* --stats */

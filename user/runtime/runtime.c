@@ -8,9 +8,10 @@
 
 /* The registrations: one line per runtime, in the order their hooks run. */
 extern const struct runtime_ops runtime_go_ops;
+extern const struct runtime_ops runtime_python_ops;
 const struct runtime_ops *const runtime_table[] = {
-	NULL, /* a table is never empty in C: ignored */
 	&runtime_go_ops,
+	&runtime_python_ops,
 };
 const size_t runtime_cnt = ARRAY_SIZE(runtime_table);
 

@@ -436,14 +436,6 @@ const struct runtime_maps *loader__runtime_maps(struct loader *l)
 	return &l->maps;
 }
 
-int loader__py_procs_fd(struct loader *l)
-{
-	return bpf_map__fd(l->skel->maps.py_procs);
-}
-
-int loader__py_binaries_fd(struct loader *l)
-{
-	return bpf_map__fd(l->skel->maps.py_binaries);
 }
 
 void loader__prog_stats(struct loader *l,

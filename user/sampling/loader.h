@@ -87,9 +87,6 @@ const struct runtime_maps *loader__runtime_maps(struct loader *l);
 
 /* The ringbuf map fd, for ring_buffer__new(). */
 int loader__ringbuf_fd(struct loader *l);
-/* The BPF maps user space fills for the Python walk: py_procs, py_binaries (record.h). */
-int loader__py_procs_fd(struct loader *l);
-int loader__py_binaries_fd(struct loader *l);
 
 /* Run count and total run time (ns) of each BPF program, from bpf_prog_info; the kernel
  * counts them only while kernel.bpf_stats_enabled is 1. cb is called once per program. */

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* python.c: CPython processes found and armed, code objects kept, Python frames spliced. */
-#include <bpf/bpf.h>
 #include <errno.h>
 #include <gelf.h>
 #include <stdbool.h>
@@ -15,13 +14,12 @@
 #include "runtime/python/python.h"
 #include "runtime/python/python_lines.h"
 #include "runtime/python/python_versions.h"
+#include "runtime/runtime.h"
 #include "unwind/unwind.h"
 #include "util/elf_read.h"
 #include "util/log.h"
+#include "util/pending.h"
 #include "util/util.h"
-
-/* CPUs whose pending RECORD_PY_STACK is kept (record cpu numbers above are dropped). */
-#define PY_CPUS_MAX 4096
 
 /* Code objects kept per process at most (RECORD_PY_CODE beyond: counted, dropped). */
 #define PY_CODES_MAX 65536
@@ -71,10 +69,10 @@ struct py_code {
 };
 
 struct python {
-	int procs_fd, binaries_fd;
+	const struct runtime_maps *maps; /* py_procs, py_binaries; NULL: nothing armed */
 	struct py_file *files;
 	struct py_target *targets;
-	struct py_stack_record **pending; /* per CPU, PY_CPUS_MAX */
+	struct pending pending; /* RECORD_PY_STACKs waiting for their sample */
 	/* The sample being placed. */
 	struct py_target *cur;
 	const struct py_stack_record *stack;
@@ -83,21 +81,28 @@ struct python {
 	struct python_stats stats;
 };
 
-struct python *python__new(int procs_fd, int binaries_fd)
+struct python *python__new_maps(const struct runtime_maps *maps)
 {
 	struct python *py = calloc(1, sizeof(*py));
 
 	if (!py)
 		return NULL;
-	py->procs_fd = procs_fd;
-	py->binaries_fd = binaries_fd;
-	py->pending = calloc(PY_CPUS_MAX, sizeof(*py->pending));
-	if (!py->pending) {
+	py->maps = maps;
+	if (pending__init(&py->pending, sizeof(struct py_stack_record))) {
 		free(py);
 		errno = ENOMEM;
 		return NULL;
 	}
 	return py;
+}
+
+struct python *python__new(int procs_fd, int binaries_fd)
+{
+	if (procs_fd >= 0 || binaries_fd >= 0) {
+		errno = EINVAL; /* only the loader writes BPF maps: python__new_maps() */
+		return NULL;
+	}
+	return python__new_maps(NULL);
 }
 
 static void code_free(struct py_code *c)
@@ -124,7 +129,6 @@ void python__free(struct python *py)
 {
 	struct py_file *b, *tb;
 	struct py_target *t, *tt;
-	size_t i;
 
 	if (!py)
 		return;
@@ -137,9 +141,7 @@ void python__free(struct python *py)
 		HASH_DEL(py->targets, t);
 		target_free(t);
 	}
-	for (i = 0; i < PY_CPUS_MAX; i++)
-		free(py->pending[i]);
-	free(py->pending);
+	pending__free(&py->pending);
 	free(py);
 }
 
@@ -304,27 +306,23 @@ int python__code(struct python *py, const struct py_code_record *r)
 
 void python__stack(struct python *py, const struct py_stack_record *r)
 {
+	size_t len = min_t(size_t, r->hdr.sz, sizeof(*r));
 	struct py_stack_record *p;
 
-	if (r->cpu >= PY_CPUS_MAX)
+	if (r->cpu >= PENDING_CPUS_MAX)
 		return;
 	if (r->stop < ARRAY_SIZE(py->stats.stops))
 		py->stats.stops[r->stop]++;
-	p = py->pending[r->cpu];
-	if (p && p->hdr.type)
-		py->stats.unmatched++; /* its sample was lost */
-	if (!p) {
-		p = malloc(sizeof(*p));
-		if (!p)
-			return;
-		py->pending[r->cpu] = p;
-	}
-	memset(p, 0, offsetof(struct py_stack_record, frames));
-	memcpy(p, r, min_t(size_t, r->hdr.sz, sizeof(*p)));
+	/* One kept before it whose sample was lost: counted unmatched. */
+	p = pending__put(&py->pending, r->cpu, r->tid, r->time_ns, r, len);
+	py->stats.unmatched = py->pending.unmatched;
+	if (!p)
+		return;
+	if (len < offsetof(struct py_stack_record, frames))
+		memset((char *)p + len, 0, offsetof(struct py_stack_record, frames) - len);
 	/* record__decode() checked cnt; a caller that did not cannot make it overrun. */
 	p->cnt = min_t(size_t, p->cnt,
-		       (min_t(size_t, r->hdr.sz, sizeof(*p)) -
-			offsetof(struct py_stack_record, frames)) / sizeof(p->frames[0]));
+		       (len - offsetof(struct py_stack_record, frames)) / sizeof(p->frames[0]));
 }
 
 /* The CPython minor version a file's name gives: python3.X, libpython3.X.so[.N...]; -1 else. */
@@ -447,6 +445,7 @@ static struct py_file *file_get(struct python *py, struct addr_space *as, const 
 	struct py_binary_key key;
 	uint64_t id[2] = { m->dev, m->inode };
 	struct py_file *b;
+	int err;
 
 	HASH_FIND(hh, py->files, id, sizeof(id), b);
 	if (b)
@@ -464,13 +463,14 @@ static struct py_file *file_get(struct python *py, struct addr_space *as, const 
 		return NULL;
 	pr_debug("%s: CPython 3.%d, _PyRuntime at 0x%llx", m->path, minor,
 		 (unsigned long long)b->runtime);
-	if (py->binaries_fd >= 0) {
+	if (py->maps) {
 		key.dev = (uint64_t)major(b->dev) << 20 | minor(b->dev); /* the kernel's s_dev */
 		key.ino = b->ino;
 		val.runtime_off = b->runtime_off;
 		val.off = *b->off;
-		if (bpf_map_update_elem(py->binaries_fd, &key, &val, BPF_ANY))
-			pr_debug("py_binaries: %s", strerror(errno));
+		err = py->maps->update(py->maps, "py_binaries", &key, &val);
+		if (err && err != -ENOENT)
+			pr_debug("py_binaries: %s", strerror(-err));
 	}
 	return b;
 }
@@ -479,15 +479,17 @@ static struct py_file *file_get(struct python *py, struct addr_space *as, const 
 static void target_arm(struct python *py, struct py_target *t)
 {
 	struct py_proc val = {};
+	int err;
 
 	t->armed_ns = now_ns();
-	if (py->procs_fd < 0)
+	if (!py->maps)
 		return;
 	val.runtime = t->runtime;
 	val.off = *t->file->off;
 	val.gen = (uint32_t)t->armed_ns;
-	if (bpf_map_update_elem(py->procs_fd, &t->tgid, &val, BPF_NOEXIST) && errno != EEXIST)
-		pr_debug("py_procs: %s", strerror(errno));
+	err = py->maps->insert(py->maps, "py_procs", &t->tgid, &val);
+	if (err && err != -EEXIST && err != -ENOENT)
+		pr_debug("py_procs: %s", strerror(-err));
 }
 
 /* Looks for the CPython among the mappings of t; arms the BPF walk when found. */
@@ -532,10 +534,9 @@ static void groups_find(struct python *py)
 
 size_t python__sample(struct python *py, struct addr_space *as, const struct sample_record *s)
 {
-	struct py_stack_record *pend = s->cpu < PY_CPUS_MAX ? py->pending[s->cpu] : NULL;
 	struct py_target *t = target_get(py, s->tgid, true);
+	const struct py_stack_record *pend;
 	uint64_t gen;
-	bool mine;
 
 	py->cur = NULL;
 	py->stack = NULL;
@@ -547,17 +548,15 @@ size_t python__sample(struct python *py, struct addr_space *as, const struct sam
 		t->maps_gen = gen;
 		target_check(py, t, as);
 	}
-	mine = pend && pend->hdr.type && pend->tid == s->tid && pend->time_ns == s->time_ns;
-	if (pend && pend->hdr.type && !mine)
-		py->stats.unmatched++;
-	if (pend)
-		pend->hdr.type = 0; /* taken, or left for no sample */
+	/* Taken, or left for no sample (counted unmatched when it was another's). */
+	pend = pending__take(&py->pending, s->cpu, s->tid, s->time_ns);
+	py->stats.unmatched = py->pending.unmatched;
 	/* A CPython process sampled without its Python frames: its py_procs entry is gone
 	 * (evicted) or was never made. */
-	if (!mine && t->file && (s->flags & SAMPLE_F_USER_REGS) &&
+	if (!pend && t->file && (s->flags & SAMPLE_F_USER_REGS) &&
 	    now_ns() - t->armed_ns > PY_REARM_NS)
 		target_arm(py, t);
-	if (!mine || !t->file || !pend->cnt)
+	if (!pend || !t->file || !pend->cnt)
 		return 0;
 	py->cur = t;
 	py->stack = pend;

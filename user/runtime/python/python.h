@@ -18,6 +18,7 @@
 
 struct aggregate;
 struct addr_space;
+struct runtime_maps;
 struct unwind_frame;
 
 struct python;
@@ -38,9 +39,12 @@ struct python_stats {
 };
 
 /*
- * procs_fd, binaries_fd: the BPF maps py_procs and py_binaries, or -1 (a replay: nothing to
- * arm). Returns NULL and sets errno.
+ * maps: the loader's handle through which processes are armed in py_procs and py_binaries
+ * (borrowed, outliving py), or NULL (a replay: nothing to arm). Returns NULL and sets errno.
  */
+struct python *python__new_maps(const struct runtime_maps *maps);
+/* python__new_maps(NULL), for the tests: procs_fd and binaries_fd must be -1 (EINVAL else; the
+ * maps were file descriptors before only the loader wrote them). */
 struct python *python__new(int procs_fd, int binaries_fd);
 void python__free(struct python *py);
 
