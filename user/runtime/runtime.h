@@ -79,10 +79,11 @@ struct runtime_sample {
  * runtimes__splice_group().
  */
 struct runtime_splice {
-	int *frame_group;   /* per native frame (rs->cnt, leaf first): the group replacing it, or
-			     * -1; all -1 before splice() */
-	uint32_t *root;	    /* the groups that go at the root, root-most first: root_cnt */
-	size_t root_cap;    /* room in root (runtimes__splice_max() entries) */
+	/* Per native frame (rs->cnt, leaf first): the group replacing it, or -1; all -1 before
+	 * splice(). */
+	int *frame_group;
+	uint32_t *root;	 /* the groups that go at the root, root-most first: root_cnt */
+	size_t root_cap; /* room in root (runtimes__splice_max() entries) */
 	size_t root_cnt;
 	/* Set by runtimes__splice(): the runtime whose groups these are, its state. */
 	const struct runtime_ops *ops;
