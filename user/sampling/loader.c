@@ -436,8 +436,6 @@ const struct runtime_maps *loader__runtime_maps(struct loader *l)
 	return &l->maps;
 }
 
-}
-
 void loader__prog_stats(struct loader *l,
 			void (*cb)(const char *name, uint64_t run_cnt, uint64_t run_time_ns,
 				   void *arg),
