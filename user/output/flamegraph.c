@@ -31,7 +31,7 @@
 struct fg_key {
 	uint32_t parent; /* frame id of the caller */
 	uint32_t name;	 /* string id */
-	uint32_t kind;	 /* enum frame_kind */
+	const struct frame_kind *kind;
 };
 
 /* One frame of the tree: a (name, kind) under one chain of callers. */
@@ -124,8 +124,8 @@ void flamegraph__free(struct flamegraph *fg)
 	free(fg);
 }
 
-int flamegraph__add(struct flamegraph *fg, const char *const *names, const enum frame_kind *kinds,
-		    size_t n, uint64_t count)
+int flamegraph__add(struct flamegraph *fg, const char *const *names,
+		    const struct frame_kind *const *kinds, size_t n, uint64_t count)
 {
 	struct fg_key key = { .parent = ROOT_ID };
 	struct fg_node *found;
@@ -135,7 +135,7 @@ int flamegraph__add(struct flamegraph *fg, const char *const *names, const enum 
 	if (!fg || (n && (!names || !kinds)))
 		return -EINVAL;
 	for (i = 0; i < n; i++)
-		if (!names[i])
+		if (!names[i] || !kinds[i])
 			return -EINVAL;
 	if (array_grow((void **)&fg->path, &fg->path_cap, n, sizeof(*fg->path), 64))
 		return -ENOMEM;
@@ -477,51 +477,25 @@ static void put_fitted(FILE *fp, const char *name, double w)
 }
 
 /* The fill of a frame: its kind's family, the shade from a hash of its name (stable). */
-static void frame_rgb(const char *name, enum frame_kind kind, unsigned int rgb[3])
+static void frame_rgb(const char *name, const struct frame_kind *kind, unsigned int rgb[3])
 {
+	const struct frame_colour *c = &kind->colour;
 	uint64_t h = hash_bytes(name, strlen(name), 0);
-	double v1, v2, v3;
+	double v[3];
+	int i;
 
 	/* FNV-1a's low bits barely change with the last byte (cb_f01, cb_f02): mix them
 	 * (MurmurHash3's fmix64), so that neighbours in a stack look apart. */
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdull;
 	h ^= h >> 33;
-	v1 = (h & 0xffff) / 65535.0;
-	v2 = (h >> 16 & 0xffff) / 65535.0;
-	v3 = (h >> 32 & 0xffff) / 65535.0;
+	v[0] = (h & 0xffff) / 65535.0;
+	v[1] = (h >> 16 & 0xffff) / 65535.0;
+	v[2] = (h >> 32 & 0xffff) / 65535.0;
 
-	switch (kind) {
-	case FRAME_KERNEL:
-		rgb[0] = 160 + 40 * v1;
-		rgb[1] = 100 + 35 * v1 + 10 * v2;
-		rgb[2] = 55 + 25 * v3;
-		break;
-	case FRAME_INLINE:
-		rgb[0] = 40 * v3;
-		rgb[1] = 165 + 55 * v1;
-		rgb[2] = 165 + 55 * v2;
-		break;
-	case FRAME_JIT:
-		rgb[0] = 50 + 60 * v3;
-		rgb[1] = 190 + 50 * v1;
-		rgb[2] = 50 + 60 * v2;
-		break;
-	case FRAME_PYTHON:
-		rgb[0] = 60 + 40 * v3;
-		rgb[1] = 110 + 50 * v1;
-		rgb[2] = 190 + 50 * v2;
-		break;
-	case FRAME_COMM:
-		rgb[0] = rgb[1] = rgb[2] = 170 + 30 * v1;
-		break;
-	case FRAME_USER:
-	default:
-		rgb[0] = 205 + 50 * v3;
-		rgb[1] = 230 * v1;
-		rgb[2] = 55 * v2;
-		break;
-	}
+	for (i = 0; i < 3; i++)
+		rgb[i] = c->base[i] + c->shade[i][0] * v[0] + c->shade[i][1] * v[1] +
+			 c->shade[i][2] * v[2];
 }
 
 static bool drawn(const struct fg_writer *w, const struct fg_node *n)
@@ -538,7 +512,7 @@ static int cmp_kids(const void *a, const void *b, void *arg)
 
 	if (c)
 		return c;
-	return ka->kind < kb->kind ? -1 : ka->kind > kb->kind;
+	return ka->kind->rank < kb->kind->rank ? -1 : ka->kind->rank > kb->kind->rank;
 }
 
 /* The callee lists, sorted. 0 or -ENOMEM. */

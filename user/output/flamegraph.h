@@ -28,7 +28,8 @@ void flamegraph__free(struct flamegraph *fg);
  * samples at the root ("all") only. 0, -EINVAL (a NULL name) or -ENOMEM (the samples are not
  * counted then).
  */
-int flamegraph__add(struct flamegraph *fg, const char *const *names, const enum frame_kind *kinds,
+int flamegraph__add(struct flamegraph *fg, const char *const *names,
+		    const struct frame_kind *const *kinds,
 		    size_t n, uint64_t count);
 
 /* Options of flamegraph__write_svg(); zero (or a NULL struct) gives the defaults. */
@@ -51,11 +52,11 @@ struct flamegraph_opts {
  * in <g id="frames" data-total="TOTAL" data-xpad="10">: X is the samples left of the frame
  * in the whole graph, N its samples, P = 100 N / TOTAL with two decimals; the <text> is NAME
  * cut to fit the box ("..": truncated). NAME is XML-escaped; control characters and invalid
- * UTF-8 become '?'. Colours (fill="rgb(R,G,B)") by kind, the shade from a hash of the name, so
- * the same function has the same colour in every graph: FRAME_USER red to yellow
- * (R 205..255, G 0..230, B 0..55), FRAME_KERNEL brown (R 160..200, G 100..145, B 55..80),
- * FRAME_INLINE teal (R 0..40, G 165..220, B 165..220), FRAME_JIT green (R 50..110,
- * G 190..240, B 50..110), FRAME_PYTHON blue (R 60..100, G 110..160, B 190..240), FRAME_COMM and "all" grey (R = G = B, 170..200).
+ * UTF-8 become '?'. Colours (fill="rgb(R,G,B)") by kind (its frame_colour family), the shade
+ * from a hash of the name, so the same function has the same colour in every graph: FRAME_USER
+ * red to yellow (R 205..255, G 0..230, B 0..55), FRAME_KERNEL brown (R 160..200, G 100..145,
+ * B 55..80), FRAME_INLINE teal (R 0..40, G 165..220, B 165..220), FRAME_COMM and "all" grey
+ * (R = G = B, 170..200); a runtime's kind its own (JIT green, Python blue).
  *
  * Script (works off the DOM's attributes, no per-frame objects): click a frame to zoom in
  * (it and its callees widen to the full width, its callers stay full width and greyed with

@@ -6,7 +6,7 @@
 #include <string.h>
 #include "output/output_folded.h"
 
-static void put_name(FILE *mem, const char *name, enum frame_kind kind)
+static void put_name(FILE *mem, const char *name, const struct frame_kind *kind)
 {
 	const char *c;
 
@@ -20,14 +20,7 @@ static void put_name(FILE *mem, const char *name, enum frame_kind kind)
 		else
 			fputc(*c, mem);
 	}
-	if (kind == FRAME_KERNEL)
-		fputs("_[k]", mem);
-	else if (kind == FRAME_INLINE)
-		fputs("_[i]", mem);
-	else if (kind == FRAME_JIT)
-		fputs("_[j]", mem);
-	else if (kind == FRAME_PYTHON)
-		fputs("_[py]", mem);
+	fputs(kind->suffix, mem);
 }
 
 struct line {

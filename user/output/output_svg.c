@@ -9,7 +9,7 @@ struct svg_ctx {
 	struct aggregate *agg;
 	struct flamegraph *fg;
 	const char **names;
-	enum frame_kind *kinds;
+	const struct frame_kind **kinds;
 	size_t cap;
 	uint64_t samples; /* added */
 };

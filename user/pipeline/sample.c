@@ -8,6 +8,7 @@
 #include <string.h>
 #include "pipeline/sample.h"
 #include "util/log.h"
+#include "runtime/jit/jit.h"
 #include "runtime/jit/perf_map.h"
 #include "symbols/module_symbols.h"
 #include "util/stage_timer.h"
@@ -138,7 +139,7 @@ static int64_t user_location(struct sample_handler *sh, struct proc *p,
 		/* Named when the profile is written, from the map as it is then: its lines for
 		 * this address are read meanwhile, in the perf map reader's thread. */
 		perf_map__want(jit, pc, now_ns());
-		return aggregate__jit_location(sh->agg, jit, pc, name);
+		return aggregate__ref_location(sh->agg, FRAME_JIT, jit, pc, name);
 	} else {
 		base = strrchr(m->path, '/');
 		name = aggregate__string_fmt(sh->agg, "%s+0x%" PRIx64, base ? base + 1 : m->path,

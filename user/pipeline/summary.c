@@ -13,7 +13,7 @@ struct func_count {
 	uint64_t self;
 	uint64_t total;
 	uint64_t seen; /* last stack counted in total: 1 + stack index */
-	enum frame_kind kind;
+	const struct frame_kind *kind; /* NULL until seen */
 };
 
 struct top_ctx {
@@ -106,11 +106,7 @@ static void print_top(FILE *fp, const struct summary_input *in)
 
 			if (!v)
 				break;
-			kind = f->kind == FRAME_KERNEL ? "_[k]" :
-			       f->kind == FRAME_INLINE ? "_[i]" :
-			       f->kind == FRAME_JIT    ? "_[j]" :
-			       f->kind == FRAME_PYTHON ? "_[py]" :
-							 "";
+			kind = f->kind ? f->kind->suffix : "";
 			fprintf(fp, "bpfprof:   %6.2f%%  %8llu  %s%s\n", 100.0 * v / samples,
 				(unsigned long long)v, aggregate__str(agg, order[i]), kind);
 		}

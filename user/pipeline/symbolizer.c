@@ -9,7 +9,6 @@
 #include "util/stage_timer.h"
 #include "symbols/debuginfod.h"
 #include "symbols/module_symbols.h"
-#include "runtime/jit/perf_map.h"
 #include "pipeline/symbolizer.h"
 #include "symbols/symtab.h"
 #include "unwind/cfi_table.h"
@@ -152,47 +151,50 @@ static int elf_location_lines(struct aggregate *agg, const struct agg_location *
 	return err ? err : 1;
 }
 
+/* Kinds of reference locations one run needs at most (a runtime's kind each). */
+#define REF_KINDS_MAX 8
+
 /*
- * Before JIT locations are named: every perf map they need read again if this run has not
- * looked at it yet (run_ns: the run's start) and its process still runs (a map written after
- * the samples: code compiled late, addresses wanted since the last read; a map written at exit
- * is read by perf_map__close()), in the reader thread; then a wait for the reads, as for
- * debuginfod fetches (opts.debuginfod_wait_ns; none in the agent's loop: its names come from
- * the reads done by then).
+ * Before the locations a runtime names at output time (aggregate__ref_location()) are named:
+ * the source of each reference re-read, if this run (started at run_ns) has not (kind->refresh,
+ * in the background), then a wait for those reads per kind, as for debuginfod fetches
+ * (opts.debuginfod_wait_ns; none in the agent's loop: its names come from the reads done by
+ * then).
  */
-static void jit_read(struct symbolizer *sym, struct aggregate *agg, uint64_t run_ns)
+static void ref_read(struct symbolizer *sym, struct aggregate *agg, uint64_t run_ns)
 {
-	size_t i, n = aggregate__locations(agg);
+	const struct frame_kind *kinds[REF_KINDS_MAX];
+	size_t i, k, kinds_cnt = 0, n = aggregate__locations(agg);
 	const struct agg_location *l;
-	bool any = false, interrupted;
 
 	for (i = 0; i < n; i++) {
 		l = aggregate__loc(agg, i);
-		if (l->lines_cnt || !l->jit)
+		if (l->lines_cnt || !l->ref)
 			continue;
-		any = true;
-		if (!perf_map__closed(l->jit) && perf_map__checked_ns(l->jit) < run_ns)
-			perf_map__refresh(l->jit, run_ns);
+		for (k = 0; k < kinds_cnt && kinds[k] != l->kind; k++)
+			;
+		if (k == kinds_cnt && kinds_cnt < REF_KINDS_MAX)
+			kinds[kinds_cnt++] = l->kind;
+		if (l->kind->refresh)
+			l->kind->refresh(l->ref, run_ns);
 	}
-	if (!any || !sym->opts.debuginfod_wait_ns)
+	if (!sym->opts.debuginfod_wait_ns)
 		return;
-	if (perf_map__wait(sym->opts.debuginfod_wait_ns, &interrupted))
-		pr_warn("perf maps: %s; JIT frames not read yet stay unnamed",
-			interrupted ? "reads skipped (SIGINT/SIGTERM)" : "reads still running");
+	for (k = 0; k < kinds_cnt; k++)
+		if (kinds[k]->wait)
+			kinds[k]->wait(sym->opts.debuginfod_wait_ns);
 }
 
 /*
- * The name of JIT location id from its process's perf map, as its last read done has it
- * (jit_read()). Not in the map: the fallback the location was added with, as a native frame.
+ * The name of reference location id from its reference, as its last read done has it
+ * (ref_read()). None there: the fallback the location was added with, as a native frame.
  */
-static int jit_lines(struct aggregate *agg, uint32_t id, struct agg_line *lines)
+static int ref_lines(struct aggregate *agg, uint32_t id, struct agg_line *lines)
 {
 	const struct agg_location *l = aggregate__loc(agg, id);
-	const char *name;
+	const char *name = l->kind->find ? l->kind->find(l->ref, l->addr) : NULL;
 	int64_t s;
 
-	perf_map__sync(l->jit);
-	name = perf_map__find(l->jit, l->addr, NULL);
 	if (!name) {
 		aggregate__set_kind(agg, id, FRAME_USER);
 		lines[0] = (struct agg_line){ .function = l->name };
@@ -274,13 +276,13 @@ int symbolizer__run(struct symbolizer *sym, struct aggregate *agg)
 	 * all (the agent's sampling loop). */
 	if (debuginfod__wait(sym->opts.debuginfod_wait_ns))
 		pr_warn("debuginfod: downloads still running; their files stay unnamed");
-	jit_read(sym, agg, run_ns);
+	ref_read(sym, agg, run_ns);
 	t0 = stage_timers_on ? now_ns() : 0;
 	for (i = 0; i < to; i++) {
 		if (aggregate__loc(agg, i)->lines_cnt)
 			continue;
-		if (aggregate__loc(agg, i)->jit)
-			n = jit_lines(agg, i, lines);
+		if (aggregate__loc(agg, i)->ref)
+			n = ref_lines(agg, i, lines);
 		else
 			n = location_lines(sym, agg, aggregate__loc(agg, i), lines);
 		if (n < 0)

@@ -19,8 +19,8 @@
 
 struct symbolizer_opts {
 	uint64_t debuginfod_wait_ns; /* how long a run waits for debuginfod fetches, and then for
-				      * perf map reads, ns (0: no wait, the agent's sampling
-				      * loop) */
+				      * runtimes' reads (perf maps), ns (0: no wait, the agent's
+				      * sampling loop) */
 	bool no_dwarf;		     /* name frames from symbol tables only: no DWARF inline frames
 				      * or source lines (--no-inline) */
 };
@@ -36,8 +36,9 @@ void symbolizer__free(struct symbolizer *sym);
 /*
  * Gives lines (aggregate__set_lines()) to every location of agg that has none: first waits for
  * pending debuginfod fetches (opts.debuginfod_wait_ns; a warning when some are still running),
- * then has the perf maps of JIT locations read again and waits for them the same way; then
- * names JIT locations from their perf maps, kernel locations "symbol" or "0xADDR", ELF
+ * then has the references of locations a runtime names at output time (a JIT's perf maps) read
+ * again and waits for them the same way (frame_kind refresh, wait); then names those from their
+ * references (find), kernel locations "symbol" or "0xADDR", ELF
  * locations by their source frames (innermost first, inlined ones included) or
  * "module+0xSTART" (START: the FDE's initial location, else the address), anything else
  * "[unknown]". Does nothing (no wait) when every

@@ -8,7 +8,6 @@
 #include <uthash.h>
 #include "profile/aggregate.h"
 #include "process/module_cache.h"
-#include "runtime/jit/perf_map.h"
 #include "util/strtab.h"
 #include "util/utf8.h"
 #include "util/util.h"
@@ -16,9 +15,10 @@
 /* The hash key of a location: no padding, so it can be hashed as bytes. */
 struct loc_key {
 	uint64_t addr;
-	uint64_t entry; /* (uintptr_t)entry */
-	uint32_t kind;
+	uint64_t entry; /* (uintptr_t)entry, or (uintptr_t)ref */
+	uint64_t kind;	/* (uintptr_t)kind */
 	uint32_t name;
+	uint32_t ref; /* 1: entry is a runtime's reference (aggregate__ref_location()) */
 };
 
 struct loc_entry {
@@ -27,7 +27,7 @@ struct loc_entry {
 };
 
 /* Slots of the location cache: a direct-mapped front of loc_hash. A sample's frames are
- * mostly the ones of the samples before it, and uthash's lookup (Jenkins over the 24-byte key,
+ * mostly the ones of the samples before it, and uthash's lookup (Jenkins over the 32-byte key,
  * then a chain walk) was the largest user-space cost per frame after the unwind itself. */
 #define LOC_CACHE_BITS 12
 
@@ -84,7 +84,11 @@ void aggregate__free(struct aggregate *agg)
 	for (i = 0; i < agg->loc_cnt; i++) {
 		if (agg->locs[i].entry)
 			module__put(agg->locs[i].entry);
-		perf_map__put(agg->locs[i].jit);
+		/* The kind it was added with: the key's (a location its reference did not name
+		 * is FRAME_USER now, aggregate__set_kind()). */
+		if (agg->locs[i].ref)
+			((const struct frame_kind *)(uintptr_t)agg->loc_keys[i].key.kind)
+				->put(agg->locs[i].ref);
 		free(agg->locs[i].lines);
 	}
 	free(agg->loc_keys);
@@ -161,11 +165,11 @@ static int grow_locations(struct aggregate *agg)
 	return 0;
 }
 
-/* The location of key, added on first use with a reference on entry or jit. */
-static int64_t location(struct aggregate *agg, const struct loc_key *key, struct module *entry,
-			struct perf_map *jit)
+/* The location of key, added on first use with a reference on entry or ref (of kind). */
+static int64_t location(struct aggregate *agg, const struct loc_key *key,
+			const struct frame_kind *kind, struct module *entry, void *ref)
 {
-	uint64_t h = (key->addr ^ key->entry ^ ((uint64_t)key->name << 32 | key->kind)) *
+	uint64_t h = (key->addr ^ key->entry ^ key->kind ^ (uint64_t)key->name << 32) *
 		     0x9e3779b97f4a7c15ull;
 	uint32_t *slot = &agg->loc_cache[h >> (64 - LOC_CACHE_BITS)];
 	struct agg_location *l;
@@ -184,10 +188,10 @@ static int64_t location(struct aggregate *agg, const struct loc_key *key, struct
 	id = agg->loc_cnt;
 	l = &agg->locs[id];
 	memset(l, 0, sizeof(*l));
-	l->kind = key->kind;
+	l->kind = kind;
 	l->name = key->name;
 	l->addr = key->addr;
-	if (key->name != AGG_NO_NAME && !jit) {
+	if (key->name != AGG_NO_NAME && !ref) {
 		l->lines = calloc(1, sizeof(*l->lines));
 		if (!l->lines)
 			return -ENOMEM;
@@ -195,7 +199,7 @@ static int64_t location(struct aggregate *agg, const struct loc_key *key, struct
 		l->lines_cnt = 1;
 	}
 	l->entry = entry ? module__get(entry) : NULL;
-	l->jit = jit ? perf_map__get(jit) : NULL;
+	l->ref = ref ? kind->get(ref) : NULL;
 	e = &agg->loc_keys[id];
 	e->key = *key;
 	HASH_ADD(hh, agg->loc_hash, key, sizeof(e->key), e);
@@ -204,35 +208,34 @@ static int64_t location(struct aggregate *agg, const struct loc_key *key, struct
 	return id;
 }
 
-int64_t aggregate__location(struct aggregate *agg, enum frame_kind kind, struct module *entry,
-			    uint64_t addr, uint32_t name)
+int64_t aggregate__location(struct aggregate *agg, const struct frame_kind *kind,
+			    struct module *entry, uint64_t addr, uint32_t name)
 {
 	struct loc_key key = {
 		.addr = addr,
 		.entry = (uintptr_t)entry,
-		.kind = kind,
+		.kind = (uintptr_t)kind,
 		.name = name,
 	};
 
-	return location(agg, &key, entry, NULL);
+	return location(agg, &key, kind, entry, NULL);
 }
 
-int64_t aggregate__jit_location(struct aggregate *agg, struct perf_map *jit, uint64_t addr,
-				uint32_t fallback)
+int64_t aggregate__ref_location(struct aggregate *agg, const struct frame_kind *kind, void *ref,
+				uint64_t addr, uint32_t fallback)
 {
-	/* Another kind than aggregate__location()'s FRAME_JIT (named at once): the map's
-	 * address in the entry field cannot match a module's. */
+	/* Another key than aggregate__location()'s of the same kind (named at once). */
 	struct loc_key key = {
 		.addr = addr,
-		.entry = (uintptr_t)jit,
-		.kind = FRAME_JIT | 0x100,
+		.entry = (uintptr_t)ref,
+		.kind = (uintptr_t)kind,
 		.name = fallback,
+		.ref = 1,
 	};
-	int64_t id = location(agg, &key, NULL, jit);
 
-	if (id >= 0)
-		agg->locs[id].kind = FRAME_JIT;
-	return id;
+	if (!ref || !kind->get || !kind->put)
+		return -EINVAL;
+	return location(agg, &key, kind, NULL, ref);
 }
 
 const struct agg_location *aggregate__loc(const struct aggregate *agg, uint32_t id)
@@ -430,7 +433,7 @@ out:
 	return ret;
 }
 
-void aggregate__set_kind(struct aggregate *agg, uint32_t id, enum frame_kind kind)
+void aggregate__set_kind(struct aggregate *agg, uint32_t id, const struct frame_kind *kind)
 {
 	if (id < agg->loc_cnt)
 		agg->locs[id].kind = kind;

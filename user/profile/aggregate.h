@@ -13,20 +13,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "profile/frame_kind.h"
 
 struct aggregate;
 struct module;
-struct perf_map;
-
-/* Frame kinds, for outputs that tell them apart (folded suffixes, colours). */
-enum frame_kind {
-	FRAME_USER,
-	FRAME_KERNEL, /* folded suffix "_[k]" */
-	FRAME_COMM,   /* the process name at the root of a folded stack */
-	FRAME_INLINE, /* a function inlined into its caller (folded suffix "_[i]") */
-	FRAME_JIT,    /* a symbol of a JIT's perf map (folded suffix "_[j]") */
-	FRAME_PYTHON, /* a Python function, named by its code object (folded suffix "_[py]") */
-};
 
 /* "No string": a location added without a name, to be symbolized. As a string id (a frame of
  * a location not symbolized), aggregate__str() shows it as "[unknown]". */
@@ -43,11 +33,13 @@ struct agg_line {
 
 /* Where one frame is (pprof Location). */
 struct agg_location {
-	enum frame_kind kind;	/* FRAME_USER, FRAME_KERNEL, FRAME_JIT or FRAME_PYTHON */
+	const struct frame_kind *kind; /* FRAME_USER, FRAME_KERNEL or a runtime's kind */
 	uint32_t name;		/* string id given when added, or AGG_NO_NAME */
 	struct module *entry;	/* the ELF file (a reference the aggregate holds), or NULL */
-	struct perf_map *jit;	/* FRAME_JIT: the process's perf map (a reference the
-				 * aggregate holds), named at output; else NULL */
+	void *ref;		/* a runtime's reference (kind->get/put; the aggregate holds
+				 * one), whose names kind->find gives at output; else NULL.
+				 * FRAME_USER once ref has no name there (the symbolizer):
+				 * the aggregate still puts it with the kind it came with. */
 	uint64_t addr;		/* ELF virtual address in entry (the call, not the return
 					 * address), kernel address, JIT code address, or 0 */
 	struct agg_line *lines; /* innermost first (an inlined function before the one
@@ -101,24 +93,24 @@ size_t aggregate__strings(const struct aggregate *agg);
  * entry). Locations with a name (not AGG_NO_NAME) get one line with that function name at once;
  * the others wait for the symbolizer. Ids are dense from 0. Returns a negative errno.
  */
-int64_t aggregate__location(struct aggregate *agg, enum frame_kind kind, struct module *entry,
-			    uint64_t addr, uint32_t name);
+int64_t aggregate__location(struct aggregate *agg, const struct frame_kind *kind,
+			    struct module *entry, uint64_t addr, uint32_t name);
 /*
- * The id of the location of JIT code at addr (the call, not the return address) in a process
- * whose perf map is jit, added on first use (taking a reference on jit): FRAME_JIT, named by
- * the symbolizer from the map as it is at output time, or by fallback (a string id: what to
- * show when the map has no entry there). Returns a negative errno.
+ * The id of the location of kind at addr (the call, not the return address) named by a
+ * runtime's reference ref (not NULL), added on first use (taking a reference: kind->get):
+ * named by the symbolizer from ref as it is at output time (kind->find), or by fallback (a
+ * string id: what to show when ref has no name there). Returns a negative errno.
  */
-int64_t aggregate__jit_location(struct aggregate *agg, struct perf_map *jit, uint64_t addr,
-				uint32_t fallback);
+int64_t aggregate__ref_location(struct aggregate *agg, const struct frame_kind *kind, void *ref,
+				uint64_t addr, uint32_t fallback);
 const struct agg_location *aggregate__loc(const struct aggregate *agg, uint32_t id);
 size_t aggregate__locations(const struct aggregate *agg);
 
 /* Sets the lines of location id (copied), innermost first. 0 or -ENOMEM/-EINVAL. */
 int aggregate__set_lines(struct aggregate *agg, uint32_t id, const struct agg_line *lines,
 			 uint32_t cnt);
-/* Sets the kind of location id (a JIT location its perf map does not name is FRAME_USER). */
-void aggregate__set_kind(struct aggregate *agg, uint32_t id, enum frame_kind kind);
+/* Sets the kind of location id (a location its reference does not name is FRAME_USER). */
+void aggregate__set_kind(struct aggregate *agg, uint32_t id, const struct frame_kind *kind);
 
 /* Adds a sample of origin weighing *w to the stack of thread tid of process pid, named comm
  * (string id), with the locations locs[0..n), root first. 0 or -ENOMEM. */
@@ -153,7 +145,7 @@ int aggregate__for_each(const struct aggregate *agg, aggregate_stack_fn cb, void
 /* One frame of a stack as the folded and flame graph outputs show it. */
 struct agg_frame {
 	uint32_t name; /* string id */
-	enum frame_kind kind;
+	const struct frame_kind *kind;
 };
 
 /*

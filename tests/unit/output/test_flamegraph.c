@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "output/flamegraph.h"
+#include "runtime/jit/jit.h"
 
 /* Where test_write_fixture() leaves a graph for tests/svg/check.sh (set by flamegraph.mk). */
 #ifndef FLAMEGRAPH_UNIT_SVG
@@ -171,7 +172,7 @@ static void add(struct flamegraph *fg, const char *folded, uint64_t count)
 {
 	char *copy = strdup(folded), *save = NULL, *tok;
 	const char *names[64];
-	enum frame_kind kinds[64];
+	const struct frame_kind *kinds[64];
 	size_t n = 0, len;
 
 	assert_non_null(copy);
@@ -304,7 +305,7 @@ static void test_escaping(void **state)
 	const char *names[] = { "a&b", "std::vector<int>::operator[]<'x'>(\"q\");",
 				"bad\x01\x7f\xff",
 				"caf\xc3\xa9 \xe2\x82\xac \xc2\x85 \xed\xa0\x80 \xef\xbf\xbe" };
-	const enum frame_kind kinds[] = { FRAME_COMM, FRAME_USER, FRAME_USER, FRAME_USER };
+	const struct frame_kind *const kinds[] = { FRAME_COMM, FRAME_USER, FRAME_USER, FRAME_USER };
 	const struct flamegraph_opts o = {
 		.title = "<title> & \"more\"", .subtitle = "1 < 2", .unit = "a&b",
 	};
@@ -492,7 +493,7 @@ static void test_errors_and_empty(void **state)
 {
 	struct flamegraph *fg = flamegraph__new();
 	const char *names[] = { "app", NULL };
-	const enum frame_kind kinds[] = { FRAME_COMM, FRAME_USER };
+	const struct frame_kind *const kinds[] = { FRAME_COMM, FRAME_USER };
 	struct flamegraph_opts o = { .width = 100 };
 	struct graph g;
 	FILE *full;
@@ -528,7 +529,7 @@ static void test_large(void **state)
 {
 	struct flamegraph *fg = flamegraph__new();
 	const struct flamegraph_opts o = { .min_width = 1e-9 };
-	enum frame_kind kinds[12];
+	const struct frame_kind *kinds[12];
 	const char *names[12];
 	char buf[12][48];
 	struct graph g;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "profile/aggregate.h"
 #include "output/output_folded.h"
+#include "runtime/jit/jit.h"
 
 static uint32_t str(struct aggregate *agg, const char *s)
 {
@@ -21,7 +22,7 @@ static uint32_t str(struct aggregate *agg, const char *s)
 }
 
 /* A location named when added (no symbolizer needed). */
-static uint32_t loc(struct aggregate *agg, const char *name, enum frame_kind kind)
+static uint32_t loc(struct aggregate *agg, const char *name, const struct frame_kind *kind)
 {
 	int64_t v = aggregate__location(agg, kind, NULL, 0, str(agg, name));
 

@@ -12,6 +12,7 @@
 #include "process/module_cache.h"
 #include "profile/aggregate.h"
 #include "runtime/python/python.h"
+#include "runtime/python/python_kind.h"
 #include "runtime/python/python_lines.h"
 #include "runtime/python/python_versions.h"
 #include "runtime/runtime.h"
