@@ -8,8 +8,6 @@
 #include <string.h>
 #include "pipeline/sample.h"
 #include "util/log.h"
-#include "runtime/jit/jit.h"
-#include "runtime/jit/perf_map.h"
 #include "symbols/module_symbols.h"
 #include "util/stage_timer.h"
 #include "profile/unwind_stats.h"
@@ -108,9 +106,10 @@ static const char *mapping_name(const struct mapping *m)
 
 /*
  * The location of a user frame: (ELF file, ELF virtual address) when the mapping's file is
- * open, named later by the symbolizer; in anonymous memory (JIT code) its address, named later
- * from the process's perf map or else "[anon]+0xOFF"; else a name now: "file+0xOFF" (file
- * offset) for a file that could not be opened, "[unknown]" outside mappings.
+ * open, named later by the symbolizer; in anonymous memory (JIT code) its address, when a
+ * runtime names such frames (runtimes__anon_location(): later, at output), else "[anon]+0xOFF";
+ * else a name now: "file+0xOFF" (file offset) for a file that could not be opened,
+ * "[unknown]" outside mappings.
  */
 static int64_t user_location(struct sample_handler *sh, struct proc *p,
 			     const struct unwind_frame *f, const char **module)
@@ -119,9 +118,8 @@ static int64_t user_location(struct sample_handler *sh, struct proc *p,
 	 * frame's mapping there). */
 	uint64_t pc = f->is_activation ? f->pc : f->pc - 1;
 	const struct mapping *m = f->mapping;
-	struct perf_map *jit;
 	const char *base;
-	int64_t name;
+	int64_t name, id;
 
 	*module = mapping_name(m);
 	if (m && m->entry) {
@@ -133,13 +131,12 @@ static int64_t user_location(struct sample_handler *sh, struct proc *p,
 		name = aggregate__string(sh->agg, "[unknown]");
 	} else if (!m->path) {
 		name = aggregate__string_fmt(sh->agg, "[anon]+0x%" PRIx64, pc - m->start);
-		jit = proc__perf_map(p);
-		if (name < 0 || !jit)
-			return name < 0 ? name : -ENOMEM;
-		/* Named when the profile is written, from the map as it is then: its lines for
-		 * this address are read meanwhile, in the perf map reader's thread. */
-		perf_map__want(jit, pc, now_ns());
-		return aggregate__ref_location(sh->agg, FRAME_JIT, jit, pc, name);
+		if (name < 0)
+			return name;
+		/* JIT code: a runtime names it (when the profile is written), else the name. */
+		id = runtimes__anon_location(sh->opts.runtimes, p, sh->agg, pc, name);
+		if (id != -ENOENT)
+			return id;
 	} else {
 		base = strrchr(m->path, '/');
 		name = aggregate__string_fmt(sh->agg, "%s+0x%" PRIx64, base ? base + 1 : m->path,

@@ -437,6 +437,7 @@ void session__print_summary(struct session *s)
 		.off_cpu = s->opts->off_cpu,
 		.on_cpu = s->opts->on_cpu,
 		.off_cpu_min_ns = s->opts->off_cpu_min_ns,
+		.runtimes = s->runtimes,
 	};
 
 	if (s->loader)

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pipeline/summary.h"
+#include "runtime/runtime.h"
 #include "unwind/proc_unwind.h"
-#include "runtime/jit/perf_map.h"
 #include "signal/off_cpu.h"
 #include "signal/wakers.h"
 #include "unwind/unwind.h"
@@ -116,26 +116,6 @@ out:
 	free(order);
 }
 
-/* Perf maps read only in part (too large) or for some addresses only: JIT frames there stay
- * "[anon]+0xOFF". Nothing when every map was read whole. */
-static void print_perf_maps(FILE *fp)
-{
-	struct perf_map_stats pm;
-
-	perf_map__stats(&pm);
-	if (pm.capped_reads)
-		fprintf(fp,
-			"bpfprof: perf maps: %llu of %llu reads stopped at the %llu MiB cap, up to "
-			"%.1f MiB not read: JIT frames named there stay [anon]+0xOFF\n",
-			(unsigned long long)pm.capped_reads, (unsigned long long)pm.reads,
-			(unsigned long long)(BPFPROF_PERF_MAP_MAX_SZ >> 20),
-			pm.max_not_read / 1048576.0);
-	if (pm.addrs_dropped)
-		fprintf(fp,
-			"bpfprof: perf maps: %llu JIT addresses past %u per process not looked up\n",
-			(unsigned long long)pm.addrs_dropped, BPFPROF_PERF_MAP_WANT_MAX);
-}
-
 void summary__print(FILE *fp, const struct summary_input *in)
 {
 	const struct consumer_stats *cs = in->consumer;
@@ -198,7 +178,7 @@ unwound:
 		"%u ELF files open\n",
 		(unsigned long long)aggregate__stacks(in->agg), (unsigned long long)cs->forks,
 		(unsigned long long)cs->execs, (unsigned long long)cs->exits, counts.files);
-	print_perf_maps(fp);
+	runtimes__summary_stacks(in->runtimes, fp);
 	if (in->top)
 		print_top(fp, in);
 }

@@ -10,6 +10,8 @@
 #include "pipeline/consumer.h"
 #include "process/proc_table.h"
 
+struct runtimes;
+
 struct summary_input {
 	uint64_t duration_ns;	     /* wall time profiled */
 	uint64_t freq_hz;	     /* requested rate */
@@ -23,6 +25,7 @@ struct summary_input {
 	bool off_cpu;	  /* --off-cpu: blocked time */
 	bool on_cpu;	  /* with off_cpu, CPU samples too (--on-cpu) */
 	uint64_t off_cpu_min_ns; /* --off-cpu-min-us, ns */
+	struct runtimes *runtimes; /* their lines after the stacks line (summary_stacks) */
 };
 
 /* Prints "bpfprof: ..." lines to fp: duration, samples received vs expected, lost samples,

@@ -11,7 +11,6 @@
 #include "process/proc_maps.h"
 #include "process/proc_table.h"
 #include "process/stack_size.h"
-#include "runtime/jit/perf_map.h"
 #include "util/file.h"
 #include "util/util.h"
 
@@ -23,7 +22,6 @@ struct proc {
 	struct addr_space *as; /* its mappings and Dwfl */
 	struct proc_table *table;
 	struct stack_size_state copy; /* its stack copy size (stack_size.c) */
-	struct perf_map *perf_map;    /* JIT names (proc__perf_map()); NULL until needed */
 	struct {
 		const struct proc_attach_type *type; /* NULL: a free slot */
 		void *data;
@@ -130,7 +128,6 @@ static void proc__free(struct proc_table *pt, struct proc *p)
 	for (i = PROC_ATTACH_MAX; i-- > 0;)
 		if (p->attach[i].type && p->attach[i].type->free)
 			p->attach[i].type->free(p->attach[i].data);
-	perf_map__put(p->perf_map);
 	free(p);
 }
 
@@ -140,8 +137,6 @@ void proc_table__free(struct proc_table *pt)
 
 	if (!pt)
 		return;
-	/* Perf map reads still queued or running are of no use now. */
-	perf_map__shutdown();
 	HASH_ITER(hh, pt->procs, p, tmp)
 		proc__free(pt, p);
 	/* After every Dwfl: their modules hold references on the cached Elf handles. */
@@ -219,22 +214,10 @@ int proc_table__fork(struct proc_table *pt, uint32_t parent, uint32_t child)
 	return 0;
 }
 
-/* The process's perf map is read a last time and let go (the aggregate may keep it). */
-static void proc__close_perf_map(struct proc *p)
-{
-	if (!p->perf_map)
-		return;
-	perf_map__close(p->perf_map, now_ns());
-	perf_map__put(p->perf_map);
-	p->perf_map = NULL;
-}
-
 static void proc__set_exited(struct proc *p, bool exited)
 {
-	if (exited) {
-		proc__close_perf_map(p);
+	if (exited)
 		proc__end_attachments(p, false);
-	}
 	p->exited = exited;
 	addr_space__set_exited(p->as, exited);
 }
@@ -245,8 +228,7 @@ void proc_table__exec(struct proc_table *pt, uint32_t tgid, const char *comm)
 
 	if (!p)
 		return;
-	/* A new image: its JIT, if any, writes a new perf map. */
-	proc__close_perf_map(p);
+	/* A new image: its runtimes' state (a JIT's perf map) goes. */
 	proc__end_attachments(p, true);
 	proc__set_exited(p, false);
 	snprintf(p->comm, sizeof(p->comm), "%s", comm);
@@ -373,11 +355,4 @@ struct Elf *proc__ref_elf(const struct proc *p)
 struct stack_size_state *proc__stack_copy(struct proc *p)
 {
 	return &p->copy;
-}
-
-struct perf_map *proc__perf_map(struct proc *p)
-{
-	if (!p->perf_map)
-		p->perf_map = perf_map__open_process((pid_t)p->tgid, now_ns());
-	return p->perf_map;
 }

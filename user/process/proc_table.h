@@ -39,16 +39,15 @@ struct proc_table_opts {
 	uint64_t unused_file_ttl_ns;
 };
 
-struct perf_map;
 struct proc;
 struct stack_size_state;
 struct proc_table;
 
 /* Returns NULL and sets errno. */
 struct proc_table *proc_table__new(const struct proc_table_opts *opts);
-/* Stops the perf map reader thread (perf_map__shutdown()), frees every process, then the module
- * cache: after every aggregate holding references on its ELF files (aggregate__free). NULL is
- * fine. */
+/* Frees every process, then the module cache: after every aggregate holding references on its
+ * ELF files (aggregate__free) and after the runtimes (runtimes__free: the JIT's stops its perf
+ * map reader first). NULL is fine. */
 void proc_table__free(struct proc_table *pt);
 
 /* The process tgid; with create, a new entry when there is none (NULL + errno ENOMEM). */
@@ -131,12 +130,5 @@ void *proc__attachment(const struct proc *p, const struct proc_attach_type *t);
 /* Keeps data as p's state of type t. 0, -EEXIST when p has one of that type, -ENOSPC past
  * PROC_ATTACH_MAX. */
 int proc__attach(struct proc *p, const struct proc_attach_type *t, void *data);
-
-/*
- * Its JIT names: its perf map (perf_map__open_process(): nothing read then), opened at the
- * first call, closed (read a last time, in the reader thread) at exec and exit. The process entry holds a reference; take one to keep
- * it longer. NULL when memory runs out.
- */
-struct perf_map *proc__perf_map(struct proc *p);
 
 #endif /* BPFPROF_PROC_TABLE_H */

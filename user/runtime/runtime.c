@@ -9,9 +9,11 @@
 /* The registrations: one line per runtime, in the order their hooks run. */
 extern const struct runtime_ops runtime_go_ops;
 extern const struct runtime_ops runtime_python_ops;
+extern const struct runtime_ops runtime_jit_ops;
 const struct runtime_ops *const runtime_table[] = {
 	&runtime_go_ops,
 	&runtime_python_ops,
+	&runtime_jit_ops,
 };
 const size_t runtime_cnt = ARRAY_SIZE(runtime_table);
 
@@ -227,4 +229,35 @@ int runtimes__splice_group(const struct runtime_splice *sp, struct aggregate *ag
 	if (!sp->ops || !sp->ops->splice_group)
 		return 0;
 	return sp->ops->splice_group(sp->rt, agg, g, locs, cap);
+}
+
+int64_t runtimes__anon_location(struct runtimes *rts, struct proc *p, struct aggregate *agg,
+				uint64_t pc, uint32_t fallback)
+{
+	const struct runtime_ops *ops;
+	int64_t id;
+	size_t i;
+
+	if (!rts)
+		return -ENOENT;
+	for_each_runtime(rts, i, ops) {
+		if (!ops->anon_location)
+			continue;
+		id = ops->anon_location(rts->state[i], p, agg, pc, fallback);
+		if (id != -ENOENT)
+			return id;
+	}
+	return -ENOENT;
+}
+
+void runtimes__summary_stacks(struct runtimes *rts, FILE *fp)
+{
+	const struct runtime_ops *ops;
+	size_t i;
+
+	if (!rts)
+		return;
+	for_each_runtime(rts, i, ops)
+		if (ops->summary_stacks)
+			ops->summary_stacks(rts->state[i], fp);
 }

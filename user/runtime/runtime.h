@@ -141,6 +141,17 @@ struct runtime_ops {
 	int (*splice_group)(void *rt, struct aggregate *agg, size_t g, uint32_t *locs, size_t cap);
 	/* Locations splice_group() adds to one sample at most, groups as many at most. */
 	size_t splice_max;
+	/*
+	 * A frame of process p at pc (the call, not the return address) in anonymous memory
+	 * (JIT code): the id of its location in agg when the runtime names such frames
+	 * (fallback: the string id to show when it has no name there), -ENOENT when not (the
+	 * next runtime's turn, else a native frame named fallback), or another negative errno.
+	 */
+	int64_t (*anon_location)(void *rt, struct proc *p, struct aggregate *agg, uint64_t pc,
+				 uint32_t fallback);
+	/* Its lines of the run's summary that follow the generic ones on stacks and files,
+	 * before the top functions (not with --quiet). */
+	void (*summary_stacks)(void *rt, FILE *fp);
 };
 
 /* The runtimes, in the order their hooks are called (runtime.c: one line each). */
@@ -185,5 +196,10 @@ int runtimes__splice(struct runtimes *rts, const struct runtime_sample *rs,
 /* Group g's locations from the runtime runtimes__splice() chose (its splice_group). */
 int runtimes__splice_group(const struct runtime_splice *sp, struct aggregate *agg, size_t g,
 			   uint32_t *locs, size_t cap);
+/* The first anon_location() of the enabled runtimes, in table order, that is not -ENOENT;
+ * -ENOENT when none names the frame (or rts is NULL). */
+int64_t runtimes__anon_location(struct runtimes *rts, struct proc *p, struct aggregate *agg,
+				uint64_t pc, uint32_t fallback);
+void runtimes__summary_stacks(struct runtimes *rts, FILE *fp);
 
 #endif /* BPFPROF_RUNTIME_H */

@@ -1,10 +1,17 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * jit.c: the JIT runtime. A frame's location holds a reference on its process's perf map and is
- * named from it at output time (frame_kind_jit's hooks, called by the symbolizer).
+ * jit.c: the JIT runtime. A process's perf map is opened at the first frame of it in anonymous
+ * memory (kept on the process: a proc attachment), closed (read a last time, in the reader
+ * thread) at its exec and exit; the frame's location holds a reference on the map and is named
+ * from it at output time (frame_kind_jit's hooks, called by the symbolizer).
  */
+#include <errno.h>
+#include <stdio.h>
+#include "process/proc_table.h"
+#include "profile/aggregate.h"
 #include "runtime/jit/jit.h"
 #include "runtime/jit/perf_map.h"
+#include "runtime/runtime.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -62,4 +69,95 @@ const struct frame_kind frame_kind_jit = {
 	.refresh = jit_refresh,
 	.wait = jit_wait,
 	.find = jit_find,
+};
+
+/* A process's perf map is read a last time and let go (the aggregate may keep it). */
+static void proc_map_end(void *data, bool exec)
+{
+	(void)exec; /* a new image: its JIT, if any, writes a new perf map */
+	perf_map__close(data, now_ns());
+	perf_map__put(data);
+}
+
+static void proc_map_free(void *data)
+{
+	perf_map__put(data);
+}
+
+/* The process's perf map (perf_map__open_process(): nothing read then), opened at its first
+ * JIT frame; the process entry holds a reference. */
+static const struct proc_attach_type jit_proc_map = {
+	.name = "jit perf map",
+	.end = proc_map_end,
+	.free = proc_map_free,
+};
+
+/* The perf map of p, opened at the first call. NULL + errno. */
+static struct perf_map *proc_perf_map(struct proc *p)
+{
+	struct perf_map *m = proc__attachment(p, &jit_proc_map);
+	int err;
+
+	if (m)
+		return m;
+	m = perf_map__open_process((pid_t)proc__tgid(p), now_ns());
+	if (!m)
+		return NULL;
+	err = proc__attach(p, &jit_proc_map, m);
+	if (err) {
+		perf_map__put(m);
+		errno = -err;
+		return NULL;
+	}
+	return m;
+}
+
+static int64_t jit_anon_location(void *rt, struct proc *p, struct aggregate *agg, uint64_t pc,
+				 uint32_t fallback)
+{
+	struct perf_map *m = proc_perf_map(p);
+
+	(void)rt;
+	if (!m)
+		return -ENOMEM;
+	/* Named when the profile is written, from the map as it is then: its lines for this
+	 * address are read meanwhile, in the perf map reader's thread. */
+	perf_map__want(m, pc, now_ns());
+	return aggregate__ref_location(agg, FRAME_JIT, m, pc, fallback);
+}
+
+/* Perf maps read only in part (too large) or for some addresses only: JIT frames there stay
+ * "[anon]+0xOFF". Nothing when every map was read whole. */
+static void jit_summary_stacks(void *rt, FILE *fp)
+{
+	struct perf_map_stats pm;
+
+	(void)rt;
+	perf_map__stats(&pm);
+	if (pm.capped_reads)
+		fprintf(fp,
+			"bpfprof: perf maps: %llu of %llu reads stopped at the %llu MiB cap, up to "
+			"%.1f MiB not read: JIT frames named there stay [anon]+0xOFF\n",
+			(unsigned long long)pm.capped_reads, (unsigned long long)pm.reads,
+			(unsigned long long)(BPFPROF_PERF_MAP_MAX_SZ >> 20),
+			pm.max_not_read / 1048576.0);
+	if (pm.addrs_dropped)
+		fprintf(fp,
+			"bpfprof: perf maps: %llu JIT addresses past %u per process not looked up\n",
+			(unsigned long long)pm.addrs_dropped, BPFPROF_PERF_MAP_WANT_MAX);
+}
+
+/* Before the process table frees its processes (and their maps): reads still queued or
+ * running are of no use now. */
+static void jit_free(void *rt)
+{
+	(void)rt;
+	perf_map__shutdown();
+}
+
+const struct runtime_ops runtime_jit_ops = {
+	.name = "jit",
+	.free = jit_free,
+	.anon_location = jit_anon_location,
+	.summary_stacks = jit_summary_stacks,
 };
