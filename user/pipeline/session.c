@@ -564,7 +564,7 @@ int session__setup(struct session *s)
 		.max_targets = 16384,
 		.target_all = o->all,
 		.self_tgid = getpid(),
-		.no_python = o->no_python,
+		.runtimes_off = runtimes_disabled(o),
 		.max_frames = o->max_frames,
 		.off_cpu = o->off_cpu,
 		.off_cpu_min_ns = o->off_cpu_min_ns,

@@ -92,8 +92,8 @@ struct runtime_splice {
 
 struct runtime_ops {
 	const char *name; /* the folder's name: "python", "go", "jit" */
-	/* Its --no-<name> option's help ("Python frames (CPython 3.10-3.13)"), or NULL when it
-	 * cannot be turned off. */
+	/* Its --no-<name> option's --help text, or NULL when it cannot be turned off. cmd/opts.c
+	 * makes the option (turning off bit i of runtimes__new()'s disabled: runtime_table[i]). */
 	const char *option_help;
 	/* Session state (env borrowed, outliving it): NULL + errno on failure, which fails the
 	 * session. */
@@ -152,6 +152,13 @@ struct runtime_ops {
 	/* Its lines of the run's summary that follow the generic ones on stacks and files,
 	 * before the top functions (not with --quiet). */
 	void (*summary_stacks)(void *rt, FILE *fp);
+	/*
+	 * The switch of its BPF walker, or NULL: a `const volatile bool` in the .rodata of the
+	 * BPF object (bpf/), true by default, that sampling/loader.c sets false before the load
+	 * when the runtime is turned off (--no-<name>): the verifier then drops the walk as dead
+	 * code.
+	 */
+	const char *bpf_switch;
 };
 
 /* The runtimes, in the order their hooks are called (runtime.c: one line each). */

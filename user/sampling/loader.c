@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* loader.c: the skeleton's life cycle and its maps. */
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -104,6 +105,62 @@ static void select_programs(struct bpfprof_bpf *s, bool compat, bool off_cpu, bo
 	bpf_map__set_autocreate(s->maps.stack_vmas_compat, compat);
 }
 
+/*
+ * Sets the variable name of the BPF object's .rodata to 0 before the load, found by name in the
+ * object's BTF (its .rodata DATASEC gives the offset and size in skel->rodata). 0, or -ENOENT when there is no
+ * such variable.
+ */
+static int rodata_clear(struct bpfprof_bpf *skel, const char *name)
+{
+	struct btf *btf = bpf_object__btf(skel->obj);
+	const struct btf_var_secinfo *vs;
+	const struct btf_type *sec, *var;
+	char *data = (char *)skel->rodata; /* the map's initial value, until the load */
+	size_t size = sizeof(*skel->rodata);
+	int id, i;
+
+	id = btf ? btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC) : -ENOENT;
+	if (id < 0 || !data)
+		return -ENOENT;
+	sec = btf__type_by_id(btf, id);
+	vs = btf_var_secinfos(sec);
+	for (i = 0; i < btf_vlen(sec); i++, vs++) {
+		var = btf__type_by_id(btf, vs->type);
+		if (!var || strcmp(btf__name_by_offset(btf, var->name_off), name))
+			continue;
+		if ((size_t)vs->offset + vs->size > size)
+			return -ERANGE;
+		memset(data + vs->offset, 0, vs->size);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/*
+ * The BPF walkers of the runtimes turned off (bit i of off: runtime_table[i]) switched off
+ * before the load (runtime_ops.bpf_switch), so that the verifier drops them. 0 or a negative
+ * errno (reported).
+ */
+static int switch_runtimes_off(struct bpfprof_bpf *skel, uint64_t off)
+{
+	const struct runtime_ops *ops;
+	size_t i;
+	int err;
+
+	for (i = 0; i < runtime_cnt && i < 64; i++) {
+		ops = runtime_table[i];
+		if (!ops || !ops->bpf_switch || !(off & 1ull << i))
+			continue;
+		err = rodata_clear(skel, ops->bpf_switch);
+		if (err) {
+			pr_warn("load BPF programs: --no-%s: no switch %s in the BPF object's .rodata",
+				ops->name, ops->bpf_switch);
+			return err;
+		}
+	}
+	return 0;
+}
+
 struct loader *loader__load(const struct loader_opts *opts, struct loader_error *e)
 {
 	struct loader_error dummy;
@@ -157,7 +214,6 @@ struct loader *loader__load(const struct loader_opts *opts, struct loader_error 
 	l->skel->rodata->stack_init_sz = opts->copy_size;
 	l->skel->rodata->target_all = opts->target_all;
 	l->skel->rodata->self_tgid = opts->self_tgid;
-	l->skel->rodata->python_frames = !opts->no_python;
 	/* RECORD_FP_CHAINs of a sample: enough for --max-frames past the copy, at most the
 	 * BPFPROF_FP_CHAIN_PIECES user space joins (16,320 frames). */
 	if (opts->max_frames &&
@@ -169,6 +225,8 @@ struct loader *loader__load(const struct loader_opts *opts, struct loader_error 
 	err = bpf_map__set_max_entries(l->skel->maps.ringbuf, opts->ringbuf_sz);
 	if (!err)
 		err = bpf_map__set_max_entries(l->skel->maps.target_tgids, opts->max_targets);
+	if (!err)
+		err = switch_runtimes_off(l->skel, opts->runtimes_off);
 	if (err)
 		goto fail;
 	load_log = e;

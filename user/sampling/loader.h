@@ -16,7 +16,8 @@ struct loader_opts {
 	uint32_t max_targets;	/* entries of target_tgids */
 	bool target_all;	/* every process but self_tgid is a target (-a) */
 	uint32_t self_tgid;	/* never sampled */
-	bool no_python;		/* --no-python: the Python walk is not even loaded */
+	uint64_t runtimes_off;	/* --no-<name>: bit i turns runtime_table[i] off; its BPF walk
+				 * (runtime_ops.bpf_switch) is not even loaded */
 	uint32_t max_frames;	/* --max-frames: a Go stack's frame-pointer chain is read this
 				 * far at most (0: as far as BPF goes) */
 	bool off_cpu;		/* --off-cpu: load the off-CPU programs (bpf/off_cpu.bpf.c) */

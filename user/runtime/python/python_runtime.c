@@ -127,7 +127,9 @@ static int py_splice_group(void *rt, struct aggregate *agg, size_t g, uint32_t *
 
 const struct runtime_ops runtime_python_ops = {
 	.name = "python",
-	.option_help = "Python frames (CPython 3.10-3.13)",
+	.option_help = "CPython programs as native frames only: no Python frames (the interpreter's "
+		       "_PyEval_EvalFrameDefault in their place), nothing read of their interpreter "
+		       "state",
 	.new = py_new,
 	.free = py_free,
 	.record_types = py_record_types,
@@ -137,4 +139,5 @@ const struct runtime_ops runtime_python_ops = {
 	.splice = py_splice,
 	.splice_group = py_splice_group,
 	.splice_max = BPFPROF_PY_FRAMES_MAX,
+	.bpf_switch = "python_frames", /* bpf/sample.bpf.c */
 };
