@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "bpf/record.h"
 #include "cmd/opts.h"
 #include "cmd/opts_parse.h"
+#include "runtime/runtime.h"
 #include "sampling/perf_event.h"
 #include "unwind/unwind.h"
 #include "util/util.h"
@@ -212,10 +214,8 @@ static const struct argp_option options[] = {
 	  "frames or source lines from DWARF (the agent's default: a large library's DWARF costs "
 	  "tens of MB and a CPU-second to load)",
 	  3 },
-	{ "no-python", OPT_NO_PYTHON, NULL, 0,
-	  "CPython programs as native frames only: no Python frames (the interpreter's "
-	  "_PyEval_EvalFrameDefault in their place), nothing read of their interpreter state",
-	  3 },
+	/* The runtimes' --no-<name> (opts_options()): this entry's place and group. */
+	{ "no-RUNTIME", OPT_NO_RUNTIME, NULL, OPTION_HIDDEN, NULL, 3 },
 	{ "inline", OPT_INLINE, NULL, 0,
 	  "Inline frames and source lines from DWARF (default, "
 	  "but for the agent)",
@@ -293,6 +293,50 @@ static const struct argp_option options[] = {
 	{ NULL, 'h', NULL, 0, "Give this help list (as --help)", -1 },
 	{},
 };
+
+/*
+ * options[] with its OPT_NO_RUNTIME entry replaced by a --no-<name> for each runtime of the
+ * table with an option_help, in table order (key OPT_NO_RUNTIME + its index, the entry's
+ * group): built once, at the first parse, and kept (the agent parses again on SIGHUP).
+ */
+static struct argp_option all_options[ARRAY_SIZE(options) - 1 + RUNTIME_OPTIONS_MAX];
+static char runtime_option_names[RUNTIME_OPTIONS_MAX][32];
+static pthread_once_t all_options_once = PTHREAD_ONCE_INIT;
+
+static void build_options(void)
+{
+	const struct argp_option *opt;
+	struct argp_option *out = all_options;
+	size_t i;
+
+	for (opt = options; opt < options + ARRAY_SIZE(options); opt++) {
+		if (opt->key != OPT_NO_RUNTIME) {
+			*out++ = *opt;
+			continue;
+		}
+		for (i = 0; i < runtime_cnt && i < RUNTIME_OPTIONS_MAX; i++) {
+			const struct runtime_ops *ops = runtime_table[i];
+			char *name = runtime_option_names[i];
+
+			/* A name too long for its slot gets no option: test_opts catches it. */
+			if (!ops || !ops->option_help ||
+			    (size_t)snprintf(name, sizeof(runtime_option_names[i]), "no-%s",
+					     ops->name) >= sizeof(runtime_option_names[i]))
+				continue;
+			*out++ = (struct argp_option){ .name = name,
+						       .key = OPT_NO_RUNTIME + (int)i,
+						       .doc = ops->option_help,
+						       .group = opt->group };
+		}
+	}
+}
+
+/* bpfprof's options: options[] with the runtimes' (build_options()). */
+static const struct argp_option *opts_options(void)
+{
+	pthread_once(&all_options_once, build_options);
+	return all_options;
+}
 
 /*
  * Numbers of options, environment variables and --config lines. Each kind has one parser;
@@ -697,7 +741,7 @@ static int subcommand_argv(struct argp *argp, int argc, char **argv, struct pars
 int opts__parse(int argc, char **argv, struct bpfprof_opts *o)
 {
 	struct argp argp = {
-		.options = options,
+		.options = opts_options(),
 		.parser = parse_opt,
 		.args_doc = main_args_doc,
 		.doc = doc,

@@ -64,7 +64,6 @@ enum {
 	OPT_FULL_NAMES,
 	OPT_INLINE,
 	OPT_NO_INLINE,
-	OPT_NO_PYTHON,
 	OPT_UNWINDER,
 	OPT_INTERVAL,
 	OPT_GROUP_BY,
@@ -93,7 +92,12 @@ enum {
 	OPT_USAGE, /* help_options[] */
 	OPT_PROGNAME,
 	OPT_HANG,
+	/* OPT_NO_RUNTIME + i: --no-<name> of runtime_table[i] (runtime/runtime.h) */
+	OPT_NO_RUNTIME = 0x10000,
 };
+
+/* The runtimes' --no-<name> options: one per bit of runtimes__new()'s disabled mask at most. */
+#define RUNTIME_OPTIONS_MAX 64
 
 /* A growing NULL-terminated argv of malloc'd strings (a subcommand's, the agent's). */
 struct argv_buf {

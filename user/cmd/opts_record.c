@@ -229,6 +229,11 @@ error_t opts_parse_output_opt(int key, char *arg, struct argp_state *state)
 	struct bpfprof_opts *o = ctx->o;
 	uint64_t v = 0;
 
+	/* --no-<name>: runtime_table[key - OPT_NO_RUNTIME] off (opts.c makes the options). */
+	if (key >= OPT_NO_RUNTIME && key < OPT_NO_RUNTIME + RUNTIME_OPTIONS_MAX) {
+		o->runtimes_off |= 1ull << (key - OPT_NO_RUNTIME);
+		return 0;
+	}
 	switch (key) {
 	case OPT_TOP:
 		if (opts_parse_uint(arg, 0, 1000, &v))
@@ -269,9 +274,6 @@ error_t opts_parse_output_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_INLINE:
 		o->no_inline = false;
-		break;
-	case OPT_NO_PYTHON:
-		o->no_python = true;
 		break;
 	case OPT_UNWINDER:
 		if (!strcmp(arg, "dwfl"))

@@ -68,7 +68,8 @@ struct bpfprof_opts {
 	const char *title;	   /* --title: the flame graph's title */
 	bool no_demangle;	   /* --no-demangle: raw C++/Rust symbol names */
 	bool full_names;	   /* --full-names: C++ names with parameter lists */
-	bool no_python;		   /* --no-python: no Python frames */
+	uint64_t runtimes_off;	   /* --no-<name>: bit i turns runtime_table[i] off
+				    * (runtime/runtime.h: runtimes__new()'s disabled) */
 	bool no_inline;		   /* --no-inline (the agent's default; --inline undoes it):
 					 * symbol tables only, no DWARF inline frames or lines */
 	int unwinder;		   /* --unwinder: enum unwind_mode */

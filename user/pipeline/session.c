@@ -468,12 +468,6 @@ static int capture_maps_text(void *ctx, uint32_t tgid, char **text, size_t *len)
 	return err;
 }
 
-/* The runtimes turned off by their --no-<name> option: runtimes__new()'s disabled bits. */
-static uint64_t runtimes_disabled(const struct bpfprof_opts *o)
-{
-	return o->no_python ? runtimes__disabled_bit("python") : 0;
-}
-
 static int set_copy_size(void *ctx, uint32_t tgid, uint32_t bytes)
 {
 	return loader__set_copy_size(ctx, tgid, bytes);
@@ -533,7 +527,7 @@ int session__setup_pipeline(struct session *s, int ringbuf_fd, uint32_t stack_ca
 	s->runtime_env.maps = s->loader ? loader__runtime_maps(s->loader) : NULL;
 	s->runtime_env.ksyms = s->ksyms;
 	s->runtime_env.live = s->loader != NULL;
-	s->runtimes = runtimes__new(&s->runtime_env, runtimes_disabled(o));
+	s->runtimes = runtimes__new(&s->runtime_env, o->runtimes_off);
 	if (!s->runtimes) {
 		pr_warn("set up runtimes: %s", strerror(errno));
 		return BPFPROF_EXIT_ERROR;
@@ -564,7 +558,7 @@ int session__setup(struct session *s)
 		.max_targets = 16384,
 		.target_all = o->all,
 		.self_tgid = getpid(),
-		.runtimes_off = runtimes_disabled(o),
+		.runtimes_off = o->runtimes_off,
 		.max_frames = o->max_frames,
 		.off_cpu = o->off_cpu,
 		.off_cpu_min_ns = o->off_cpu_min_ns,

@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cmd/opts.h"
+#include "runtime/runtime.h"
 
 #define OUT_MAX 65536
 
@@ -49,6 +51,7 @@ static void print_opts(const struct bpfprof_opts *o)
 	       o->ringbuf_sz);
 	printf("cmd %s\nreport %s\ncheck %d\nagent %d\n", o->cmd ? o->cmd[0] : "-",
 	       o->report ? o->report : "-", o->check, o->agent);
+	printf("runtimes_off %#" PRIx64 "\n", o->runtimes_off);
 }
 
 /* parse(r, "arg", ..., NULL): bpfprof's argv after argv[0]. */
@@ -277,6 +280,53 @@ static void test_subcommands(void **state)
 	}
 }
 
+/* Each runtime of the table with an option_help has its --no-<name> (its bit of runtimes_off),
+ * in --help with that text, from the agent's --config file and environment too; the others
+ * have none. */
+static void test_runtime_options(void **state)
+{
+	char dir[] = "/tmp/test_opts.XXXXXX", conf[64], opt[64], want[64], var[64], *c;
+	FILE *f;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(conf, sizeof(conf), "%s/agent.conf", dir);
+	assert_parsed("runtimes_off 0", "--", "true");
+	for (size_t i = 0; i < runtime_cnt; i++) {
+		const struct runtime_ops *ops = runtime_table[i];
+
+		snprintf(opt, sizeof(opt), "--no-%s", ops->name);
+		if (!ops->option_help) {
+			assert_usage_error(opt, opt, "--", "true");
+			continue;
+		}
+		snprintf(want, sizeof(want), "runtimes_off %#llx", 1ull << i);
+		assert_parsed(want, opt, "--", "true");
+		assert_parsed(want, "report", "x.raw", opt);
+		parse(&r_, "--help", NULL);
+		assert_int_equal(r_.status, 0);
+		assert_non_null(strstr(r_.out, opt));
+		/* argp wraps the text: its first word. */
+		snprintf(var, sizeof(var), "%.*s", (int)strcspn(ops->option_help, " "),
+			 ops->option_help);
+		assert_non_null(strstr(strstr(r_.out, opt), var));
+		f = fopen(conf, "w");
+		assert_non_null(f);
+		fprintf(f, "output-dir = %s\nno-%s = true\n", dir, ops->name);
+		fclose(f);
+		assert_parsed(want, "agent", "--config", conf);
+		snprintf(var, sizeof(var), "BPFPROF_NO_%s", ops->name);
+		for (c = var; *c; c++)
+			*c = *c == '-' ? '_' : toupper((unsigned char)*c);
+		setenv(var, "1", 1);
+		assert_parsed(want, "agent", "--output-dir", dir);
+		setenv(var, "0", 1);
+		assert_parsed("runtimes_off 0", "agent", "--output-dir", dir);
+		unsetenv(var);
+	}
+	unlink(conf);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -285,6 +335,7 @@ int main(void)
 		cmocka_unit_test(test_counts_and_sizes),
 		cmocka_unit_test(test_config),
 		cmocka_unit_test(test_subcommands),
+		cmocka_unit_test(test_runtime_options),
 	};
 
 	/* The parser reads BPFPROF_<OPTION> variables for the agent: none from the caller. */
