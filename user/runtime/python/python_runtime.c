@@ -127,9 +127,10 @@ static int py_splice_group(void *rt, struct aggregate *agg, size_t g, uint32_t *
 
 const struct runtime_ops runtime_python_ops = {
 	.name = "python",
-	.option_help = "CPython programs as native frames only: no Python frames (the interpreter's "
-		       "_PyEval_EvalFrameDefault in their place), nothing read of their interpreter "
-		       "state",
+	.option_help =
+		"CPython programs as native frames only: no Python frames (the interpreter's "
+		"_PyEval_EvalFrameDefault in their place), nothing read of their interpreter "
+		"state",
 	.new = py_new,
 	.free = py_free,
 	.record_types = py_record_types,
