@@ -96,14 +96,30 @@ test_pprof stripped "$TARGETS/chain_stripped" 1
 p=$TEST_TMP/stripped
 leaf=$(nm "$TARGETS/chain" | awk '$3 == "chain_leaf" { print $1 }')
 leaf=chain_stripped+0x$(printf '%x' "0x$leaf")
-read -r locs bad <<<"$(awk -v leaf="$leaf" '
+# "LOCATIONS BAD" of a pprof -raw listing: the leaf's Locations, and Locations whose Function is
+# named by an address after theirs (not its start).
+leaf_locations() {
+	awk -v leaf="$leaf" '
 	$1 ~ /^[0-9]+:$/ && $4 ~ /^chain_stripped\+0x/ {
 		split($4, f, "+"); start = f[2]
 		if ($4 == leaf) n++
-		# A function named by an address after the location: not its start.
 		if (length(start) > length($2) || (length(start) == length($2) && start > $2)) b++
 	}
-	END { print n + 0, b + 0 }' "$p.raw.txt")"
+	END { print n + 0, b + 0 }' "$1"
+}
+read -r locs bad <<<"$(leaf_locations "$p.raw.txt")"
+# In a VM the timer interrupt of most samples can land on one instruction of the leaf's
+# two-instruction loop (96-100% of them, from run to run): up to two more runs find the other.
+for retry in 1 2; do
+	[ "$locs" -ge 2 ] || emulated && break
+	run_bpfprof 60 "$p.retry$retry.live" -F "$HZ" -o "$p.retry$retry.pb.gz" -- \
+		"$TARGETS/chain_stripped" 1
+	go tool pprof -raw "$p.retry$retry.pb.gz" >"$p.retry$retry.raw.txt" 2>/dev/null
+	read -r l b <<<"$(leaf_locations "$p.retry$retry.raw.txt")"
+	echo "  run $((retry + 1)): $l locations in $leaf"
+	[ "$l" -gt "$locs" ] && locs=$l
+	bad=$((bad + b))
+done
 echo "  locations in $leaf: $locs"
 # Under qemu's TCG a timer interrupt is taken between translation blocks only: every sample of
 # the leaf's tight loop has the same address (6.1 guest: 1 location), so one is all it can show.

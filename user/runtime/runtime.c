@@ -175,16 +175,6 @@ void runtimes__stats(struct runtimes *rts, const struct bpf_stats *bpf, FILE *fp
 			ops->stats(rts->state[i], bpf, fp);
 }
 
-uint64_t runtimes__disabled_bit(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < runtime_cnt && i < 64; i++)
-		if (runtime_table[i] && !strcmp(runtime_table[i]->name, name))
-			return 1ull << i;
-	return 0;
-}
-
 size_t runtimes__splice_max(const struct runtimes *rts)
 {
 	const struct runtime_ops *ops;

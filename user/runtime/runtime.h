@@ -187,8 +187,6 @@ void runtimes__pre_unwind(struct runtimes *rts, const struct runtime_sample *rs)
 void runtimes__post_unwind(struct runtimes *rts, const struct runtime_sample *rs);
 void runtimes__summary(struct runtimes *rts, const struct bpf_stats *bpf, FILE *fp);
 void runtimes__stats(struct runtimes *rts, const struct bpf_stats *bpf, FILE *fp);
-/* Bit of runtime name in runtimes__new()'s disabled (its --no-<name>); 0 when not in the table. */
-uint64_t runtimes__disabled_bit(const char *name);
 /* Room the splice hooks need in a sample's locations and root groups: the largest splice_max
  * of the enabled runtimes (one runtime splices a sample). */
 size_t runtimes__splice_max(const struct runtimes *rts);
