@@ -251,3 +251,20 @@ void runtimes__summary_stacks(struct runtimes *rts, FILE *fp)
 		if (ops->summary_stacks)
 			ops->summary_stacks(rts->state[i], fp);
 }
+
+int runtimes__check(const struct record_header *hdr, size_t len)
+{
+	const struct runtime_ops *ops;
+	const uint32_t *t;
+	size_t i;
+
+	for (i = 0; i < runtime_cnt; i++) {
+		ops = runtime_table[i];
+		if (!ops || !ops->record_types)
+			continue;
+		for (t = ops->record_types; *t; t++)
+			if (*t == hdr->type)
+				return ops->check ? ops->check(hdr, len) : 0;
+	}
+	return -ENOENT;
+}

@@ -102,9 +102,9 @@ struct runtime_ops {
 	void (*free)(void *rt);
 	/* The record types of its section of bpf/record.h, 0-terminated: record() gets them. */
 	const uint32_t *record_types;
-	/* One of its records (len bytes, decoded by sampling/record_decode.c): one that precedes a
-	 * sample is kept for it (util/pending.h). 0, or a negative errno that ends the run
-	 * (-ENOMEM). */
+	/* One of its records (len bytes, its header checked by sampling/record_decode.c, the rest
+	 * by check() when it has one): one that precedes a sample is kept for it
+	 * (util/pending.h). 0, or a negative errno that ends the run (-ENOMEM). */
 	int (*record)(void *rt, const struct record_header *hdr, size_t len);
 	/*
 	 * A target found before its first sample (bpfprof -p: tgid runs exe, "/proc/PID/exe";
@@ -159,6 +159,13 @@ struct runtime_ops {
 	 * code.
 	 */
 	const char *bpf_switch;
+	/*
+	 * Checks one of its records (record_types; len bytes as delivered, hdr->sz of them its
+	 * own) against its layout: every length and count inside against hdr->sz and BPF's caps.
+	 * 0, or -EINVAL for a malformed record (skipped, never given to record()). Stateless: a
+	 * disabled runtime's records are checked too. NULL: its records are taken as they come.
+	 */
+	int (*check)(const struct record_header *hdr, size_t len);
 };
 
 /* The runtimes, in the order their hooks are called (runtime.c: one line each). */
@@ -206,5 +213,11 @@ int runtimes__splice_group(const struct runtime_splice *sp, struct aggregate *ag
 int64_t runtimes__anon_location(struct runtimes *rts, struct proc *p, struct aggregate *agg,
 				uint64_t pc, uint32_t fallback);
 void runtimes__summary_stacks(struct runtimes *rts, FILE *fp);
+/*
+ * A record of a type none of sampling/record_decode.c's (its header checked there): checked by
+ * the check hook of the runtime in the table whose record_types has its type, enabled or not.
+ * 0, -EINVAL when malformed, -ENOENT when no runtime takes that type.
+ */
+int runtimes__check(const struct record_header *hdr, size_t len);
 
 #endif /* BPFPROF_RUNTIME_H */
