@@ -305,6 +305,32 @@ int python__code(struct python *py, const struct py_code_record *r)
 	return 0;
 }
 
+int python__record_check(const struct record_header *hdr, size_t len)
+{
+	const struct py_stack_record *py_stack = (const struct py_stack_record *)hdr;
+	size_t sz;
+
+	if (len < sizeof(*hdr) || hdr->sz > len || hdr->sz < sizeof(*hdr))
+		return -EINVAL;
+	sz = hdr->sz;
+	switch (hdr->type) {
+	case RECORD_PY_STACK:
+		if (sz < offsetof(struct py_stack_record, frames))
+			return -EINVAL;
+		if (py_stack->cnt > BPFPROF_PY_FRAMES_MAX ||
+		    py_stack->cnt > (sz - offsetof(struct py_stack_record, frames)) /
+					    sizeof(struct py_frame))
+			return -EINVAL;
+		return 0;
+	case RECORD_PY_CODE:
+		if (sz < sizeof(struct py_code_record))
+			return -EINVAL;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
 void python__stack(struct python *py, const struct py_stack_record *r)
 {
 	size_t len = min_t(size_t, r->hdr.sz, sizeof(*r));
@@ -321,7 +347,7 @@ void python__stack(struct python *py, const struct py_stack_record *r)
 		return;
 	if (len < offsetof(struct py_stack_record, frames))
 		memset((char *)p + len, 0, offsetof(struct py_stack_record, frames) - len);
-	/* record__decode() checked cnt; a caller that did not cannot make it overrun. */
+	/* python__record_check() checked cnt; a caller that did not cannot make it overrun. */
 	p->cnt = min_t(size_t, p->cnt,
 		       (len - offsetof(struct py_stack_record, frames)) / sizeof(p->frames[0]));
 }

@@ -52,9 +52,16 @@ void python__free(struct python *py);
  * (user space only: BPF has already forgotten it). */
 void python__forget(struct python *py, uint32_t tgid);
 
-/* RECORD_PY_CODE: keeps what names the code object. 0 or -ENOMEM. */
+/*
+ * Checks a RECORD_PY_STACK or RECORD_PY_CODE (len bytes as delivered, hdr->sz of them its own)
+ * against its layout: a stack's cnt against BPFPROF_PY_FRAMES_MAX and the frames its size
+ * holds, a code record's size. 0, -EINVAL when malformed or of another type
+ * (runtime_python_ops.check).
+ */
+int python__record_check(const struct record_header *hdr, size_t len);
+/* RECORD_PY_CODE (python__record_check()ed): keeps what names the code object. 0 or -ENOMEM. */
 int python__code(struct python *py, const struct py_code_record *r);
-/* RECORD_PY_STACK: kept for the sample of the same cpu, tid and time that follows it. */
+/* RECORD_PY_STACK (python__record_check()ed): kept for the sample of the same cpu, tid and time that follows it. */
 void python__stack(struct python *py, const struct py_stack_record *r);
 
 /*

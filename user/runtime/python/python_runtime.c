@@ -23,7 +23,7 @@ static void py_free(void *rt)
 
 static const uint32_t py_record_types[] = { RECORD_PY_STACK, RECORD_PY_CODE, 0 };
 
-/* Records record__decode() checked. */
+/* Records python__record_check() checked (runtimes__check()). */
 static int py_record(void *rt, const struct record_header *hdr, size_t len)
 {
 	(void)len;
@@ -135,6 +135,7 @@ const struct runtime_ops runtime_python_ops = {
 	.free = py_free,
 	.record_types = py_record_types,
 	.record = py_record,
+	.check = python__record_check,
 	.forget = py_forget,
 	.summary = py_summary,
 	.splice = py_splice,

@@ -7,7 +7,8 @@
  * are named from their RECORD_PY_CODE (UTF-8 from CPython's 1, 2 and 4-byte strings; lines
  * from the line table), a reused code object address is told apart by its key (the newest
  * code object at an address kept); and random
- * records (what a process changing under the walk could give) never crash it.
+ * records (what a process changing under the walk could give) never crash it. Its records'
+ * layout check (python__record_check()) rejects every count it cannot trust.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -462,6 +463,28 @@ static void test_versions(void **state)
 	}
 }
 
+/* A Python stack record may claim no more frames than BPF keeps, nor than its size holds
+ * (python__record_check(), moved from sampling/record_decode.c). */
+static void test_py_stack_counts(void **state)
+{
+	struct py_stack_record *r = calloc(1, sizeof(*r) + 4096);
+
+	(void)state;
+	r->hdr.type = RECORD_PY_STACK;
+	r->cnt = 3;
+	r->hdr.sz = offsetof(struct py_stack_record, frames) + 3 * sizeof(struct py_frame);
+	assert_int_equal(python__record_check(&r->hdr, r->hdr.sz), 0);
+	r->cnt = 4; /* more than its size holds */
+	assert_int_equal(python__record_check(&r->hdr, r->hdr.sz), -EINVAL);
+	r->cnt = BPFPROF_PY_FRAMES_MAX + 1; /* a size that would hold them, from a capture */
+	r->hdr.sz = offsetof(struct py_stack_record, frames) + r->cnt * sizeof(struct py_frame);
+	assert_int_equal(python__record_check(&r->hdr, r->hdr.sz), -EINVAL);
+	r->hdr.type = RECORD_PY_CODE;
+	r->hdr.sz = sizeof(struct py_code_record) - 1;
+	assert_int_equal(python__record_check(&r->hdr, r->hdr.sz), -EINVAL);
+	free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -470,6 +493,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_strings, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random, setup, teardown),
 		cmocka_unit_test(test_versions),
+		cmocka_unit_test(test_py_stack_counts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
