@@ -215,10 +215,41 @@ static void fp_chain_put(struct go *g, const struct fp_chain_record *r)
 		     offsetof(struct fp_chain_record, frames) + frames);
 }
 
+int go__record_check(const struct record_header *hdr, size_t len)
+{
+	const struct go_stack_record *go_stack = (const struct go_stack_record *)hdr;
+	const struct fp_chain_record *fp_chain = (const struct fp_chain_record *)hdr;
+	size_t sz;
+
+	if (len < sizeof(*hdr) || hdr->sz > len || hdr->sz < sizeof(*hdr))
+		return -EINVAL;
+	sz = hdr->sz;
+	switch (hdr->type) {
+	case RECORD_GO_STACK:
+		if (sz < offsetof(struct go_stack_record, data))
+			return -EINVAL;
+		if (go_stack->len > BPFPROF_GO_STACK_SZ ||
+		    go_stack->len > sz - offsetof(struct go_stack_record, data) ||
+		    go_stack->addr + go_stack->len < go_stack->addr)
+			return -EINVAL;
+		return 0;
+	case RECORD_FP_CHAIN:
+		if (sz < offsetof(struct fp_chain_record, frames))
+			return -EINVAL;
+		if (!fp_chain->cnt || fp_chain->cnt > BPFPROF_FP_CHAIN_MAX ||
+		    fp_chain->cnt > (sz - offsetof(struct fp_chain_record, frames)) /
+					    sizeof(struct fp_chain_frame))
+			return -EINVAL;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
 /* RECORD_GO_STACK: kept for the sample of the same cpu, tid and time that follows it, whose
  * unwind reads it as stack memory (unwinder__set_stack2()). RECORD_FP_CHAIN: kept the same
  * way, its frame pointers and return addresses read past the sample's copy
- * (unwinder__set_fp_chain()). Both checked by sampling/record_decode.c. */
+ * (unwinder__set_fp_chain()). Both checked by go__record_check() (runtimes__check()). */
 static int go_record(void *rt, const struct record_header *hdr, size_t len)
 {
 	struct go *g = rt;
@@ -366,6 +397,7 @@ const struct runtime_ops runtime_go_ops = {
 	.free = go_free,
 	.record_types = go_record_types,
 	.record = go_record,
+	.check = go__record_check,
 	.attach = go_attach,
 	.forget = go_forget,
 	.pre_unwind = go_pre_unwind,

@@ -9,8 +9,10 @@
 #define BPFPROF_RUNTIME_GO_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include "process/module_cache.h"
 
+struct record_header;
 struct unwinder;
 struct gopclntab;
 
@@ -31,5 +33,14 @@ int go__register(void);
 int go_unwind__register(void);
 /* Whether the last unwind of uw used a Go table (the process runs Go code). */
 bool go_unwind__used(const struct unwinder *uw);
+
+/*
+ * Checks a RECORD_GO_STACK or RECORD_FP_CHAIN (len bytes as delivered, hdr->sz of them its
+ * own) against its layout: a Go stack's len against BPFPROF_GO_STACK_SZ and the bytes its size
+ * holds, not wrapping around the address space; an FP chain's cnt non-zero, within
+ * BPFPROF_FP_CHAIN_MAX and the frames its size holds. 0, -EINVAL when malformed or of another
+ * type (runtime_go_ops.check).
+ */
+int go__record_check(const struct record_header *hdr, size_t len);
 
 #endif /* BPFPROF_RUNTIME_GO_H */
