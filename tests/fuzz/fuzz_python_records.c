@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * fuzz_python_records.c: libFuzzer target of the Python records as user space takes them from
- * the ringbuf (sampling/consumer.c): each checked by record__decode(), then RECORD_PY_CODE
- * kept by python__code() (CPython's 1, 2 and 4-byte strings to UTF-8, the line table), a
- * RECORD_PY_STACK by python__stack() and placed by its sample (python__sample(), made here
+ * the ringbuf (pipeline/consumer.c): each checked by record__decode(), a Python one then by
+ * python__record_check() (runtimes__check()); RECORD_PY_CODE kept by python__code()
+ * (CPython's 1, 2 and 4-byte strings to UTF-8, the line table), a RECORD_PY_STACK by
+ * python__stack() and placed by its sample (python__sample(), made here
  * with the record's cpu, tid and time), each group of frames named (python__group(): code
  * objects looked up, lines from their tables), RECORD_EXEC and RECORD_EXIT forget the
  * process (python__forget()); the counters printed at the end (python__print()).
@@ -159,11 +160,14 @@ static void record(struct python *py, struct aggregate *agg, uint8_t *rec, size_
 		return;
 	switch (v.type) {
 	case RECORD_PY_CODE:
-		python__code(py, v.py_code);
+		if (!python__record_check(v.raw, sz))
+			python__code(py, (const struct py_code_record *)v.raw);
 		break;
 	case RECORD_PY_STACK:
-		python__stack(py, v.py_stack);
-		sample(py, agg, v.py_stack);
+		if (python__record_check(v.raw, sz))
+			break;
+		python__stack(py, (const struct py_stack_record *)v.raw);
+		sample(py, agg, (const struct py_stack_record *)v.raw);
 		break;
 	case RECORD_EXEC:
 	case RECORD_EXIT:

@@ -39,6 +39,15 @@ static int handle_record(void *arg, void *data, size_t sz)
 	return 0;
 }
 
+/* A record that cannot be trusted (err: -EINVAL malformed, -ENOTSUP of an unknown type): counted
+ * bad, not an error, and the first one said. */
+static int skip_bad(struct consumer *c, size_t sz, int err)
+{
+	if (!c->stats.bad++)
+		pr_warn("skip ringbuf record of %zu bytes: %s", sz, strerror(-err));
+	return 0;
+}
+
 int consumer__handle(struct consumer *c, const void *data, size_t sz)
 {
 	uint64_t t0 = stage_timers_on ? now_ns() : 0;
@@ -47,11 +56,8 @@ int consumer__handle(struct consumer *c, const void *data, size_t sz)
 	int err;
 
 	err = record__decode(data, sz, &v);
-	if (err) {
-		if (!c->stats.bad++)
-			pr_warn("skip ringbuf record of %zu bytes: %s", sz, strerror(-err));
-		return 0;
-	}
+	if (err)
+		return skip_bad(c, sz, err);
 	switch (v.type) {
 	case RECORD_SAMPLE:
 		/* perf_event samples: the blocked and waker stacks of --off-cpu are not. */
@@ -70,8 +76,11 @@ int consumer__handle(struct consumer *c, const void *data, size_t sz)
 	case RECORD_WAKER:
 		off_cpu__waker_record(sample_handler__off_cpu(c->sh), v.waker);
 		break;
-	default: /* a runtime's section of bpf/record.h */
-		err = runtimes__record(c->runtimes, data, sz);
+	default: /* a runtime's section of bpf/record.h, checked by its runtime */
+		err = runtimes__check(v.raw, sz);
+		if (err) /* -ENOENT: no runtime takes it, an unknown type */
+			return skip_bad(c, sz, err == -ENOENT ? -ENOTSUP : err);
+		err = runtimes__record(c->runtimes, v.raw, sz);
 		break;
 	case RECORD_FORK:
 		c->stats.forks++;

@@ -15,13 +15,12 @@ struct record_view {
 		const struct task_record *task;	    /* RECORD_FORK, _EXEC, _EXIT */
 		const struct mmap_record *mmap;	    /* RECORD_MMAP */
 		const struct munmap_record *munmap; /* RECORD_MUNMAP */
-		const struct py_stack_record *py_stack; /* RECORD_PY_STACK: cnt checked */
-		const struct py_code_record *py_code;	/* RECORD_PY_CODE */
-		const struct go_stack_record *go_stack; /* RECORD_GO_STACK: len checked */
-		const struct fp_chain_record *fp_chain; /* RECORD_FP_CHAIN: cnt checked */
 		const struct off_cpu_record *off_cpu;	/* RECORD_OFF_CPU */
 		const struct waker_record *waker;	/* RECORD_WAKER */
 	};
+	/* Every record: its header and hdr.sz bytes. A type not above (a runtime's section of
+	 * bpf/record.h) is read through it, checked by its runtime (runtimes__check()). */
+	const struct record_header *raw;
 	/* Task records: task->cpu_ns, or -1 for a record without it (an older capture's): read
 	 * this, not task->cpu_ns, which such a record does not hold. */
 	__s64 task_cpu_ns;
@@ -31,8 +30,10 @@ struct record_view {
  * Checks the record of sz bytes at data (as delivered by libbpf's ring_buffer callback) and
  * fills *view. Every length inside is checked against sz: stack_len against the bytes that
  * follow the fixed part, regs_cnt and kstack_cnt against their arrays, hdr.sz against sz.
- * comm is not trusted to be NUL-terminated (use record__comm()).
- * Returns 0, -EINVAL for a malformed record, -ENOTSUP for an unknown type.
+ * comm is not trusted to be NUL-terminated (use record__comm()). A type of none of the
+ * generic records (sample, task, mmap, munmap, off-CPU, waker) gets its header checked alone
+ * (view->raw): its runtime checks the rest (runtimes__check()).
+ * Returns 0 or -EINVAL for a malformed record.
  */
 int record__decode(const void *data, size_t sz, struct record_view *view);
 
