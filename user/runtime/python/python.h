@@ -61,7 +61,8 @@ void python__forget(struct python *py, uint32_t tgid);
 int python__record_check(const struct record_header *hdr, size_t len);
 /* RECORD_PY_CODE (python__record_check()ed): keeps what names the code object. 0 or -ENOMEM. */
 int python__code(struct python *py, const struct py_code_record *r);
-/* RECORD_PY_STACK (python__record_check()ed): kept for the sample of the same cpu, tid and time that follows it. */
+/* RECORD_PY_STACK (python__record_check()ed): kept for the sample of the same cpu, tid and
+ * time that follows it. */
 void python__stack(struct python *py, const struct py_stack_record *r);
 
 /*
