@@ -16,10 +16,12 @@ const struct runtime_ops *const runtime_table[] = {
 	&runtime_jit_ops,
 };
 const size_t runtime_cnt = ARRAY_SIZE(runtime_table);
+/* --no-<name> and runtimes__new()'s disabled are a bit per runtime. */
+_Static_assert(ARRAY_SIZE(runtime_table) <= 64, "at most 64 runtimes");
 
 struct runtimes {
-	void *state[ARRAY_SIZE(runtime_table)]; /* NULL: disabled (or the table's NULL) */
-	bool on[ARRAY_SIZE(runtime_table)];
+	void *state[ARRAY_SIZE(runtime_table)]; /* what each one's new() made */
+	bool on[ARRAY_SIZE(runtime_table)];	/* false: turned off (--no-<name>) */
 };
 
 #define for_each_runtime(rts, i, ops)                                                        \
@@ -36,7 +38,7 @@ struct runtimes *runtimes__new(const struct runtime_env *env, uint64_t disabled)
 		return NULL;
 	for (i = 0; i < runtime_cnt; i++) {
 		ops = runtime_table[i];
-		if (!ops || (i < 64 && disabled & 1ull << i))
+		if (disabled & 1ull << i)
 			continue;
 		if (ops->new) {
 			rts->state[i] = ops->new(env);
@@ -85,7 +87,7 @@ int runtimes__record(struct runtimes *rts, const struct record_header *hdr, size
 		return -ENOENT;
 	for (i = 0; i < runtime_cnt; i++) {
 		ops = runtime_table[i];
-		if (!ops || !ops->record_types)
+		if (!ops->record_types)
 			continue;
 		for (t = ops->record_types; *t; t++) {
 			if (*t != hdr->type)
@@ -260,7 +262,7 @@ int runtimes__check(const struct record_header *hdr, size_t len)
 
 	for (i = 0; i < runtime_cnt; i++) {
 		ops = runtime_table[i];
-		if (!ops || !ops->record_types)
+		if (!ops->record_types)
 			continue;
 		for (t = ops->record_types; *t; t++)
 			if (*t == hdr->type)
