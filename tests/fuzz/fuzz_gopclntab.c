@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * fuzz_gopclntab.c: libFuzzer target of symbols/gopclntab.c, through its public API as
+ * fuzz_gopclntab.c: libFuzzer target of runtime/go/gopclntab.c, through its public API as
  * symtab.c and the unwinder use it: the functions of a .gopclntab (gopclntab__functions()),
  * then the table opened for unwinding (gopclntab__new()) and each function's entry, middle and
  * last byte looked up: its frame (pcsp decoding, gopclntab__frame()), its source position

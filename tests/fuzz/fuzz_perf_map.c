@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * fuzz_perf_map.c: libFuzzer target of symbols/perf_map.c: a perf map (/tmp/perf-PID.map, any
+ * fuzz_perf_map.c: libFuzzer target of runtime/jit/perf_map.c: a perf map (/tmp/perf-PID.map, any
  * process writes its own) parsed from its file (perf_map__parse_file()), then the START of each
  * of its first lines, one byte before and the byte after, looked up (perf_map__find()); and
  * the same bytes as /proc/PID/status (perf_map__parse_status(): NSpid, Uid), which locates a
