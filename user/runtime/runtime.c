@@ -67,16 +67,6 @@ void runtimes__free(struct runtimes *rts)
 	free(rts);
 }
 
-void *runtimes__state(const struct runtimes *rts, const struct runtime_ops *ops)
-{
-	size_t i;
-
-	for (i = 0; rts && i < runtime_cnt; i++)
-		if (runtime_table[i] == ops)
-			return rts->on[i] ? rts->state[i] : NULL;
-	return NULL;
-}
-
 int runtimes__record(struct runtimes *rts, const struct record_header *hdr, size_t len)
 {
 	const struct runtime_ops *ops;

@@ -182,8 +182,6 @@ struct runtimes;
 struct runtimes *runtimes__new(const struct runtime_env *env, uint64_t disabled);
 /* Frees each runtime's state, in reverse table order. NULL is fine. */
 void runtimes__free(struct runtimes *rts);
-/* The state of the runtime ops, or NULL when it is disabled or rts is NULL. */
-void *runtimes__state(const struct runtimes *rts, const struct runtime_ops *ops);
 /* A record: given to the runtime whose record_types has its type. 0 or a negative errno;
  * -ENOENT when no runtime takes that type. */
 int runtimes__record(struct runtimes *rts, const struct record_header *hdr, size_t len);

@@ -82,7 +82,7 @@ struct python {
 	struct python_stats stats;
 };
 
-struct python *python__new_maps(const struct runtime_maps *maps)
+struct python *python__new(const struct runtime_maps *maps)
 {
 	struct python *py = calloc(1, sizeof(*py));
 
@@ -95,15 +95,6 @@ struct python *python__new_maps(const struct runtime_maps *maps)
 		return NULL;
 	}
 	return py;
-}
-
-struct python *python__new(int procs_fd, int binaries_fd)
-{
-	if (procs_fd >= 0 || binaries_fd >= 0) {
-		errno = EINVAL; /* only the loader writes BPF maps: python__new_maps() */
-		return NULL;
-	}
-	return python__new_maps(NULL);
 }
 
 static void code_free(struct py_code *c)

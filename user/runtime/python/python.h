@@ -42,10 +42,7 @@ struct python_stats {
  * maps: the loader's handle through which processes are armed in py_procs and py_binaries
  * (borrowed, outliving py), or NULL (a replay: nothing to arm). Returns NULL and sets errno.
  */
-struct python *python__new_maps(const struct runtime_maps *maps);
-/* python__new_maps(NULL), for the tests: procs_fd and binaries_fd must be -1 (EINVAL else; the
- * maps were file descriptors before only the loader wrote them). */
-struct python *python__new(int procs_fd, int binaries_fd);
+struct python *python__new(const struct runtime_maps *maps);
 void python__free(struct python *py);
 
 /* A process's image is replaced (exec) or gone (exit): forget its state and code objects

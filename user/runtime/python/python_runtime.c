@@ -13,7 +13,7 @@
 
 static void *py_new(const struct runtime_env *env)
 {
-	return python__new_maps(env->maps);
+	return python__new(env->maps);
 }
 
 static void py_free(void *rt)
