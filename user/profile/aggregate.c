@@ -166,8 +166,10 @@ static int grow_locations(struct aggregate *agg)
 }
 
 /* The location of key, added on first use with a reference on entry or ref (of kind). */
-static int64_t location(struct aggregate *agg, const struct loc_key *key,
-			const struct frame_kind *kind, struct module *entry, void *ref)
+static inline __attribute__((always_inline)) int64_t location(struct aggregate *agg,
+							      const struct loc_key *key,
+							      const struct frame_kind *kind,
+							      struct module *entry, void *ref)
 {
 	uint64_t h = (key->addr ^ key->entry ^ key->kind ^ (uint64_t)key->name << 32) *
 		     0x9e3779b97f4a7c15ull;

@@ -29,18 +29,18 @@ struct unwinder {
 	pid_t tid;
 	uint64_t regs[REGS_DWARF_MAX]; /* DWARF order */
 	size_t regs_cnt;
-	uint32_t regs_mask;   /* bit n: regs[n] is known (the rest are undefined) */
-	const uint8_t *stack; /* the sample's copy of user memory */
-	uint64_t stack_addr;  /* its user address */
-	uint32_t stack_len;   /* its valid bytes */
-	bool stack_full;      /* the copy used the whole --stack-size */
+	uint32_t regs_mask;    /* bit n: regs[n] is known (the rest are undefined) */
+	const uint8_t *stack;  /* the sample's copy of user memory */
+	uint64_t stack_addr;   /* its user address */
+	uint32_t stack_len;    /* its valid bytes */
+	bool stack_full;       /* the copy used the whole --stack-size */
 	const uint8_t *stack2; /* unwinder__set_stack2()'s memory, for one sample; or NULL */
 	uint64_t stack2_addr;
 	uint32_t stack2_len;
-	uint64_t stack2_bp; /* the frame pointer it was copied around */
+	uint64_t stack2_bp;		/* the frame pointer it was copied around */
 	const struct stack_word *words; /* unwinder__set_fp_chain()'s, for one sample; or NULL */
 	size_t words_cnt;
-	uint64_t bad_read;    /* the first address memory_read refused, or 0 */
+	uint64_t bad_read; /* the first address memory_read refused, or 0 */
 	struct unwind_frame *frames;
 	size_t frames_cap;
 	size_t frames_cnt;
@@ -512,7 +512,7 @@ struct fast_mapping {
 	const struct unwind_step_ops *step; /* a registered step knowing the file, or NULL */
 	unsigned int step_i;		    /* its index in steps[] */
 	void *step_data;		    /* its module_data() */
-	const struct mapping *m; /* the mapping itself, for the frames */
+	const struct mapping *m;	    /* the mapping itself, for the frames */
 };
 
 /* The last mappings one walk used: a stack goes back and forth between a few files. */
@@ -570,8 +570,8 @@ static const struct fast_mapping *fast_mapping(struct addr_space *as, struct fas
 }
 
 /* A registered step on the frame at pc of fm's file: as unwind_step_ops.step(). */
-static int step_run(struct unwinder *ctx, const struct fast_mapping *fm, uint64_t pc,
-		    uint64_t addr, bool initial)
+static int step_run(struct unwinder *ctx, const struct fast_mapping *fm, uint64_t pc, uint64_t addr,
+		    bool initial)
 {
 	struct unwind_step st = { .ctx = ctx, .m = fm->m, .step = fm->step_i };
 	struct unwind_step_map map = {
@@ -611,8 +611,8 @@ static int fp_step(struct unwinder *ctx, uint64_t pc, uint64_t addr, bool initia
 	if (!stack_read(ctx, fp, &prev))
 		prev = 0;
 	ctx->bad_read = 0;
-	err = frame_add(ctx, pc, ctx->regs_mask & 1u << SP_REG ? ctx->regs[SP_REG] : 0, initial,
-			m, UNWIND_BY_FP);
+	err = frame_add(ctx, pc, ctx->regs_mask & 1u << SP_REG ? ctx->regs[SP_REG] : 0, initial, m,
+			UNWIND_BY_FP);
 	if (err)
 		return err;
 	ctx->regs[BP_REG] = prev;
@@ -630,7 +630,7 @@ static int fp_step(struct unwinder *ctx, uint64_t pc, uint64_t addr, bool initia
  * dwfl_getthread_frames() would, or 1 when a frame needs libdwfl: ctx then holds that frame's
  * registers (regs_mask: those known) and, for a caller, the handover fields.
  */
-static int fast_walk(struct unwinder *ctx)
+static inline __attribute__((always_inline)) int fast_walk(struct unwinder *ctx)
 {
 	struct fast_mappings fms;
 	const struct fast_mapping *fm;
