@@ -42,8 +42,9 @@
  * Largest structure size accepted, bytes. The largest structure published is _PyRuntimeState
  * itself: 283,408 bytes in 3.13.18, 316,616 in 3.14.10, 346,568 in 3.15.2; the others are far
  * smaller (PyInterpreterState 194,984 to 226,240 bytes; PyThreadState under 1 KiB; a code
- * object, a frame, a string header, under 256 bytes). 1 MiB leaves room for any patch release of the known minors while refusing
- * garbage, and keeps offset + field size far from overflowing anything.
+ * object, a frame, a string header, under 256 bytes). 1 MiB leaves room for any patch release
+ * of the known minors while refusing garbage, and keeps offset + member size far from
+ * overflowing anything.
  */
 #define PY_DEBUG_STRUCT_MAX (1u << 20)
 
