@@ -59,16 +59,16 @@ struct dbg_313 {
 
 /* interpreter_state and what follows thread_state: 3.14 and 3.15 alike (3.15's groups that
  * grew are declared apart). */
-#define DBG_314_INTERP                                                                           \
-	struct {                                                                                 \
+#define DBG_314_INTERP                                                                             \
+	struct {                                                                                   \
 		uint64_t size, id, next, threads_head, threads_main, gc, imports_modules, sysdict, \
-			builtins, ceval_gil, gil_runtime_state, gil_runtime_state_enabled,       \
-			gil_runtime_state_locked, gil_runtime_state_holder,                      \
-			code_object_generation, tlbc_generation;                                 \
+			builtins, ceval_gil, gil_runtime_state, gil_runtime_state_enabled,         \
+			gil_runtime_state_locked, gil_runtime_state_holder,                        \
+			code_object_generation, tlbc_generation;                                   \
 	} interpreter_state
 #define DBG_314_FRAME_CODE                                                                       \
 	struct {                                                                                 \
-		uint64_t size, previous, executable, instr_ptr, localsplus, owner, stackpointer,  \
+		uint64_t size, previous, executable, instr_ptr, localsplus, owner, stackpointer, \
 			tlbc_index;                                                              \
 	} interpreter_frame;                                                                     \
 	struct {                                                                                 \
@@ -78,10 +78,10 @@ struct dbg_313 {
 	struct {                                                                                 \
 		uint64_t size, ob_type;                                                          \
 	} pyobject
-#define DBG_314_GEN                                                                              \
-	struct {                                                                                 \
-		uint64_t size, gi_name, gi_iframe, gi_frame_state;                               \
-	} gen_object;                                                                            \
+#define DBG_314_GEN                                                \
+	struct {                                                   \
+		uint64_t size, gi_name, gi_iframe, gi_frame_state; \
+	} gen_object;                                              \
 	uint64_t llist_node[2], debugger_support[6]
 
 struct dbg_314 {
@@ -146,7 +146,7 @@ size_t py_debug_offsets__len(unsigned int minor)
 
 /* why (why_sz bytes: none when 0) says what fmt does, NUL-terminated. */
 __attribute__((format(printf, 3, 4))) static void fail(char *why, size_t why_sz, const char *fmt,
-							...)
+						       ...)
 {
 	va_list ap;
 
@@ -158,51 +158,51 @@ __attribute__((format(printf, 3, 4))) static void fail(char *why, size_t why_sz,
 }
 
 /* The members every known minor has, copied from m (a struct dbg_3xx) into o. */
-#define COPY_COMMON(o, m)                                                                        \
-	do {                                                                                     \
-		(o)->runtime_state.size = (m)->h.runtime_state.size;                             \
-		(o)->runtime_state.interpreters_head = (m)->h.runtime_state.interpreters_head;   \
-		(o)->interpreter_state.size = (m)->interpreter_state.size;                       \
-		(o)->interpreter_state.next = (m)->interpreter_state.next;                       \
-		(o)->interpreter_state.threads_head = (m)->interpreter_state.threads_head;       \
-		(o)->thread_state.size = (m)->thread_state.size;                                 \
-		(o)->thread_state.next = (m)->thread_state.next;                                 \
-		(o)->thread_state.current_frame = (m)->thread_state.current_frame;               \
-		(o)->thread_state.thread_id = (m)->thread_state.thread_id;                       \
-		(o)->thread_state.native_thread_id = (m)->thread_state.native_thread_id;         \
-		(o)->interpreter_frame.size = (m)->interpreter_frame.size;                       \
-		(o)->interpreter_frame.previous = (m)->interpreter_frame.previous;               \
-		(o)->interpreter_frame.executable = (m)->interpreter_frame.executable;           \
-		(o)->interpreter_frame.instr_ptr = (m)->interpreter_frame.instr_ptr;             \
-		(o)->interpreter_frame.owner = (m)->interpreter_frame.owner;                     \
-		(o)->code_object.size = (m)->code_object.size;                                   \
-		(o)->code_object.filename = (m)->code_object.filename;                           \
-		(o)->code_object.name = (m)->code_object.name;                                   \
-		(o)->code_object.qualname = (m)->code_object.qualname;                           \
-		(o)->code_object.linetable = (m)->code_object.linetable;                         \
-		(o)->code_object.firstlineno = (m)->code_object.firstlineno;                     \
-		(o)->code_object.co_code_adaptive = (m)->code_object.co_code_adaptive;           \
-		(o)->pyobject.size = (m)->pyobject.size;                                         \
-		(o)->pyobject.ob_type = (m)->pyobject.ob_type;                                   \
-		(o)->bytes_object.size = (m)->bytes_object.size;                                 \
-		(o)->bytes_object.ob_size = (m)->bytes_object.ob_size;                           \
-		(o)->bytes_object.ob_sval = (m)->bytes_object.ob_sval;                           \
-		(o)->unicode_object.size = (m)->unicode_object.size;                             \
-		(o)->unicode_object.state = (m)->unicode_object.state;                           \
-		(o)->unicode_object.length = (m)->unicode_object.length;                         \
-		(o)->unicode_object.asciiobject_size = (m)->unicode_object.asciiobject_size;     \
+#define COPY_COMMON(o, m)                                                                      \
+	do {                                                                                   \
+		(o)->runtime_state.size = (m)->h.runtime_state.size;                           \
+		(o)->runtime_state.interpreters_head = (m)->h.runtime_state.interpreters_head; \
+		(o)->interpreter_state.size = (m)->interpreter_state.size;                     \
+		(o)->interpreter_state.next = (m)->interpreter_state.next;                     \
+		(o)->interpreter_state.threads_head = (m)->interpreter_state.threads_head;     \
+		(o)->thread_state.size = (m)->thread_state.size;                               \
+		(o)->thread_state.next = (m)->thread_state.next;                               \
+		(o)->thread_state.current_frame = (m)->thread_state.current_frame;             \
+		(o)->thread_state.thread_id = (m)->thread_state.thread_id;                     \
+		(o)->thread_state.native_thread_id = (m)->thread_state.native_thread_id;       \
+		(o)->interpreter_frame.size = (m)->interpreter_frame.size;                     \
+		(o)->interpreter_frame.previous = (m)->interpreter_frame.previous;             \
+		(o)->interpreter_frame.executable = (m)->interpreter_frame.executable;         \
+		(o)->interpreter_frame.instr_ptr = (m)->interpreter_frame.instr_ptr;           \
+		(o)->interpreter_frame.owner = (m)->interpreter_frame.owner;                   \
+		(o)->code_object.size = (m)->code_object.size;                                 \
+		(o)->code_object.filename = (m)->code_object.filename;                         \
+		(o)->code_object.name = (m)->code_object.name;                                 \
+		(o)->code_object.qualname = (m)->code_object.qualname;                         \
+		(o)->code_object.linetable = (m)->code_object.linetable;                       \
+		(o)->code_object.firstlineno = (m)->code_object.firstlineno;                   \
+		(o)->code_object.co_code_adaptive = (m)->code_object.co_code_adaptive;         \
+		(o)->pyobject.size = (m)->pyobject.size;                                       \
+		(o)->pyobject.ob_type = (m)->pyobject.ob_type;                                 \
+		(o)->bytes_object.size = (m)->bytes_object.size;                               \
+		(o)->bytes_object.ob_size = (m)->bytes_object.ob_size;                         \
+		(o)->bytes_object.ob_sval = (m)->bytes_object.ob_sval;                         \
+		(o)->unicode_object.size = (m)->unicode_object.size;                           \
+		(o)->unicode_object.state = (m)->unicode_object.state;                         \
+		(o)->unicode_object.length = (m)->unicode_object.length;                       \
+		(o)->unicode_object.asciiobject_size = (m)->unicode_object.asciiobject_size;   \
 	} while (0)
 
 /* 3.14's additions, in 3.14 and 3.15 alike. */
-#define COPY_314(o, m)                                                                           \
-	do {                                                                                     \
-		(o)->interpreter_state.threads_main = (m)->interpreter_state.threads_main;       \
-		(o)->interpreter_frame.stackpointer = (m)->interpreter_frame.stackpointer;       \
-		(o)->interpreter_frame.tlbc_index = (m)->interpreter_frame.tlbc_index;           \
-		(o)->code_object.co_tlbc = (m)->code_object.co_tlbc;                             \
-		(o)->gen_object.size = (m)->gen_object.size;                                     \
-		(o)->gen_object.gi_iframe = (m)->gen_object.gi_iframe;                           \
-		(o)->gen_object.gi_frame_state = (m)->gen_object.gi_frame_state;                 \
+#define COPY_314(o, m)                                                                     \
+	do {                                                                               \
+		(o)->interpreter_state.threads_main = (m)->interpreter_state.threads_main; \
+		(o)->interpreter_frame.stackpointer = (m)->interpreter_frame.stackpointer; \
+		(o)->interpreter_frame.tlbc_index = (m)->interpreter_frame.tlbc_index;     \
+		(o)->code_object.co_tlbc = (m)->code_object.co_tlbc;                       \
+		(o)->gen_object.size = (m)->gen_object.size;                               \
+		(o)->gen_object.gi_iframe = (m)->gen_object.gi_iframe;                     \
+		(o)->gen_object.gi_frame_state = (m)->gen_object.gi_frame_state;           \
 	} while (0)
 
 /* The size of each structure used: whose (its group's name) and where in struct
@@ -212,11 +212,14 @@ struct dbg_size {
 	size_t at;
 };
 
-#define SIZE(g) { #g, offsetof(struct py_debug_offsets, g.size) }
+#define SIZE(g)                                               \
+	{                                                     \
+#g, offsetof(struct py_debug_offsets, g.size) \
+	}
 static const struct dbg_size sizes[] = {
-	SIZE(runtime_state), SIZE(interpreter_state), SIZE(thread_state), SIZE(interpreter_frame),
-	SIZE(code_object),   SIZE(pyobject),	      SIZE(bytes_object), SIZE(unicode_object),
-	SIZE(gen_object),
+	SIZE(runtime_state),	 SIZE(interpreter_state), SIZE(thread_state),
+	SIZE(interpreter_frame), SIZE(code_object),	  SIZE(pyobject),
+	SIZE(bytes_object),	 SIZE(unicode_object),	  SIZE(gen_object),
 };
 #undef SIZE
 
@@ -229,9 +232,11 @@ struct dbg_member {
 	unsigned int width;
 };
 
-#define MEMBER(g, f, w)                                                                          \
-	{ #g "." #f, offsetof(struct py_debug_offsets, g.f),                                     \
-	  offsetof(struct py_debug_offsets, g.size), w }
+#define MEMBER(g, f, w)                                              \
+	{                                                            \
+#g "." #f, offsetof(struct py_debug_offsets, g.f),   \
+			offsetof(struct py_debug_offsets, g.size), w \
+	}
 static const struct dbg_member members[] = {
 	MEMBER(runtime_state, interpreters_head, 8),
 	MEMBER(interpreter_state, next, 8),
@@ -362,8 +367,12 @@ int py_debug_offsets__parse(const void *buf, size_t len, struct py_debug_offsets
 	out->version = version;
 	out->minor = minor;
 	if (!need) {
-		fail(why, why_sz, "CPython %u.%u.%u debug offsets: version not known", major, minor,
-		     (unsigned int)(version >> 8) & 0xff);
+		if (version >> 32)
+			fail(why, why_sz, "CPython debug offsets: version %#llx not known",
+			     (unsigned long long)version);
+		else
+			fail(why, why_sz, "CPython %u.%u.%u debug offsets: version not known",
+			     major, minor, (unsigned int)(version >> 8) & 0xff);
 		return -EOPNOTSUPP;
 	}
 	if (len < need) {
@@ -466,8 +475,9 @@ int py_debug_offsets__from_elf(Elf *elf, void *buf, size_t cap, size_t *len, uin
 	}
 	if (sh.sh_type != SHT_PROGBITS || (sh.sh_flags & SHF_COMPRESSED)) {
 		fail(why, why_sz, "_PyRuntime's section is %s: no initializer to read",
-		     sh.sh_type == SHT_NOBITS ? "NOBITS" :
-		     sh.sh_type != SHT_PROGBITS ? "not PROGBITS" : "compressed");
+		     sh.sh_type == SHT_NOBITS	? "NOBITS" :
+		     sh.sh_type != SHT_PROGBITS ? "not PROGBITS" :
+						  "compressed");
 		return -EINVAL;
 	}
 	at = 0;
