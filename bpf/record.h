@@ -178,7 +178,7 @@ struct mmap_record {
 /* py_offsets.frames: how a version chains its frames */
 #define PY_FRAMES_OBJECTS 1 /* 3.10: PyFrameObject, f_back; one C eval call per frame */
 #define PY_FRAMES_IS_ENTRY 2 /* 3.11: _PyInterpreterFrame; is_entry marks a C call's first */
-#define PY_FRAMES_SHIM	      3 /* 3.12+: owner FRAME_OWNED_BY_CSTACK frames separate C calls */
+#define PY_FRAMES_SHIM	      3 /* 3.12+: an entry frame (frame_owner_entry) separates C calls */
 
 struct py_offsets {
 	__u16 runtime_interp_head; /* _PyRuntimeState.interpreters.head */
@@ -187,10 +187,11 @@ struct py_offsets {
 	__u16 tstate_next;	   /* PyThreadState.next */
 	__u16 tstate_native_tid;   /* PyThreadState.native_thread_id (3.11+; the tid in the
 				    * process's PID namespace: not used, thread_id is) */
-	__u16 tstate_frame;	   /* 3.10 frame, 3.11-3.12 cframe, 3.13 current_frame */
+	__u16 tstate_frame;	   /* 3.10 frame, 3.11-3.12 cframe, 3.13+ current_frame */
 	__u16 cframe_frame;	   /* _PyCFrame.current_frame (3.11-3.12), else PY_OFF_NONE */
 	__u16 frame_back;	   /* PyFrameObject.f_back (3.10), _PyInterpreterFrame.previous */
-	__u16 frame_code;	   /* f_code (3.10-3.12), f_executable (3.13) */
+	__u16 frame_code;	   /* f_code (3.10-3.12), f_executable (3.13+; a _PyStackRef
+				    * from 3.14: frame_code_tag) */
 	__u16 frame_instr;	   /* f_lasti (3.10: int, code units), prev_instr (3.11-3.12),
 				    * instr_ptr (3.13): pointers into the code's bytecode */
 	__u16 frame_owner;	   /* is_entry (3.11), owner (3.12+): one byte; else PY_OFF_NONE */
@@ -212,6 +213,20 @@ struct py_offsets {
 	/* A serial number each new code object gets, 0 once they run out: co_version (3.12+,
 	 * a __u32), else PY_OFF_NONE (py_frame.key then reads the code object's strings). */
 	__u16 code_serial;
+	/* PY_FRAMES_SHIM: _PyInterpreterFrame.owner of the entry frame _PyEval_EvalFrameDefault
+	 * pushes on the C stack below the frames of each C call: 3, FRAME_OWNED_BY_CSTACK in
+	 * 3.12-3.13, FRAME_OWNED_BY_INTERPRETER from 3.14 (enum _frameowner of
+	 * Include/internal/pycore_frame.h, 3.14+: pycore_interpframe_structs.h; Python/ceval.c).
+	 * A frame of a higher owner is no Python frame either (3.14's FRAME_OWNED_BY_CSTACK, 4:
+	 * _PyFrame_IsIncomplete() takes every owner >= FRAME_OWNED_BY_INTERPRETER as one). */
+	__u8 frame_owner_entry;
+	/* Bits of frame_code to clear before following it: f_executable is a _PyStackRef from
+	 * 3.14 (Include/internal/pycore_stackref.h: Py_TAG_BITS, 3 in a default build); 0 before */
+	__u8 frame_code_tag;
+	/* PyThreadState.base_frame (3.15+): the address of the sentinel frame at the bottom of
+	 * each thread's chain (embedded in _PyThreadStateImpl, Include/cpython/pystate.h), which
+	 * is no Python frame; else PY_OFF_NONE */
+	__u16 tstate_base_frame;
 };
 
 /* py_procs value (key: tgid): a CPython process. */
@@ -495,8 +510,8 @@ _Static_assert(PRE_SAMPLE_SAME(go_stack_record), "go_stack_record's pre_sample f
 _Static_assert(PRE_SAMPLE_SAME(fp_chain_record), "fp_chain_record's pre_sample fields");
 _Static_assert(PRE_SAMPLE_SAME(off_cpu_record), "off_cpu_record's pre_sample fields");
 _Static_assert(PRE_SAMPLE_SAME(waker_record), "waker_record's pre_sample fields");
-_Static_assert(sizeof(struct py_offsets) == 48, "py_offsets size");
-_Static_assert(sizeof(struct py_proc) == 72, "py_proc size");
+_Static_assert(sizeof(struct py_offsets) == 52, "py_offsets size");
+_Static_assert(sizeof(struct py_proc) == 80, "py_proc size");
 _Static_assert(sizeof(struct py_frame) == 24, "py_frame size");
 _Static_assert(sizeof(struct py_stack_record) == 32 + 24 * BPFPROF_PY_FRAMES_MAX, "py_stack size");
 _Static_assert(sizeof(struct py_code_record) % 8 == 0, "py_code_record alignment");

@@ -173,9 +173,17 @@ int main(int argc, char **argv)
 	/* co_version: a serial number each new code object gets (3.12+, init_code()). */
 #if PY_MINOR_VERSION >= 12
 	_Static_assert(MEMBER_SZ(PyCodeObject, co_version) == 4, "co_version: a 32-bit serial");
-	printf("\t\t.code_serial = %zu,\n\t},\n", offsetof(PyCodeObject, co_version));
+	printf("\t\t.code_serial = %zu,\n", offsetof(PyCodeObject, co_version));
 #else
-	printf("\t\t.code_serial = PY_OFF_NONE,\n\t},\n");
+	printf("\t\t.code_serial = PY_OFF_NONE,\n");
 #endif
+	/* The entry frame's owner (3.12+, _PyEval_EvalFrameDefault: FRAME_OWNED_BY_CSTACK); no
+	 * _PyStackRef (3.14+) nor base frame (3.15+) in the versions of the table. */
+#if PY_MINOR_VERSION >= 12
+	printf("\t\t.frame_owner_entry = %d,\n", FRAME_OWNED_BY_CSTACK);
+#else
+	printf("\t\t.frame_owner_entry = 0,\n");
+#endif
+	printf("\t\t.frame_code_tag = 0,\n\t\t.tstate_base_frame = PY_OFF_NONE,\n\t},\n");
 	return 0;
 }

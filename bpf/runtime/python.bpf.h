@@ -8,7 +8,8 @@
  * interpreters, each interpreter's thread list, the one whose native_thread_id is the sampled
  * tid. Its frames are then followed from the current one to the first: PyFrameObject.f_back
  * (3.10), _PyInterpreterFrame.previous (3.11+). All offsets come from user space (struct
- * py_offsets in record.h, per CPython minor version).
+ * py_offsets in record.h: per CPython minor version for 3.10-3.12, from the interpreter's own
+ * _Py_DebugOffsets from 3.13).
  */
 #ifndef BPFPROF_PYTHON_BPF_H
 #define BPFPROF_PYTHON_BPF_H
@@ -22,9 +23,6 @@
  * names its callback, even in code it would never run.
  */
 
-/* _PyInterpreterFrame.owner of the entry frame _PyEval_EvalFrameDefault pushes (3.12+:
- * Include/internal/pycore_frame.h, enum _frameowner). */
-#define PY_FRAME_OWNED_BY_CSTACK 3
 /* Bytes of a frame read at once: every field bpfprof uses lies in them (3.10's PyFrameObject
  * has f_lasti at 96; user space checks each version's offsets). */
 #define PY_FRAME_READ_SZ	 BPFPROF_PY_FRAME_READ_SZ
@@ -79,6 +77,7 @@ struct py_scratch {
 	 * loop ("back-edge" from the call to the instruction after it). */
 	__u64 tstates[PY_INTERPS_MAX];
 	__u64 cframe;	  /* 3.11: the _PyCFrame of the group being walked, 0 once unsure */
+	__u64 base;	  /* 3.15+: the thread's base frame (PyThreadState.base_frame), or 0 */
 	__u64 group_leaf; /* the first frame of the group being walked, 0 before it */
 	/* py_code_ident()'s: the process's offsets (a global function of 5.10 takes scalars
 	 * only), a code object's first bytes, and a string's or line table's. */
@@ -261,6 +260,9 @@ static __always_inline long py_walk_step(struct py_walk_ctx *w)
 			return 1;
 		}
 		frame = py_read_ptr(tstate + o->tstate_frame);
+		sc->base = o->tstate_base_frame != PY_OFF_NONE ?
+				   py_read_ptr(tstate + o->tstate_base_frame) :
+				   0;
 		sc->cframe = 0;
 		if (o->cframe_frame != PY_OFF_NONE && frame) {
 			if (o->frames == PY_FRAMES_IS_ENTRY)
@@ -280,15 +282,18 @@ static __always_inline long py_walk_step(struct py_walk_ctx *w)
 		w->stop = PY_STOP_READ;
 		return 1;
 	}
-	code = PY_FRAME_FIELD(sc->frame, o->frame_code, __u64);
+	/* 3.14+: a _PyStackRef, whose tag bits are not the address's. */
+	code = PY_FRAME_FIELD(sc->frame, o->frame_code, __u64) & ~(__u64)o->frame_code_tag;
 	owner = 0;
 	if (o->frame_owner != PY_OFF_NONE)
 		owner = PY_FRAME_FIELD(sc->frame, o->frame_owner, __u8);
 	sc->next = PY_FRAME_FIELD(sc->frame, o->frame_back, __u64);
-	if (o->frames == PY_FRAMES_SHIM && owner == PY_FRAME_OWNED_BY_CSTACK) {
+	if (o->frames == PY_FRAMES_SHIM && owner >= o->frame_owner_entry) {
 		/* The entry frame below a C call's frames, a local of that call: its
-		 * caller is their root, and its address their anchor. */
-		if (n > 0) {
+		 * caller is their root, and its address their anchor. Not the thread's
+		 * base frame (3.15+: in its thread state, the chain's end), nor a frame of
+		 * a higher owner: no Python frames, and no C call's. */
+		if (n > 0 && owner == o->frame_owner_entry && frame != sc->base) {
 			n = (n - 1) & (BPFPROF_PY_FRAMES_MAX - 1);
 			rec->frames[n].instr |= PY_INSTR_ENTRY;
 			rec->frames[n].anchor = frame;

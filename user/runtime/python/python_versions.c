@@ -39,6 +39,9 @@ const struct py_offsets python_versions[] = {
 		.tstate_thread_id = 176,
 		.cframe_previous = PY_OFF_NONE,
 		.code_serial = PY_OFF_NONE,
+		.frame_owner_entry = 0,
+		.frame_code_tag = 0,
+		.tstate_base_frame = PY_OFF_NONE,
 	},
 	{
 		/* 3.11.2 (/usr/include/python3.11) */
@@ -67,6 +70,9 @@ const struct py_offsets python_versions[] = {
 		.tstate_thread_id = 152,
 		.cframe_previous = 16,
 		.code_serial = PY_OFF_NONE,
+		.frame_owner_entry = 0,
+		.frame_code_tag = 0,
+		.tstate_base_frame = PY_OFF_NONE,
 	},
 	{
 		/* 3.12.1 (pyenv) */
@@ -95,6 +101,9 @@ const struct py_offsets python_versions[] = {
 		.tstate_thread_id = 136,
 		.cframe_previous = 8,
 		.code_serial = 92,
+		.frame_owner_entry = 3,
+		.frame_code_tag = 0,
+		.tstate_base_frame = PY_OFF_NONE,
 	},
 	{
 		/* 3.13.0 (pyenv) */
@@ -123,6 +132,9 @@ const struct py_offsets python_versions[] = {
 		.tstate_thread_id = 152,
 		.cframe_previous = PY_OFF_NONE,
 		.code_serial = 92,
+		.frame_owner_entry = 3,
+		.frame_code_tag = 0,
+		.tstate_base_frame = PY_OFF_NONE,
 	},
 };
 /* clang-format on */
