@@ -7,11 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include <uthash.h>
 #include "process/addr_space.h"
 #include "process/module_cache.h"
 #include "profile/aggregate.h"
 #include "runtime/python/python.h"
+#include "runtime/python/python_debug_offsets.h"
 #include "runtime/python/python_kind.h"
 #include "runtime/python/python_lines.h"
 #include "runtime/python/python_versions.h"
@@ -33,7 +35,13 @@
 struct py_file {
 	uint64_t dev, ino;	/* the file (mapping dev, user space's makedev form) */
 	struct module *module;	/* a reference; NULL when not a usable CPython */
-	const struct py_offsets *off;
+	struct py_offsets off;
+	/* 3.13+: the file's _Py_DebugOffsets (the first dbg_len bytes of its _PyRuntime), which a
+	 * process's copy must equal before it is armed; dbg_len 0 before 3.13. */
+	uint8_t dbg[PY_DEBUG_OFFSETS_MAX];
+	size_t dbg_len;
+	int minor;
+	bool mem_warned; /* a process's _Py_DebugOffsets differed from the file's: said */
 	uint64_t runtime;	/* ELF vaddr of _PyRuntime */
 	uint64_t runtime_off;	/* py_binary.runtime_off */
 	uint64_t eval_start;	/* ELF vaddrs of _PyEval_EvalFrameDefault: [start, end) */
@@ -48,6 +56,7 @@ struct py_target {
 	uint32_t tgid;
 	uint64_t maps_gen;	/* address space generation last looked at */
 	struct py_file *file;	/* its CPython, once found */
+	bool refused;		/* its _Py_DebugOffsets differ from its file's: not armed */
 	uint64_t runtime;	/* address of _PyRuntime in it, with file */
 	uint64_t armed_ns;	/* CLOCK_MONOTONIC of the last py_procs update */
 	struct py_code *codes;	/* its code objects */
@@ -412,24 +421,199 @@ bool python__offsets_fit(const struct py_offsets *o)
 	       o->unicode_state + 4 <= 16 + 24;
 }
 
-/* The CPython of mapping m (open, minor from its name): its symbols and layout; false when the
- * file is not one bpfprof can walk (said once per file when it is a CPython of another
- * version). */
+/*
+ * What CPython 3.13+ does not publish in _Py_DebugOffsets and the BPF walk needs, per minor
+ * version (the headers of Debian sid's 3.13.18, 3.14.10 and 3.15.2 under Include/internal/ and
+ * Include/cpython/; the owner values also as seen in live processes of each).
+ */
+struct py_unpublished {
+	unsigned int minor;
+	/* _PyInterpreterFrame.owner of _PyEval_EvalFrameDefault's entry frame (Python/ceval.c):
+	 * FRAME_OWNED_BY_CSTACK (3) in 3.13, FRAME_OWNED_BY_INTERPRETER (3) from 3.14 (enum
+	 * _frameowner: pycore_frame.h, 3.14+ pycore_interpframe_structs.h). */
+	uint8_t owner_entry;
+	/* f_executable's tag bits: 0 (a PyObject *, 3.13); Py_TAG_BITS of a default build's
+	 * _PyStackRef (pycore_stackref.h: 3 in 3.14 and 3.15). */
+	uint8_t code_tag;
+	/* sizeof(PyCompactUnicodeObject) - sizeof(PyASCIIObject): utf8_length and utf8
+	 * (cpython/unicodeobject.h; 3.15 publishes the size, 3.13 and 3.14 do not). */
+	uint8_t compact_extra;
+	/* offsetof(PyCodeObject, co_version) - offsetof(PyCodeObject, co_firstlineno): the five
+	 * ints co_nlocalsplus, co_framesize, co_nlocals, co_ncellvars, co_nfreevars between
+	 * (cpython/code.h, _PyCode_DEF, 3.12 to 3.15); co_version is a uint32_t serial
+	 * (init_code(), Objects/codeobject.c). */
+	uint8_t serial_after_firstlineno;
+	/* PyThreadState.base_frame is published and must be (3.15+). */
+	bool base_frame;
+};
+
+static const struct py_unpublished py_unpublished[] = {
+	{ .minor = 13, .owner_entry = 3, .code_tag = 0, .compact_extra = 16,
+	  .serial_after_firstlineno = 24 },
+	{ .minor = 14, .owner_entry = 3, .code_tag = 3, .compact_extra = 16,
+	  .serial_after_firstlineno = 24 },
+	{ .minor = 15, .owner_entry = 3, .code_tag = 3, .compact_extra = 16,
+	  .serial_after_firstlineno = 24, .base_frame = true },
+};
+
+/* Whether [a, a + an) and [b, b + bn) overlap. */
+static bool ranges_meet(uint64_t a, uint64_t an, uint64_t b, uint64_t bn)
+{
+	return a < b + bn && b < a + an;
+}
+
+/* A published offset as a py_offsets field: false (why set) when absent or too large. */
+static bool off16(uint64_t v, const char *name, uint16_t *out, char *why, size_t why_sz)
+{
+	if (v == PY_DEBUG_OFF_NONE || v >= PY_OFF_NONE) {
+		snprintf(why, why_sz, "%s %s", name,
+			 v == PY_DEBUG_OFF_NONE ? "not published" : "too large");
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+int python__offsets_from_debug(const struct py_debug_offsets *d, struct py_offsets *o, char *why,
+			       size_t why_sz)
+{
+	const struct py_unpublished *u = NULL;
+	uint64_t serial;
+	bool ok = true;
+	size_t i;
+
+	memset(o, 0, sizeof(*o));
+	for (i = 0; i < ARRAY_SIZE(py_unpublished); i++)
+		if (py_unpublished[i].minor == d->minor)
+			u = &py_unpublished[i];
+	if (!u) {
+		snprintf(why, why_sz, "no table of its frame owners and tag bits");
+		return -EOPNOTSUPP;
+	}
+	if (d->free_threaded) {
+		snprintf(why, why_sz, "free-threaded build (--disable-gil)");
+		return -EOPNOTSUPP;
+	}
+#define OFF(field, v) (ok = ok && off16((v), #v, &o->field, why, why_sz))
+	OFF(runtime_interp_head, d->runtime_state.interpreters_head);
+	OFF(interp_next, d->interpreter_state.next);
+	OFF(interp_tstate_head, d->interpreter_state.threads_head);
+	OFF(tstate_next, d->thread_state.next);
+	OFF(tstate_native_tid, d->thread_state.native_thread_id);
+	OFF(tstate_frame, d->thread_state.current_frame);
+	OFF(tstate_thread_id, d->thread_state.thread_id);
+	OFF(frame_back, d->interpreter_frame.previous);
+	OFF(frame_code, d->interpreter_frame.executable);
+	OFF(frame_instr, d->interpreter_frame.instr_ptr);
+	OFF(frame_owner, d->interpreter_frame.owner);
+	OFF(code_bytecode, d->code_object.co_code_adaptive);
+	OFF(code_firstlineno, d->code_object.firstlineno);
+	OFF(code_filename, d->code_object.filename);
+	OFF(code_name, d->code_object.qualname);
+	OFF(code_linetable, d->code_object.linetable);
+	OFF(unicode_state, d->unicode_object.state);
+	OFF(unicode_ascii_sz, d->unicode_object.asciiobject_size);
+	OFF(bytes_sval, d->bytes_object.ob_sval);
+	if (u->base_frame)
+		OFF(tstate_base_frame, d->thread_state.base_frame);
+	else
+		o->tstate_base_frame = PY_OFF_NONE;
+#undef OFF
+	if (!ok)
+		return -ERANGE;
+	/* The BPF side reads a string's length and a bytes object's ob_size at 16 (PyVarObject's
+	 * ob_size, PyASCIIObject.length after PyObject_HEAD). */
+	if (d->unicode_object.length != 16 || d->bytes_object.ob_size != 16) {
+		snprintf(why, why_sz, "unicode_object.length %llu, bytes_object.ob_size %llu: "
+			 "bpfprof reads them at 16", (unsigned long long)d->unicode_object.length,
+			 (unsigned long long)d->bytes_object.ob_size);
+		return -ERANGE;
+	}
+	o->cframe_frame = PY_OFF_NONE;
+	o->cframe_previous = PY_OFF_NONE;
+	o->unicode_compact_sz = o->unicode_ascii_sz + u->compact_extra;
+	o->frames = PY_FRAMES_SHIM;
+	o->version_minor = d->minor;
+	o->frame_owner_entry = u->owner_entry;
+	o->frame_code_tag = u->code_tag;
+	/* co_version where the table says, if it lies in the code object and clear of the fields
+	 * read beside it; else the identity reads the strings (PY_OFF_NONE). */
+	serial = d->code_object.firstlineno + u->serial_after_firstlineno;
+	o->code_serial = PY_OFF_NONE;
+	if (serial + 4 <= d->code_object.size && serial < PY_OFF_NONE &&
+	    !ranges_meet(serial, 4, d->code_object.firstlineno, 4) &&
+	    !ranges_meet(serial, 4, d->code_object.filename, 8) &&
+	    !ranges_meet(serial, 4, d->code_object.qualname, 8) &&
+	    !ranges_meet(serial, 4, d->code_object.linetable, 8) &&
+	    !ranges_meet(serial, 4, d->code_object.co_code_adaptive, 2))
+		o->code_serial = serial;
+	if (!python__offsets_fit(o)) {
+		snprintf(why, why_sz, "its frame and code object fields lie beyond bpfprof's reads "
+			 "(%d and %d bytes)", BPFPROF_PY_FRAME_READ_SZ, BPFPROF_PY_CODE_READ_SZ);
+		return -ERANGE;
+	}
+	return 0;
+}
+
+/* 3.13+: b's layout from the file's _Py_DebugOffsets; false when refused (said). */
+static bool file_check_debug(struct py_file *b, const struct mapping *m, uint64_t *runtime)
+{
+	struct py_debug_offsets d = {};
+	char why[256] = "";
+	size_t len = 0;
+	int err;
+
+	err = py_debug_offsets__from_elf(m->entry->elf, b->dbg, sizeof(b->dbg), &len, runtime, why,
+					 sizeof(why));
+	if (!err)
+		err = py_debug_offsets__parse(b->dbg, len, &d, why, sizeof(why));
+	if (err == -EOPNOTSUPP && d.free_threaded) {
+		pr_warn("%s: free-threaded CPython 3.%u (--disable-gil): bpfprof reads the frames "
+			"of the default build only; native frames", m->path, d.minor);
+		return false;
+	}
+	if (err) {
+		if (err != -ENOENT)
+			pr_warn("%s: CPython debug offsets refused: %s; native frames", m->path, why);
+		return false;
+	}
+	err = python__offsets_from_debug(&d, &b->off, why, sizeof(why));
+	if (err) {
+		pr_warn("%s: CPython 3.%u: %s; native frames", m->path, d.minor, why);
+		return false;
+	}
+	b->dbg_len = py_debug_offsets__len(d.minor);
+	b->minor = d.minor;
+	return true;
+}
+
+/* The CPython of mapping m (open, minor from its name): its symbols and layout, from the
+ * table (3.10-3.12) or the file's _Py_DebugOffsets (3.13+); false when the file is not one
+ * bpfprof can walk (said once per file when it is a CPython it does not read). */
 static bool file_check(struct py_file *b, const struct mapping *m, int minor)
 {
 	uint64_t runtime, rt_sz, eval, eval_sz, text = UINT64_MAX;
+	bool found = false;
 	GElf_Phdr ph;
 	size_t i, n;
 
-	if (!elf_symbol(m->entry->elf, "_PyRuntime", &runtime, &rt_sz))
-		return false; /* python3.X linked to libpython3.X.so: the library has it */
-	for (i = 0; i < python_versions_cnt; i++)
-		if (python_versions[i].version_minor == minor)
-			b->off = &python_versions[i];
-	if (!b->off || !python__offsets_fit(b->off)) {
-		pr_warn("%s: CPython 3.%d: bpfprof reads the frames of 3.10 to 3.13 only; its "
-			"processes get native frames only", m->path, minor);
-		return false;
+	if (minor >= 13) {
+		if (!file_check_debug(b, m, &runtime))
+			return false; /* python3.X linked to libpython3.X.so: the library has it */
+	} else {
+		if (!elf_symbol(m->entry->elf, "_PyRuntime", &runtime, &rt_sz))
+			return false;
+		for (i = 0; i < python_versions_cnt; i++)
+			if (python_versions[i].version_minor == minor) {
+				b->off = python_versions[i];
+				found = true;
+			}
+		if (!found || !python__offsets_fit(&b->off)) {
+			pr_warn("%s: CPython 3.%d: bpfprof reads the frames of 3.10 to 3.15 only; "
+				"its processes get native frames only", m->path, minor);
+			return false;
+		}
+		b->minor = minor;
 	}
 	if (!elf_symbol(m->entry->elf, "_PyEval_EvalFrameDefault", &eval, &eval_sz) || !eval_sz) {
 		pr_warn("%s: no _PyEval_EvalFrameDefault symbol: native frames only", m->path);
@@ -479,13 +663,13 @@ static struct py_file *file_get(struct python *py, struct addr_space *as, const 
 	HASH_ADD(hh, py->files, dev, sizeof(id), b);
 	if (!file_check(b, m, minor))
 		return NULL;
-	pr_debug("%s: CPython 3.%d, _PyRuntime at 0x%llx", m->path, minor,
+	pr_debug("%s: CPython 3.%d, _PyRuntime at 0x%llx", m->path, b->minor,
 		 (unsigned long long)b->runtime);
 	if (py->maps) {
 		key.dev = (uint64_t)major(b->dev) << 20 | minor(b->dev); /* the kernel's s_dev */
 		key.ino = b->ino;
 		val.runtime_off = b->runtime_off;
-		val.off = *b->off;
+		val.off = b->off;
 		err = py->maps->update(py->maps, "py_binaries", &key, &val);
 		if (err && err != -ENOENT)
 			pr_debug("py_binaries: %s", strerror(-err));
@@ -503,11 +687,39 @@ static void target_arm(struct python *py, struct py_target *t)
 	if (!py->maps)
 		return;
 	val.runtime = t->runtime;
-	val.off = *t->file->off;
+	val.off = t->file->off;
 	val.gen = (uint32_t)t->armed_ns;
 	err = py->maps->insert(py->maps, "py_procs", &t->tgid, &val);
 	if (err && err != -EEXIST && err != -ENOENT)
 		pr_debug("py_procs: %s", strerror(-err));
+}
+
+/*
+ * Whether process t's _Py_DebugOffsets (its file's, 3.13+) are the file's: the first dbg_len
+ * bytes of its _PyRuntime, read as bytes (nothing in them is followed). A process whose copy
+ * differs, or cannot be read, is not walked: said once per file (path).
+ */
+static bool target_debug_same(struct py_target *t, const char *path)
+{
+	struct py_file *b = t->file;
+	uint8_t mem[PY_DEBUG_OFFSETS_MAX];
+	struct iovec local = { mem, b->dbg_len }, remote = { (void *)(uintptr_t)t->runtime,
+							     b->dbg_len };
+	ssize_t n;
+
+	if (!b->dbg_len)
+		return true;
+	n = process_vm_readv(t->tgid, &local, 1, &remote, 1, 0);
+	if (n == (ssize_t)b->dbg_len && !memcmp(mem, b->dbg, b->dbg_len))
+		return true;
+	if (n < 0 && errno == ESRCH)
+		return false; /* gone */
+	if (!b->mem_warned)
+		pr_warn("%s: CPython 3.%d: the _Py_DebugOffsets in process %u's memory %s the "
+			"file's: native frames", path, b->minor, t->tgid,
+			n == (ssize_t)b->dbg_len ? "differ from" : "could not be read to compare with");
+	b->mem_warned = true;
+	return false;
 }
 
 /* Looks for the CPython among the mappings of t; arms the BPF walk when found. */
@@ -531,6 +743,14 @@ static void target_check(struct python *py, struct py_target *t, struct addr_spa
 			continue;
 		t->file = b;
 		t->runtime = b->runtime + m->bias;
+		/* Live only: a replay's processes are gone (and nothing is armed). */
+		if (py->maps && !target_debug_same(t, m->path)) {
+			/* BPF may have armed it from py_binaries: not walked. */
+			py->maps->remove(py->maps, "py_procs", &t->tgid);
+			t->refused = true;
+			t->file = NULL;
+			return;
+		}
 		py->stats.processes++;
 		target_arm(py, t);
 	}
@@ -562,7 +782,7 @@ size_t python__sample(struct python *py, struct addr_space *as, const struct sam
 	if (!t)
 		return 0;
 	gen = addr_space__generation(as);
-	if (!t->file && t->maps_gen != gen) {
+	if (!t->file && !t->refused && t->maps_gen != gen) {
 		t->maps_gen = gen;
 		target_check(py, t, as);
 	}

@@ -92,6 +92,19 @@ const struct python_stats *python__stats(const struct python *py);
  * fit gets native frames only. */
 bool python__offsets_fit(const struct py_offsets *o);
 
+struct py_debug_offsets;
+/*
+ * The struct py_offsets (*o) of a CPython 3.13+ from its parsed _Py_DebugOffsets (d,
+ * py_debug_offsets__parse()d) and what the interpreter does not publish, per minor version
+ * (python.c's table: the entry frame's owner, f_executable's tag bits, the compact string
+ * header's size, co_version's place). 0; else a negative errno and why (why_sz bytes) says why:
+ * -EOPNOTSUPP for a minor not in the table or a free-threaded build, -ERANGE for an offset not
+ * published, over 16 bits, or a layout whose fields do not fit the BPF reads
+ * (python__offsets_fit()).
+ */
+int python__offsets_from_debug(const struct py_debug_offsets *d, struct py_offsets *o, char *why,
+			       size_t why_sz);
+
 /* "bpfprof: Python: ..." lines on fp when a CPython process was seen: samples with Python
  * frames, frames, why walks stopped, code objects copied and the time spent on them; bpf
  * (the BPF counters) may be NULL (a replay). */
