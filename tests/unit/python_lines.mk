@@ -15,16 +15,29 @@ PY_LINES_3.10 ?= $(PY_LINES_PYENV)/versions/3.10.13/bin/python3.10
 PY_LINES_3.11 ?= $(PY_LINES_PYENV)/versions/3.11.7/bin/python3.11
 PY_LINES_3.12 ?= $(PY_LINES_PYENV)/versions/3.12.1/bin/python3.12
 PY_LINES_3.13 ?= $(PY_LINES_PYENV)/versions/3.13.0/bin/python3.13
-PY_LINES_VERSIONS := 3.10 3.11 3.12 3.13
+# 3.14 and 3.15: those of a container root (e.g. tools/fresh-root.sh's sid root with them), run
+# there as a container's (chroot in a mount namespace of their own, the fixture script bound on
+# its /mnt); empty or without them: not tested.
+PY_LINES_ROOT ?=
+PY_LINES_ROOT_VERSIONS := 3.14 3.15
+$(foreach v,$(PY_LINES_ROOT_VERSIONS),$(if $(PY_LINES_ROOT),\
+	$(eval PY_LINES_$(v) ?= $(PY_LINES_ROOT)/usr/bin/python$(v))))
+PY_LINES_VERSIONS := 3.10 3.11 3.12 3.13 $(PY_LINES_ROOT_VERSIONS)
 PY_LINES_PRESENT := $(foreach v,$(PY_LINES_VERSIONS),$(if $(wildcard $(PY_LINES_$(v))),$(v)))
 PY_LINES_FIX := $(OUTPUT)/tests/fixtures/python_linetable
 PY_LINES_GEN := tests/fixtures/python_linetable.py
+# How 3.$(1)'s interpreter runs the fixture script.
+py_lines_run = $(if $(filter $(1),$(PY_LINES_ROOT_VERSIONS)),\
+	unshare --mount --pid --fork sh -c 'mount --bind "$(abspath $(dir $(PY_LINES_GEN)))" \
+	"$(PY_LINES_ROOT)/mnt" && exec chroot "$(PY_LINES_ROOT)" python$(1) \
+	/mnt/$(notdir $(PY_LINES_GEN))',\
+	'$(PY_LINES_$(1))' $(PY_LINES_GEN))
 
 define PY_LINES_RULE
 $(PY_LINES_FIX)/$(1).txt: $(PY_LINES_GEN) tests/unit/python_lines.mk $(PY_LINES_$(1))
 	$$(call msg,GEN,$$@)
 	$(Q)mkdir -p $$(@D)
-	$(Q)'$(PY_LINES_$(1))' $(PY_LINES_GEN) >$$@.tmp && mv $$@.tmp $$@
+	$(Q)$(call py_lines_run,$(1)) >$$@.tmp && mv $$@.tmp $$@
 endef
 $(foreach v,$(PY_LINES_PRESENT),$(eval $(call PY_LINES_RULE,$(v))))
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* python_lines.c: source lines of CPython bytecode offsets, from a code object's co_linetable:
- * 3.10's (Objects/lnotab_notes.txt) and 3.11 to 3.13's (Objects/locations.md). */
+ * 3.10's (Objects/lnotab_notes.txt) and 3.11 to 3.15's (Objects/locations.md: the same format, and
+ * _PyCodeLocationInfoKind of Include/cpython/code.h the same, in each). */
 #include <errno.h>
 #include <limits.h>
 #include "runtime/python/python_lines.h"
@@ -70,7 +71,7 @@ static int read_varint(const uint8_t *tab, size_t len, size_t *i, uint64_t *val)
 }
 
 /*
- * 3.11 to 3.13 (Objects/locations.md; advance() and get_line_delta() of Objects/codeobject.c):
+ * 3.11 to 3.15 (Objects/locations.md; advance() and get_line_delta() of Objects/codeobject.c):
  * entries of a first byte 1CCCCLLL (kind C, LLL + 1 code units of 2 bytes) and bytes of bit 7
  * clear; the line moves by the entry's delta from co_firstlineno. Only the line delta is read:
  * the column bytes are skipped up to the next first byte.

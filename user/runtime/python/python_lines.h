@@ -8,7 +8,7 @@
 
 /* The minor versions of CPython 3 whose tables python_line() reads. */
 #define PYTHON_LINES_MINOR_MIN 10
-#define PYTHON_LINES_MINOR_MAX 13
+#define PYTHON_LINES_MINOR_MAX 15
 
 /*
  * The source line of the instruction at byte offset instr_off of a code object's bytecode,

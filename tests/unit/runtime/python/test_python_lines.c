@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * test_python_lines.c: python_line() against CPython itself. python_lines.mk runs each
- * interpreter present (3.10 to 3.13) on tests/fixtures/python_linetable.py, which prints the
+ * interpreter present (3.10 to 3.15; 3.14 and 3.15 in a container root) on tests/fixtures/python_linetable.py, which prints the
  * co_linetable of every code object it compiles and, for every offset, the line co_lines()
  * gives it: each must come out of python_line(). The test needs Debian's python3 (the
  * versioned binary /usr/bin/python3 links to, whatever its minor: python_lines.mk gives it as
@@ -42,6 +42,13 @@
 #ifndef PY_LINES_3_13
 #define PY_LINES_3_13 "/root/.pyenv/versions/3.13.0/bin/python3.13"
 #endif
+/* 3.14 and 3.15: a container root's (python_lines.mk's PY_LINES_ROOT), else absent */
+#ifndef PY_LINES_3_14
+#define PY_LINES_3_14 ""
+#endif
+#ifndef PY_LINES_3_15
+#define PY_LINES_3_15 ""
+#endif
 
 #define DEBIAN_PYTHON "/usr/bin/python3" /* its version's interpreter must be present */
 #define CUT	      4096		 /* the bytes of a table bpfprof reads from a process */
@@ -71,6 +78,8 @@ static struct version versions[] = {
 	{ .minor = 11, .python = PY_LINES_3_11 },
 	{ .minor = 12, .python = PY_LINES_3_12 },
 	{ .minor = 13, .python = PY_LINES_3_13 },
+	{ .minor = 14, .python = PY_LINES_3_14 },
+	{ .minor = 15, .python = PY_LINES_3_15 },
 };
 
 /* The minor of Debian's python3 (3.11 on Debian 12, 3.13 on Debian 13), 0 when it is missing. */
@@ -538,14 +547,20 @@ int main(void)
 		per_version(test_lines, 11),
 		per_version(test_lines, 12),
 		per_version(test_lines, 13),
+		per_version(test_lines, 14),
+		per_version(test_lines, 15),
 		per_version(test_cut, 10),
 		per_version(test_cut, 11),
 		per_version(test_cut, 12),
 		per_version(test_cut, 13),
+		per_version(test_cut, 14),
+		per_version(test_cut, 15),
 		per_version(test_mutated, 10),
 		per_version(test_mutated, 11),
 		per_version(test_mutated, 12),
 		per_version(test_mutated, 13),
+		per_version(test_mutated, 14),
+		per_version(test_mutated, 15),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_malformed),
 	};
