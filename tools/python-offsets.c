@@ -24,8 +24,10 @@
 
 #include "../bpf/record.h"
 
-#if PY_MAJOR_VERSION != 3 || PY_MINOR_VERSION < 10 || PY_MINOR_VERSION > 13
-#error "bpfprof knows CPython 3.10 to 3.13"
+/* 3.13+ publish their layout (_Py_DebugOffsets), which bpfprof reads from each interpreter:
+ * user/runtime/python/python.c, python__offsets_from_debug(). */
+#if PY_MAJOR_VERSION != 3 || PY_MINOR_VERSION < 10 || PY_MINOR_VERSION > 12
+#error "the table holds CPython 3.10 to 3.12"
 #endif
 /* Other layouts of PyObject and PyASCIIObject: the table is of default (release) builds. */
 #if defined(Py_TRACE_REFS) || defined(Py_GIL_DISABLED)
@@ -55,17 +57,10 @@ typedef _PyInterpreterFrame frame_t;
 #define FRAME_BACK	  previous
 #define CODE_BYTECODE	  offsetof(PyCodeObject, co_code_adaptive)
 #define CODE_NAME	  co_qualname
-#if PY_MINOR_VERSION <= 12
 #define TSTATE_FRAME cframe
 #define CFRAME_FRAME offsetof(_PyCFrame, current_frame)
 #define FRAME_CODE   f_code
 #define FRAME_INSTR  prev_instr
-#else
-#define TSTATE_FRAME current_frame
-#define CFRAME_FRAME NONE
-#define FRAME_CODE   f_executable
-#define FRAME_INSTR  instr_ptr
-#endif
 #if PY_MINOR_VERSION == 11
 #define FRAME_OWNER offsetof(frame_t, is_entry)
 #define FRAMES	    "PY_FRAMES_IS_ENTRY"

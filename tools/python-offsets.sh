@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# Regenerates user/runtime/python/python_versions.c: the struct py_offsets of CPython 3.10-3.13, each
+# Regenerates user/runtime/python/python_versions.c: the struct py_offsets of CPython 3.10-3.12, each
 # from that version's own headers (tools/python-offsets.c, compiled once per set of headers).
 # Run by a developer when a version is added; not part of the build. Needs cc only.
 #
@@ -36,7 +36,7 @@ headers() {
 
 entries=$tmp/entries
 : >"$entries"
-for m in 10 11 12 13; do
+for m in 10 11 12; do
 	first=
 	while read -r d; do
 		case $d in

@@ -5,7 +5,6 @@
  *   3.10.13 (pyenv)
  *   3.11.2 (/usr/include/python3.11)
  *   3.12.1 (pyenv)
- *   3.13.0 (pyenv)
  */
 #include "python_versions.h"
 
@@ -100,37 +99,6 @@ const struct py_offsets python_versions[] = {
 		.version_minor = 12,
 		.tstate_thread_id = 136,
 		.cframe_previous = 8,
-		.code_serial = 92,
-		.frame_owner_entry = 3,
-		.frame_code_tag = 0,
-		.tstate_base_frame = PY_OFF_NONE,
-	},
-	{
-		/* 3.13.0 (pyenv) */
-		.runtime_interp_head = 632,
-		.interp_next = 7264,
-		.interp_tstate_head = 7344,
-		.tstate_next = 8,
-		.tstate_native_tid = 160,
-		.tstate_frame = 72,
-		.cframe_frame = PY_OFF_NONE,
-		.frame_back = 8,
-		.frame_code = 0,
-		.frame_instr = 56,
-		.frame_owner = 70,
-		.code_bytecode = 200,
-		.code_firstlineno = 68,
-		.code_filename = 112,
-		.code_name = 128,
-		.code_linetable = 136,
-		.unicode_state = 32,
-		.unicode_ascii_sz = 40,
-		.unicode_compact_sz = 56,
-		.bytes_sval = 32,
-		.frames = PY_FRAMES_SHIM,
-		.version_minor = 13,
-		.tstate_thread_id = 152,
-		.cframe_previous = PY_OFF_NONE,
 		.code_serial = 92,
 		.frame_owner_entry = 3,
 		.frame_code_tag = 0,

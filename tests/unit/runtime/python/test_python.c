@@ -29,6 +29,7 @@
 #include "process/module_cache.h"
 #include "profile/aggregate.h"
 #include "runtime/python/python.h"
+#include "runtime/python/python_debug_offsets.h"
 #include "runtime/python/python_kind.h"
 #include "runtime/python/python_versions.h"
 #include "unwind/unwind.h"
@@ -425,14 +426,15 @@ static void test_random(void **state)
 	free(s);
 }
 
-/* Every version's frame fields lie within the bytes the BPF walk reads of a frame, its code
- * object identity fields within those py_code_ident() reads; 3.12+ have co_version. */
+/* Every version of the table (3.10-3.12) has its frame fields within the bytes the BPF walk
+ * reads of a frame, its code object identity fields within those py_code_ident() reads; 3.12
+ * has co_version and its entry frame's owner. */
 static void test_versions(void **state)
 {
 	size_t i;
 
 	(void)state;
-	assert_true(python_versions_cnt >= 4);
+	assert_int_equal(python_versions_cnt, 3);
 	for (i = 0; i < python_versions_cnt; i++) {
 		const struct py_offsets *o = &python_versions[i];
 
@@ -447,6 +449,9 @@ static void test_versions(void **state)
 			assert_true(o->code_serial != PY_OFF_NONE);
 		else
 			assert_int_equal(o->code_serial, PY_OFF_NONE);
+		assert_int_equal(o->frame_owner_entry, o->version_minor >= 12 ? 3 : 0);
+		assert_int_equal(o->frame_code_tag, 0);
+		assert_int_equal(o->tstate_base_frame, PY_OFF_NONE);
 	}
 	/* A layout whose fields lie outside the reads is refused. */
 	{
@@ -461,6 +466,127 @@ static void test_versions(void **state)
 		o.frame_back = BPFPROF_PY_FRAME_READ_SZ;
 		assert_false(python__offsets_fit(&o));
 	}
+}
+
+/*
+ * A parsed _Py_DebugOffsets of CPython 3.<minor> as Debian sid's 3.13.18, 3.14.10 and 3.15.2
+ * publish it (their .PyRuntime sections): the members python__offsets_from_debug() reads.
+ */
+static struct py_debug_offsets debug_of(unsigned int minor)
+{
+	struct py_debug_offsets d;
+
+	memset(&d, 0xff, sizeof(d)); /* PY_DEBUG_OFF_NONE where not set */
+	d.version = 0x030000f0 | minor << 16;
+	d.minor = minor;
+	d.free_threaded = false;
+	d.runtime_state.size = 283408;
+	d.runtime_state.interpreters_head = minor == 13 ? 632 : minor == 14 ? 808 : 936;
+	d.interpreter_state.size = 194984;
+	d.interpreter_state.next = 7264;
+	d.interpreter_state.threads_head = 7344;
+	d.thread_state.size = minor == 13 ? 312 : 832;
+	d.thread_state.next = 8;
+	d.thread_state.current_frame = 72;
+	d.thread_state.thread_id = minor == 15 ? 176 : 152;
+	d.thread_state.native_thread_id = minor == 15 ? 184 : 160;
+	if (minor >= 15)
+		d.thread_state.base_frame = 80;
+	d.interpreter_frame.size = minor == 13 ? 80 : 88;
+	d.interpreter_frame.previous = 8;
+	d.interpreter_frame.executable = 0;
+	d.interpreter_frame.instr_ptr = 56;
+	d.interpreter_frame.owner = minor == 13 ? 70 : 74;
+	d.code_object.size = minor == 13 ? 208 : 216;
+	d.code_object.filename = 112;
+	d.code_object.name = 120;
+	d.code_object.qualname = 128;
+	d.code_object.linetable = 136;
+	d.code_object.firstlineno = 68;
+	d.code_object.co_code_adaptive = minor == 13 ? 200 : 208;
+	d.bytes_object.size = 40;
+	d.bytes_object.ob_size = 16;
+	d.bytes_object.ob_sval = 32;
+	d.unicode_object.size = 64;
+	d.unicode_object.state = 32;
+	d.unicode_object.length = 16;
+	d.unicode_object.asciiobject_size = 40;
+	return d;
+}
+
+/*
+ * 3.13+: struct py_offsets from the published offsets plus the per-minor constants (entry
+ * owner, f_executable's tag bits, compact string header, co_version's place, the base frame);
+ * refused: a minor without constants, a free-threaded build, a member not published or read
+ * where the BPF side does not, a layout whose fields do not fit the BPF reads.
+ */
+static void test_from_debug(void **state)
+{
+	struct py_debug_offsets d;
+	struct py_offsets o;
+	char why[256];
+	unsigned int minor;
+
+	(void)state;
+	for (minor = 13; minor <= 15; minor++) {
+		d = debug_of(minor);
+		assert_int_equal(python__offsets_from_debug(&d, &o, why, sizeof(why)), 0);
+		assert_int_equal(o.version_minor, minor);
+		assert_int_equal(o.frames, PY_FRAMES_SHIM);
+		assert_int_equal(o.runtime_interp_head, d.runtime_state.interpreters_head);
+		assert_int_equal(o.interp_tstate_head, d.interpreter_state.threads_head);
+		assert_int_equal(o.tstate_frame, d.thread_state.current_frame);
+		assert_int_equal(o.tstate_thread_id, d.thread_state.thread_id);
+		assert_int_equal(o.frame_owner, d.interpreter_frame.owner);
+		assert_int_equal(o.code_name, d.code_object.qualname); /* not co_name */
+		assert_int_equal(o.code_bytecode, d.code_object.co_code_adaptive);
+		assert_int_equal(o.cframe_frame, PY_OFF_NONE);
+		/* Not published: the table's. */
+		assert_int_equal(o.frame_owner_entry, 3);
+		assert_int_equal(o.frame_code_tag, minor >= 14 ? 3 : 0);
+		assert_int_equal(o.unicode_compact_sz, 56);
+		assert_int_equal(o.code_serial, 92); /* co_version */
+		assert_int_equal(o.tstate_base_frame, minor >= 15 ? 80 : PY_OFF_NONE);
+		assert_true(python__offsets_fit(&o));
+	}
+	/* A patch release that moves a field: followed. */
+	d = debug_of(14);
+	d.code_object.size += 8;
+	d.code_object.qualname = 144;
+	d.code_object.linetable = 128;
+	assert_int_equal(python__offsets_from_debug(&d, &o, why, sizeof(why)), 0);
+	assert_int_equal(o.code_name, 144);
+	assert_int_equal(o.code_linetable, 128);
+	/* co_version's place taken by a published field: the strings identify code objects. */
+	d = debug_of(14);
+	d.code_object.filename = 88;
+	assert_int_equal(python__offsets_from_debug(&d, &o, why, sizeof(why)), 0);
+	assert_int_equal(o.code_serial, PY_OFF_NONE);
+	/* Refused. */
+	d = debug_of(16);
+	assert_int_equal(python__offsets_from_debug(&d, &o, why, sizeof(why)), -EOPNOTSUPP);
+	d = debug_of(14);
+	d.free_threaded = true;
+	assert_int_equal(python__offsets_from_debug(&d, &o, why, sizeof(why)), -EOPNOTSUPP);
+	d = debug_of(15);
+	d.thread_state.base_frame = PY_DEBUG_OFF_NONE; /* 3.15 must publish it */
+	assert_int_equal(python__offsets_from_debug(&d, &o, why, sizeof(why)), -ERANGE);
+	assert_non_null(strstr(why, "base_frame"));
+	d = debug_of(14);
+	d.runtime_state.interpreters_head = PY_OFF_NONE; /* over 16 bits */
+	assert_int_equal(python__offsets_from_debug(&d, &o, why, sizeof(why)), -ERANGE);
+	d = debug_of(14);
+	d.unicode_object.length = 24;
+	assert_int_equal(python__offsets_from_debug(&d, &o, why, sizeof(why)), -ERANGE);
+	/* Fields past the BPF reads of a frame and of a code object. */
+	d = debug_of(14);
+	d.interpreter_frame.size = 512;
+	d.interpreter_frame.owner = BPFPROF_PY_FRAME_READ_SZ;
+	assert_int_equal(python__offsets_from_debug(&d, &o, why, sizeof(why)), -ERANGE);
+	d = debug_of(14);
+	d.code_object.size = 512;
+	d.code_object.linetable = d.code_object.firstlineno + BPFPROF_PY_CODE_READ_SZ;
+	assert_int_equal(python__offsets_from_debug(&d, &o, why, sizeof(why)), -ERANGE);
 }
 
 /* A Python stack record may claim no more frames than BPF keeps, nor than its size holds
@@ -493,6 +619,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_strings, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random, setup, teardown),
 		cmocka_unit_test(test_versions),
+		cmocka_unit_test(test_from_debug),
 		cmocka_unit_test(test_py_stack_counts),
 	};
 
