@@ -169,7 +169,7 @@ test_unknown_version() {
 	fi
 	run_bpfprof 60 "$p" -F "$HZ" -o "$p.folded" -- "$py" "$SCRIPT" 1 plain
 	assert_eq py39_exit "$BP_RC" 0
-	assert_eq py39_said_once "$(grep -c 'CPython 3.9: bpfprof reads the frames of 3.10 to 3.13' \
+	assert_eq py39_said_once "$(grep -c 'CPython 3.9: bpfprof reads the frames of 3.10 to 3.15' \
 		"$p.err")" 1
 	assert_eq py39_no_python_frames "$(grep -c '_\[py\]' "$p.folded")" 0
 	assert_ge py39_evaluator "$(frame_share "$p.folded" python3.9 _PyEval_EvalFrameDefault)" 50 %
