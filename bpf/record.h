@@ -178,7 +178,7 @@ struct mmap_record {
 /* py_offsets.frames: how a version chains its frames */
 #define PY_FRAMES_OBJECTS 1 /* 3.10: PyFrameObject, f_back; one C eval call per frame */
 #define PY_FRAMES_IS_ENTRY 2 /* 3.11: _PyInterpreterFrame; is_entry marks a C call's first */
-#define PY_FRAMES_SHIM	      3 /* 3.12+: an entry frame (frame_owner_entry) separates C calls */
+#define PY_FRAMES_SHIM	      3 /* 3.12+: entry frames (frame_owner_entry) separate C calls */
 
 struct py_offsets {
 	__u16 runtime_interp_head; /* _PyRuntimeState.interpreters.head */

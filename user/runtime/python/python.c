@@ -448,12 +448,22 @@ struct py_unpublished {
 };
 
 static const struct py_unpublished py_unpublished[] = {
-	{ .minor = 13, .owner_entry = 3, .code_tag = 0, .compact_extra = 16,
+	{ .minor = 13,
+	  .owner_entry = 3,
+	  .code_tag = 0,
+	  .compact_extra = 16,
 	  .serial_after_firstlineno = 24 },
-	{ .minor = 14, .owner_entry = 3, .code_tag = 3, .compact_extra = 16,
+	{ .minor = 14,
+	  .owner_entry = 3,
+	  .code_tag = 3,
+	  .compact_extra = 16,
 	  .serial_after_firstlineno = 24 },
-	{ .minor = 15, .owner_entry = 3, .code_tag = 3, .compact_extra = 16,
-	  .serial_after_firstlineno = 24, .base_frame = true },
+	{ .minor = 15,
+	  .owner_entry = 3,
+	  .code_tag = 3,
+	  .compact_extra = 16,
+	  .serial_after_firstlineno = 24,
+	  .base_frame = true },
 };
 
 /* Whether [a, a + an) and [b, b + bn) overlap. */
@@ -524,8 +534,10 @@ int python__offsets_from_debug(const struct py_debug_offsets *d, struct py_offse
 	/* The BPF side reads a string's length and a bytes object's ob_size at 16 (PyVarObject's
 	 * ob_size, PyASCIIObject.length after PyObject_HEAD). */
 	if (d->unicode_object.length != 16 || d->bytes_object.ob_size != 16) {
-		snprintf(why, why_sz, "unicode_object.length %llu, bytes_object.ob_size %llu: "
-			 "bpfprof reads them at 16", (unsigned long long)d->unicode_object.length,
+		snprintf(why, why_sz,
+			 "unicode_object.length %llu, bytes_object.ob_size %llu: "
+			 "bpfprof reads them at 16",
+			 (unsigned long long)d->unicode_object.length,
 			 (unsigned long long)d->bytes_object.ob_size);
 		return -ERANGE;
 	}
@@ -548,8 +560,10 @@ int python__offsets_from_debug(const struct py_debug_offsets *d, struct py_offse
 	    !ranges_meet(serial, 4, d->code_object.co_code_adaptive, 2))
 		o->code_serial = serial;
 	if (!python__offsets_fit(o)) {
-		snprintf(why, why_sz, "its frame and code object fields lie beyond bpfprof's reads "
-			 "(%d and %d bytes)", BPFPROF_PY_FRAME_READ_SZ, BPFPROF_PY_CODE_READ_SZ);
+		snprintf(why, why_sz,
+			 "its frame and code object fields lie beyond bpfprof's reads "
+			 "(%d and %d bytes)",
+			 BPFPROF_PY_FRAME_READ_SZ, BPFPROF_PY_CODE_READ_SZ);
 		return -ERANGE;
 	}
 	return 0;
@@ -569,12 +583,14 @@ static bool file_check_debug(struct py_file *b, const struct mapping *m, uint64_
 		err = py_debug_offsets__parse(b->dbg, len, &d, why, sizeof(why));
 	if (err == -EOPNOTSUPP && d.free_threaded) {
 		pr_warn("%s: free-threaded CPython 3.%u (--disable-gil): bpfprof reads the frames "
-			"of the default build only; native frames", m->path, d.minor);
+			"of the default build only; native frames",
+			m->path, d.minor);
 		return false;
 	}
 	if (err) {
 		if (err != -ENOENT)
-			pr_warn("%s: CPython debug offsets refused: %s; native frames", m->path, why);
+			pr_warn("%s: CPython debug offsets refused: %s; native frames", m->path,
+				why);
 		return false;
 	}
 	err = python__offsets_from_debug(&d, &b->off, why, sizeof(why));
@@ -610,7 +626,8 @@ static bool file_check(struct py_file *b, const struct mapping *m, int minor)
 			}
 		if (!found || !python__offsets_fit(&b->off)) {
 			pr_warn("%s: CPython 3.%d: bpfprof reads the frames of 3.10 to 3.15 only; "
-				"its processes get native frames only", m->path, minor);
+				"its processes get native frames only",
+				m->path, minor);
 			return false;
 		}
 		b->minor = minor;
@@ -703,8 +720,8 @@ static bool target_debug_same(struct py_target *t, const char *path)
 {
 	struct py_file *b = t->file;
 	uint8_t mem[PY_DEBUG_OFFSETS_MAX];
-	struct iovec local = { mem, b->dbg_len }, remote = { (void *)(uintptr_t)t->runtime,
-							     b->dbg_len };
+	struct iovec local = { mem, b->dbg_len },
+		     remote = { (void *)(uintptr_t)t->runtime, b->dbg_len };
 	ssize_t n;
 
 	if (!b->dbg_len)
@@ -716,8 +733,10 @@ static bool target_debug_same(struct py_target *t, const char *path)
 		return false; /* gone */
 	if (!b->mem_warned)
 		pr_warn("%s: CPython 3.%d: the _Py_DebugOffsets in process %u's memory %s the "
-			"file's: native frames", path, b->minor, t->tgid,
-			n == (ssize_t)b->dbg_len ? "differ from" : "could not be read to compare with");
+			"file's: native frames",
+			path, b->minor, t->tgid,
+			n == (ssize_t)b->dbg_len ? "differ from" :
+						   "could not be read to compare with");
 	b->mem_warned = true;
 	return false;
 }
