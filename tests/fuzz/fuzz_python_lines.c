@@ -7,7 +7,7 @@
  * of it) gives the lines its bytes still determine, never a wrong one (a line from the cut
  * table is the whole table's).
  *
- * Input: the minor version - 10 (one byte, modulo 4: 3.10 to 3.13), co_firstlineno (i32, LE),
+ * Input: the minor version - 10 (one byte, modulo 6: 3.10 to 3.15), co_firstlineno (i32, LE),
  * where the table is cut for that check (u16, LE), then the table. Seeds:
  * tests/fuzz/seeds/python_lines, real tables (tests/fuzz/gen_python_lines_seeds.py).
  */
@@ -54,7 +54,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t sz)
 
 	if (sz < 7)
 		return 0;
-	minor = 10 + in[0] % 4;
+	minor = PYTHON_LINES_MINOR_MIN +
+		in[0] % (PYTHON_LINES_MINOR_MAX - PYTHON_LINES_MINOR_MIN + 1);
 	memcpy(&first, in + 1, 4);
 	memcpy(&cut, in + 5, 2);
 	len = sz - 7;
