@@ -13,7 +13,15 @@
  * registers, stack copy, that kernel stack) go to the ringbuf, at most --off-cpu-max-rate a
  * second per CPU. Preemption leaves a thread runnable: on-CPU wait, not counted.
  *
- * Linux 5.17+ (the non-compat programs: task storage, bpf_task_pt_regs(), bpf_get_task_stack()).
+ * A CPython thread's Python frames (RECORD_PY_STACK, runtime/python.bpf.h's py_stack()) are
+ * walked where its user stack is copied, and only there (within --off-cpu-max-rate): the
+ * blocked thread's at its system call's exit, the waker's at sched_waking. Their record carries
+ * the key of the sample it precedes, (cpu, tid, time_ns) as record_init() sets them, so that
+ * user space joins them as it joins a CPU sample's.
+ *
+ * Linux 5.17+ (the non-compat programs: task storage, bpf_task_pt_regs(), bpf_get_task_stack()):
+ * the loader refuses --off-cpu on older kernels, so these programs call py_stack(), the
+ * bpf_loop() walk, never py_stack_compat().
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -29,6 +37,14 @@ const volatile __u64 off_cpu_min_ns = 5000;
  * divides once; default 1000 a second). */
 const volatile __u64 off_cpu_cost_ns = 1000000;
 const volatile bool off_cpu_wakers = false;
+/* Python frames; false with --no-python (the runtime's bpf_switch): the verifier drops the
+ * walks. The one switch of sample.bpf.c, which defines it too (__weak: merged at the link). */
+const volatile bool python_frames __weak = true;
+
+/* runtime/python.bpf.h's walker, defined in sample.bpf.c (the link resolves it; its maps and
+ * globals are that object's): RECORD_PY_STACK of the current thread keyed (cpu, its tid,
+ * time_ns), when its process is an armed CPython one. 1 when a record was submitted. */
+extern int py_stack(__u64 pid_tgid, __u64 time_ns, __u32 cpu, __u64 fsbase);
 
 /* A target thread's blocked time not written yet: the periods of one system call. */
 struct off_cpu_state {
@@ -237,6 +253,10 @@ static __always_inline bool off_cpu_write(struct task_struct *task, struct off_c
 		__sync_fetch_and_add(&st->off_cpu_lost, 1);
 		return false;
 	}
+	/* Its Python frames as it blocked (task is current: it has not returned to user mode),
+	 * before the sample, with the sample's key. */
+	if (python_frames)
+		py_stack(pid_tgid, now, cpu, task->thread.fsbase);
 	rec = reserve_sample(w.len, &cap);
 	if (!rec) {
 		__sync_fetch_and_add(&st->off_cpu_lost, 1);
@@ -332,6 +352,9 @@ static __always_inline bool waker_write(void *ctx, struct task_struct *wakee, __
 	head.pad = 0;
 	if (bpf_ringbuf_output(&ringbuf, &head, sizeof(head), BPF_RB_NO_WAKEUP))
 		return false;
+	/* A target waker's Python frames where it wakes wakee, before its sample, keyed alike. */
+	if (python_frames && user)
+		py_stack(pid_tgid, now, cpu, task->thread.fsbase);
 	rec = reserve_sample(w.len, &cap);
 	if (!rec)
 		return false;

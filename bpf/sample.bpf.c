@@ -11,8 +11,9 @@
 #include "runtime/go.bpf.h"
 #include "stack_copy.bpf.h"
 
-/* Python frames (runtime/python.bpf.h); false with --no-python: the verifier drops the walk. */
-const volatile bool python_frames = true;
+/* Python frames (runtime/python.bpf.h); false with --no-python: the verifier drops the walk.
+ * off_cpu.bpf.c's walks too (it defines it as well: __weak, one after the link). */
+const volatile bool python_frames __weak = true;
 
 /* The interrupted kernel's return addresses (a sample in kernel mode). */
 static __always_inline void kernel_stack_copy(struct bpf_perf_event_data *ctx,

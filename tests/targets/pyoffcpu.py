@@ -1,0 +1,117 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""pyoffcpu.py: a Python program that waits, each kind of wait under a function of its own, and
+says how long each kind took by its own monotonic clock (tests/integration/run-pyoffcpu.sh).
+
+    python3 pyoffcpu.py ACCOUNTS [ROUNDS [DELAY_S]]
+
+Each round, on the main thread:
+  wait_sleep:  time.sleep(DELAY_S)
+  wait_lock:   acquires a threading.Lock that a thread running release_lock releases after
+               DELAY_S (its own time.sleep, under sleep_before_release)
+  wait_pipe:   reads a pipe that a thread running write_pipe writes after DELAY_S (under
+               sleep_before_write)
+Every wait has ended when the program exits. ACCOUNTS gets a line per kind, "KIND NS": the
+time the main thread spent in that kind's blocking call, summed over the rounds (ns).
+
+    python3 pyoffcpu.py --pingpong COUNT
+
+instead: two threads hand a token to each other COUNT times each through two locks
+(ping_pong): a blocked wait per hand-over, under Python frames (tools/bench.sh's off-CPU
+section).
+"""
+import os
+import sys
+import threading
+import time
+
+
+def sleep_before_release(delay):
+    time.sleep(delay)
+
+
+def release_lock(lock, delay):
+    sleep_before_release(delay)
+    lock.release()
+
+
+def sleep_before_write(delay):
+    time.sleep(delay)
+
+
+def write_pipe(fd, delay):
+    sleep_before_write(delay)
+    os.write(fd, b"x")
+
+
+def wait_sleep(delay):
+    t0 = time.monotonic_ns()
+    time.sleep(delay)
+    return time.monotonic_ns() - t0
+
+
+def wait_lock(delay):
+    lock = threading.Lock()
+    lock.acquire()
+    t = threading.Thread(target=release_lock, args=(lock, delay), name="releaser")
+    t.start()
+    t0 = time.monotonic_ns()
+    lock.acquire()
+    ns = time.monotonic_ns() - t0
+    t.join()
+    return ns
+
+
+def wait_pipe(delay):
+    r, w = os.pipe()
+    t = threading.Thread(target=write_pipe, args=(w, delay), name="writer")
+    t.start()
+    t0 = time.monotonic_ns()
+    os.read(r, 1)
+    ns = time.monotonic_ns() - t0
+    t.join()
+    os.close(r)
+    os.close(w)
+    return ns
+
+
+def waits(accounts, rounds, delay):
+    total = {"sleep": 0, "lock": 0, "pipe": 0}
+    for _ in range(rounds):
+        total["sleep"] += wait_sleep(delay)
+        total["lock"] += wait_lock(delay)
+        total["pipe"] += wait_pipe(delay)
+    with open(accounts, "w") as f:
+        for kind, ns in total.items():
+            f.write(f"{kind} {ns}\n")
+
+
+def ping_pong(mine, theirs, count):
+    # The token is mine once I hold my lock; releasing theirs passes it: a release is always
+    # of a held lock.
+    for _ in range(count):
+        mine.acquire()
+        theirs.release()
+
+
+def pingpong(count):
+    a, b = threading.Lock(), threading.Lock()
+    b.acquire()
+    t = threading.Thread(target=ping_pong, args=(b, a, count), name="pong")
+    t0 = time.monotonic_ns()
+    t.start()
+    ping_pong(a, b, count)
+    t.join()
+    print(f"pingpong: {2 * count} hand-overs in {(time.monotonic_ns() - t0) / 1e9:.3f} s")
+
+
+def main():
+    if len(sys.argv) >= 3 and sys.argv[1] == "--pingpong":
+        pingpong(int(sys.argv[2]))
+        return
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    delay = float(sys.argv[3]) if len(sys.argv) > 3 else 0.2
+    waits(sys.argv[1], rounds, delay)
+
+
+if __name__ == "__main__":
+    main()
