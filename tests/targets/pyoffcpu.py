@@ -2,9 +2,12 @@
 """pyoffcpu.py: a Python program that waits, each kind of wait under a function of its own, and
 says how long each kind took by its own monotonic clock (tests/integration/run-pyoffcpu.sh).
 
-    python3 pyoffcpu.py ACCOUNTS [ROUNDS [DELAY_S]]
+    python3 pyoffcpu.py [-w] ACCOUNTS [ROUNDS [DELAY_S]]
 
-Each round, on the main thread:
+-w: first waits for SIGUSR2 (bpfprof -p attached). Then warm_up: a short sleep, the first
+blocked stack bpfprof sees of the process, which makes it read the process and arm its Python
+walk (until then its stacks have native frames only), and a longer one while it does. Then
+each round, on the main thread:
   wait_sleep:  time.sleep(DELAY_S)
   wait_lock:   acquires a threading.Lock that a thread running release_lock releases after
                DELAY_S (its own time.sleep, under sleep_before_release)
@@ -20,6 +23,7 @@ instead: two threads hand a token to each other COUNT times each through two loc
 section).
 """
 import os
+import signal
 import sys
 import threading
 import time
@@ -74,7 +78,13 @@ def wait_pipe(delay):
     return ns
 
 
+def warm_up():
+    time.sleep(0.001)
+    time.sleep(0.3)
+
+
 def waits(accounts, rounds, delay):
+    warm_up()
     total = {"sleep": 0, "lock": 0, "pipe": 0}
     for _ in range(rounds):
         total["sleep"] += wait_sleep(delay)
@@ -108,9 +118,14 @@ def main():
     if len(sys.argv) >= 3 and sys.argv[1] == "--pingpong":
         pingpong(int(sys.argv[2]))
         return
-    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-    delay = float(sys.argv[3]) if len(sys.argv) > 3 else 0.2
-    waits(sys.argv[1], rounds, delay)
+    args = sys.argv[1:]
+    if args and args[0] == "-w":
+        signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR2])
+        signal.sigwait([signal.SIGUSR2])
+        args = args[1:]
+    rounds = int(args[1]) if len(args) > 1 else 3
+    delay = float(args[2]) if len(args) > 2 else 0.2
+    waits(args[0], rounds, delay)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,188 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# run-pyoffcpu.sh: Python frames in off-CPU and waker stacks. tests/targets/pyoffcpu.py waits on
+# its main thread, each kind of wait under a Python function of its own: wait_sleep
+# (time.sleep), wait_lock (a threading.Lock that a thread under release_lock releases after a
+# delay), wait_pipe (a pipe that a thread under write_pipe writes after a delay); every wait ends
+# before it exits, and it writes the time each kind took by its own monotonic clock. Under
+# bpfprof --off-cpu the time off CPU of the stacks whose leaf-most Python frame is that function
+# must be within 10% of it; under --wakers the lock wait's waker stack holds release_lock and the
+# pipe wait's write_pipe. On Debian's python3 (-- CMD, -p, --no-python, the agent) and each
+# pyenv CPython 3.12 and 3.13 present (-- CMD). Off-CPU needs Linux 5.17 (run-offcpu.sh tests
+# the message before it).
+. "$(dirname "$0")/../lib.sh"
+require_bpf
+
+PYTHON=$(realpath -e /usr/bin/python3 2>/dev/null || echo /usr/bin/python3)
+PYENV=${PYENV_ROOT:-/root/.pyenv}/versions
+SCRIPT=$(cd "$(dirname "$0")/../targets" && pwd)/pyoffcpu.py
+ROUNDS=3
+DELAY_S=0.2
+# The issue's bound: each wait's time off CPU within 10% of what the program measured (its
+# measure also holds the few microseconds of Python around the blocking call).
+TOLERANCE_PCT=10
+# The waits whose waker part (after "--") holds the releasing thread's Python function: the
+# lock's holder wakes its waiter at its release; a few periods (the GIL taken back after the
+# wait) are woken by another thread's drop of the GIL.
+MIN_WAKER_PCT=90
+
+# wait_us FOLDED FUNC: microseconds off CPU of the stacks whose leaf-most Python frame (before
+# any waker part) is FUNC_[py].
+wait_us() {
+	awk -v f="$2_[py]" '{
+			cnt = $NF; line = $0; sub(/ [0-9]+$/, "", line); sub(/;--;.*/, "", line)
+			n = split(line, fr, ";"); leaf = ""
+			for (i = n; i >= 1; i--)
+				if (fr[i] ~ /_\[py\]$/) { leaf = fr[i]; break }
+			if (leaf == f) t += cnt
+		} END { print t + 0 }' "$1"
+}
+
+# waker_pct FOLDED FUNC WAKER: of the microseconds wait_us counts for FUNC, the % whose waker
+# part holds WAKER_[py]; then those microseconds.
+waker_pct() {
+	awk -v f="$2_[py]" -v wk=";$3_[py];" '{
+			cnt = $NF; line = $0; sub(/ [0-9]+$/, "", line)
+			waker = ""
+			if ((i = index(line, ";--;"))) { waker = substr(line, i + 3) ";"; line = substr(line, 1, i - 1) }
+			n = split(line, fr, ";"); leaf = ""
+			for (i = n; i >= 1; i--)
+				if (fr[i] ~ /_\[py\]$/) { leaf = fr[i]; break }
+			if (leaf != f) next
+			all += cnt
+			if (index(waker, wk)) ok += cnt
+		} END { printf "%.1f %d\n", all ? 100 * ok / all : 0, all }' "$1"
+}
+
+# check_waits PREFIX LABEL: each kind's profiled time against the program's account.
+check_waits() {
+	local p=$1 label=$2 kind ns us
+
+	if [ ! -s "$p.res" ]; then
+		fail "${label}_accounts" "pyoffcpu.py wrote no accounts"
+		return
+	fi
+	for kind in sleep lock pipe; do
+		ns=$(awk -v k="$kind" '$1 == k { print $2 }' "$p.res")
+		us=$(wait_us "$p.folded" "wait_$kind")
+		echo "  wait_$kind: measured $((ns / 1000)) us, profiled $us us off CPU under wait_${kind}_[py]"
+		assert_within "${label}_${kind}_us" "$us" $((ns / 1000)) \
+			$((ns / 1000 * TOLERANCE_PCT / 100)) " us"
+	done
+}
+
+# check_wakers PREFIX LABEL: the lock's and the pipe's waits woken under the Python function of
+# the thread that released or wrote.
+check_wakers() {
+	local p=$1 label=$2 share
+
+	read -r -a share <<<"$(waker_pct "$p.folded" wait_lock release_lock)"
+	echo "  wait_lock: ${share[1]} us, ${share[0]}% woken under release_lock_[py]"
+	assert_ge "${label}_lock_waker_pct" "${share[0]}" "$MIN_WAKER_PCT" % \
+		"$(grep -- ';--;' "$p.folded" | grep 'wait_lock_\[py\]' | sort -t' ' -k2 -nr |
+			head -2 | cut -c1-800)"
+	read -r -a share <<<"$(waker_pct "$p.folded" wait_pipe write_pipe)"
+	echo "  wait_pipe: ${share[1]} us, ${share[0]}% woken under write_pipe_[py]"
+	assert_ge "${label}_pipe_waker_pct" "${share[0]}" "$MIN_WAKER_PCT" %
+}
+
+# test_cmd LABEL PYTHON ARGS...: bpfprof ARGS -- PYTHON pyoffcpu.py, checked.
+test_cmd() {
+	local label=$1 py=$2 p=$TEST_TMP/$1
+
+	shift 2
+	run_bpfprof 90 "$p" "$@" -o "$p.folded" -- "$py" "$SCRIPT" "$p.res" "$ROUNDS" "$DELAY_S"
+	assert_eq "${label}_exit" "$BP_RC" 0
+	check_waits "$p" "$label"
+}
+
+# -p on a running pyoffcpu.py: its waits start once bpfprof profiles (-w, SIGUSR2).
+test_pid() {
+	local p=$TEST_TMP/pid pid i
+
+	start_target pid "$PYTHON" "$SCRIPT" -w "$p.res" "$ROUNDS" "$DELAY_S"
+	# SIGUSR2 blocked (bit 11 of SigBlk): its sigwait takes the signal.
+	for ((i = 0; i < 250; i++)); do
+		awk '$1 == "SigBlk:" { exit !(strtonum("0x" $2) % 4096 >= 2048) }' \
+			"/proc/$pid/status" 2>/dev/null && break
+		sleep 0.02
+	done
+	start_bpfprof_profiling 90 "$p" pyoffcpu_pid "$pid" --off-cpu -p "$pid" \
+		-o "$p.folded" || return
+	kill -USR2 "$pid"
+	wait_target "$pid"
+	wait_bpfprof_bg "$p"
+	assert_eq pyoffcpu_pid_exit "$BP_RC" 0
+	check_waits "$p" pyoffcpu_pid
+}
+
+# --no-python: the same waits, native frames only.
+test_no_python() {
+	local p=$TEST_TMP/nopy
+
+	run_bpfprof 90 "$p" --off-cpu --no-python -o "$p.folded" -- "$PYTHON" "$SCRIPT" \
+		"$p.res" 1 "$DELAY_S"
+	assert_eq pyoffcpu_no_python_exit "$BP_RC" 0
+	assert_grep pyoffcpu_no_python_blocked "$p.folded" 'PyThread_acquire_lock_timed'
+	assert_eq pyoffcpu_no_python_frames "$(grep -c '_\[py\]' "$p.folded")" 0
+}
+
+# bpfprof agent --off-cpu: the service's off-CPU profile has the Python functions that waited.
+test_agent() {
+	local p=$TEST_TMP/agent f i
+
+	start_bpfprof_bg 90 "$p" agent -F 49 --interval 2 --output-dir "$p.dir" --metrics-addr off \
+		--off-cpu
+	for ((i = 0; i < 1200; i++)); do
+		grep -q '^bpfprof: agent: profiling' "$p.err" 2>/dev/null && break
+		kill -0 "$BP_TIMEOUT_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	if ! grep -q '^bpfprof: agent: profiling' "$p.err"; then
+		fail pyoffcpu_agent_started "the agent did not start: $(head -c 400 "$p.err")"
+		return
+	fi
+	"$PYTHON" "$SCRIPT" "$p.res" "$ROUNDS" "$DELAY_S"
+	sleep 3
+	kill -TERM "$BP_PID"
+	wait_bpfprof_bg "$p"
+	assert_eq pyoffcpu_agent_exit "$BP_RC" 0
+	f=$(find "$p.dir" -name "*_$(basename "$PYTHON").off-cpu.pb.gz" | sort)
+	assert_true pyoffcpu_agent_off_cpu_file "an off-CPU profile of $(basename "$PYTHON") in $p.dir" \
+		test -n "$f"
+	[ -n "$f" ] || return
+	for i in $f; do
+		HOME=${HOME:-$TEST_TMP} GOCACHE=$TEST_TMP/gocache go tool pprof -traces "$i" 2>/dev/null
+	done >"$p.traces"
+	assert_grep pyoffcpu_agent_lock "$p.traces" '^ +wait_lock$'
+	assert_grep pyoffcpu_agent_pipe "$p.traces" '^ +wait_pipe$'
+}
+
+test_versions() {
+	local v py
+
+	for v in 3.12 3.13; do
+		py=$(ls -d "$PYENV/$v".*/bin/python"$v" 2>/dev/null | grep -v -- '-dev/\|[0-9]t/' |
+			tail -1)
+		if [ -z "$py" ] || [ ! -x "$py" ]; then
+			echo "  CPython $v: not installed here ($PYENV/$v.*), not tested"
+			continue
+		fi
+		test_cmd "pyoffcpu_py${v/./}" "$py" --wakers
+		check_wakers "$TEST_TMP/pyoffcpu_py${v/./}" "pyoffcpu_py${v/./}"
+	done
+}
+
+if ! kernel_at_least 5 17; then
+	skip "--off-cpu needs Linux >= 5.17 (run-offcpu.sh checks its message)"
+elif [ ! -x "$PYTHON" ]; then
+	fail pyoffcpu_python "$PYTHON is missing (make deps installs python3)"
+else
+	test_cmd pyoffcpu_cmd "$PYTHON" --off-cpu
+	test_cmd pyoffcpu_wakers "$PYTHON" --wakers
+	check_wakers "$TEST_TMP/pyoffcpu_wakers" pyoffcpu_wakers
+	test_pid
+	test_no_python
+	test_agent
+	test_versions
+fi
