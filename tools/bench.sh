@@ -39,7 +39,12 @@
 #     headers (/lib/modules/<kver>/build, or BCC_KERNEL_SOURCE) and attaches a kprobe, so it
 #     runs only where both exist; this VM's kernel has neither (make bench-vm runs the section
 #     on a Debian kernel, whose headers it fetches). Debian's perf 6.1 ignores --off-cpu (built
-#     without BUILD_BPF_SKEL): no peer.
+#     without BUILD_BPF_SKEL): no peer. Python frames' cost beside it: python3 running
+#     tests/targets/pyoffcpu.py --pingpong (two threads handing a token over two
+#     threading.Locks: each wait blocked under Python frames) alone, under --off-cpu and under
+#     --off-cpu --no-python: its hand-overs' wall time (its own clock), and the BPF time of the
+#     system-call exit program per blocked stack written (kernel.bpf_stats_enabled; every
+#     process's system calls run it too: the same noise both ways), Python frames over none.
 # The sections run in the order unwind, overhead, start-up, memory (BPF statistics off), then
 # CPU per sample and own CPU (kernel.bpf_stats_enabled=1, restored at exit).
 # Runs of different modes are interleaved (run i of every mode, then run i + 1), so slow drift
@@ -50,7 +55,8 @@
 # Environment: BENCH_RUNS (N of the expensive figures, default 9), BENCH_RUNS_CHEAP (default 11),
 # BENCH_RUNS_LONG (own CPU, memory, Go binaries, default 5), BENCH_SECTIONS (some of "unwind
 # overhead startup memory cps own python go offcpu"; default all), BENCH_PINGPONG_ROUNDS
-# (section 9, default 200000), BENCH_GO_BINS (Go builds and processes, default 50). About 15
+# (section 9, default 200000), BENCH_PY_PINGPONG (its Python hand-overs per thread, default
+# 50000), BENCH_GO_BINS (Go builds and processes, default 50). About 15
 # minutes on 2 vCPUs with defaults.
 set -eu
 BIN=$(realpath "${1:-build/bpfprof}")
@@ -559,6 +565,8 @@ bench_go() {
 
 # Rounds of wake pingpong: about 1.5 s alone here.
 PINGPONG_ROUNDS=${BENCH_PINGPONG_ROUNDS:-200000}
+# Hand-overs per thread of pyoffcpu.py --pingpong: about 1.3 s alone here.
+PY_PINGPONG=${BENCH_PY_PINGPONG:-50000}
 # bcc's offcputime, section 9's peer where it can run (offcputime_usable).
 OFFCPUTIME=offcputime-bpfcc
 OFF_CPU_MIN_US=5
@@ -609,12 +617,35 @@ pingpong_offcputime() {
 	[ "$rc" -eq 0 ] && cat "$TMP/pp.out"
 }
 
+# py_pingpong MODE: one run of pyoffcpu.py --pingpong alone (none), under --off-cpu with Python
+# frames (py) and with --no-python (native): its wall time, and under bpfprof the blocked
+# stacks written and the system-call exit program's BPF ns per stack.
+py_pingpong() {
+	local mode=$1 k=offcpu/pypingpong/$1 script n s
+
+	script=$(realpath "$HERE/../tests/targets/pyoffcpu.py")
+	if [ "$mode" = none ]; then
+		"$PY" "$script" --pingpong "$PY_PINGPONG" >"$TMP/pyp.out" 2>"$TMP/pyp.err"
+	else
+		"$BIN" --stats --off-cpu $([ "$mode" = native ] && echo --no-python) -o /dev/null \
+			-- "$PY" "$script" --pingpong "$PY_PINGPONG" >"$TMP/pyp.out" 2>"$TMP/pyp.err"
+	fi || die "off-CPU, Python pingpong ($mode): failed: $(tail -n 3 "$TMP/pyp.err")"
+	put "$k/wall_s" "$(awk '/^pingpong: / { print $5 }' "$TMP/pyp.out")"
+	[ "$mode" = none ] && return
+	n=$(sed -n 's/^bpfprof: profiled .* off CPU: \([0-9]*\) blocked stacks received.*/\1/p' \
+		"$TMP/pyp.err")
+	s=$(awk '/BPF program handle_off_cpu_sys_exit:/ { print $(NF - 3) }' "$TMP/pyp.err")
+	put "$k/stacks" "${n:-nan}"
+	put "$k/sys_exit_ns_per_stack" "$(awk -v n="${n:-0}" -v s="${s:-nan}" \
+		'BEGIN { print (n > 0 && s == s + 0) ? s * 1e9 / n : "nan" }')"
+}
+
 bench_offcpu() {
 	local i w mode v pid modes="none off-cpu wakers"
 
 	echo "bench: off-CPU: $N runs each of wake pingpong alone, under --off-cpu, --wakers and" \
 		"$OFFCPUTIME; fixed work alone and under --off-cpu; sched_switch's cost for" \
-		"processes not profiled"
+		"processes not profiled; Python pingpong alone, under --off-cpu and --no-python"
 	offcputime_usable && modes+=" offcputime"
 	work_cmd $WORK_ITERATIONS
 	put meta/pingpong_rounds "$PINGPONG_ROUNDS"
@@ -655,6 +686,9 @@ bench_offcpu() {
 		v=$(awk '/BPF program handle_sched_switch:/ {
 			for (i = 1; i <= NF; i++) if ($i == "us") print $(i - 1) * 1000 }' "$TMP/off.err")
 		put "offcpu/untargeted/switch_ns" "${v:-nan}"
+		for mode in none py native; do
+			py_pingpong $mode
+		done
 	done
 }
 

@@ -147,7 +147,7 @@ test_agent() {
 	kill -TERM "$BP_PID"
 	wait_bpfprof_bg "$p"
 	assert_eq pyoffcpu_agent_exit "$BP_RC" 0
-	f=$(find "$p.dir" -name "*_$(basename "$PYTHON").off-cpu.pb.gz" | sort)
+	f=$(find "$p.dir" -name "*_$(basename "$PYTHON")*.off-cpu.pb.gz" | sort)
 	assert_true pyoffcpu_agent_off_cpu_file "an off-CPU profile of $(basename "$PYTHON") in $p.dir" \
 		test -n "$f"
 	[ -n "$f" ] || return

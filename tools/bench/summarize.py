@@ -330,6 +330,27 @@ def offcpu_section(v):
     xs = [x for x in v.get("offcpu/untargeted/switch_ns", []) if x == x]
     if xs:
         res["untargeted_switch_ns"] = dist(xs)
+    # Python frames' cost: pyoffcpu.py --pingpong alone, under --off-cpu with Python frames
+    # (py) and with --no-python (native).
+    pp = {}
+    for mode in ("none", "py", "native"):
+        p = "offcpu/pypingpong/%s/" % mode
+        if not v.get(p + "wall_s"):
+            continue
+        pp[mode] = {"wall_s": dist(v[p + "wall_s"])}
+        if mode != "none":
+            pp[mode]["stacks"] = dist(v.get(p + "stacks", []))
+            pp[mode]["sys_exit_ns_per_stack"] = dist(
+                [x for x in v.get(p + "sys_exit_ns_per_stack", []) if x == x])
+    for mode in ("py", "native"):
+        if mode in pp and "none" in pp:
+            pp[mode]["over_none"] = ratio(pp[mode]["wall_s"], pp["none"]["wall_s"])
+    if "py" in pp and "native" in pp:
+        pp["wall_py_over_native"] = ratio(pp["py"]["wall_s"], pp["native"]["wall_s"])
+        pp["per_stack_py_over_native"] = ratio(pp["py"]["sys_exit_ns_per_stack"],
+                                               pp["native"]["sys_exit_ns_per_stack"])
+    if pp:
+        res["python_pingpong"] = pp
     return res
 
 
@@ -561,6 +582,22 @@ def text(r):
         if "untargeted_switch_ns" in o:
             L.append("sched_switch per switch of a process not profiled: %s ns" %
                      q3(o["untargeted_switch_ns"], "%.0f"))
+        pp = o.get("python_pingpong", {})
+        for m, what in (("none", "alone"), ("py", "--off-cpu"), ("native", "--no-python")):
+            e = pp.get(m)
+            if not e:
+                continue
+            line = "python pingpong %-11s wall %s s" % (what, q3(e["wall_s"], "%.2f"))
+            if e.get("over_none"):
+                line += "  x%.2f of alone" % e["over_none"]
+            if e.get("sys_exit_ns_per_stack"):
+                line += "; %s stacks, sys_exit BPF %s ns per stack" % (
+                    q3(e["stacks"], "%.0f"), q3(e["sys_exit_ns_per_stack"], "%.0f"))
+            L.append(line + "  n %d" % e["wall_s"]["n"])
+        if pp.get("wall_py_over_native"):
+            L.append("python pingpong, Python frames / --no-python: wall x%.3f, BPF per "
+                     "blocked stack x%s" % (pp["wall_py_over_native"],
+                                            fx(pp.get("per_stack_py_over_native"), "%.2f")))
 
     L.append("")
     L.append("Targets")
