@@ -17,7 +17,10 @@
  * walked where its user stack is copied, and only there (within --off-cpu-max-rate): the
  * blocked thread's at its system call's exit, the waker's at sched_waking. Their record carries
  * the key of the sample it precedes, (cpu, tid, time_ns) as record_init() sets them, so that
- * user space joins them as it joins a CPU sample's.
+ * user space joins them as it joins a CPU sample's. A CPU sample (--on-cpu) that interrupts
+ * such a walk on its CPU walks in the same per-CPU scratch: the record then carries that
+ * sample's key, and user space drops it (that blocked stack has native frames only), never
+ * joining frames to a stack they are not of.
  *
  * Linux 5.17+ (the non-compat programs: task storage, bpf_task_pt_regs(), bpf_get_task_stack()):
  * the loader refuses --off-cpu on older kernels, so these programs call py_stack(), the

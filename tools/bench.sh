@@ -40,11 +40,13 @@
 #     runs only where both exist; this VM's kernel has neither (make bench-vm runs the section
 #     on a Debian kernel, whose headers it fetches). Debian's perf 6.1 ignores --off-cpu (built
 #     without BUILD_BPF_SKEL): no peer. Python frames' cost beside it: python3 running
-#     tests/targets/pyoffcpu.py --pingpong (two threads handing a token over two
-#     threading.Locks: each wait blocked under Python frames) alone, under --off-cpu and under
-#     --off-cpu --no-python: its hand-overs' wall time (its own clock), and the BPF time of the
-#     system-call exit program per blocked stack written (kernel.bpf_stats_enabled; every
-#     process's system calls run it too: the same noise both ways), Python frames over none.
+#     tests/targets/pyoffcpu.py --pingpong (two processes passing a byte over two pipes, each
+#     read blocked under Python frames; both on one CPU: a hand-over is a switch there, not a
+#     cross-CPU wakeup whose cost swings with the other CPU's load, x5 here) alone, under
+#     --off-cpu and under --off-cpu --no-python, both with --off-cpu-max-rate 1000000 (every
+#     blocked period written: the walks are most of the BPF time, not other processes'
+#     system calls, which run the same program): its hand-overs' wall time (its own clock),
+#     and the system-call exit program's BPF time per blocked stack (kernel.bpf_stats_enabled).
 # The sections run in the order unwind, overhead, start-up, memory (BPF statistics off), then
 # CPU per sample and own CPU (kernel.bpf_stats_enabled=1, restored at exit).
 # Runs of different modes are interleaved (run i of every mode, then run i + 1), so slow drift
@@ -565,8 +567,9 @@ bench_go() {
 
 # Rounds of wake pingpong: about 1.5 s alone here.
 PINGPONG_ROUNDS=${BENCH_PINGPONG_ROUNDS:-200000}
-# Hand-overs per thread of pyoffcpu.py --pingpong: about 1.3 s alone here.
+# Hand-overs per process of pyoffcpu.py --pingpong: about 0.5 s alone here; the CPU both run on.
 PY_PINGPONG=${BENCH_PY_PINGPONG:-50000}
+PY_PINGPONG_CPU=$(($(nproc) - 1))
 # bcc's offcputime, section 9's peer where it can run (offcputime_usable).
 OFFCPUTIME=offcputime-bpfcc
 OFF_CPU_MIN_US=5
@@ -622,13 +625,15 @@ pingpong_offcputime() {
 # stacks written and the system-call exit program's BPF ns per stack.
 py_pingpong() {
 	local mode=$1 k=offcpu/pypingpong/$1 script n s
+	local cmd=(taskset -c "$PY_PINGPONG_CPU" "$PY")
 
 	script=$(realpath "$HERE/../tests/targets/pyoffcpu.py")
 	if [ "$mode" = none ]; then
-		"$PY" "$script" --pingpong "$PY_PINGPONG" >"$TMP/pyp.out" 2>"$TMP/pyp.err"
+		"${cmd[@]}" "$script" --pingpong "$PY_PINGPONG" >"$TMP/pyp.out" 2>"$TMP/pyp.err"
 	else
-		"$BIN" --stats --off-cpu $([ "$mode" = native ] && echo --no-python) -o /dev/null \
-			-- "$PY" "$script" --pingpong "$PY_PINGPONG" >"$TMP/pyp.out" 2>"$TMP/pyp.err"
+		"$BIN" --stats --off-cpu --off-cpu-max-rate 1000000 \
+			$([ "$mode" = native ] && echo --no-python) -o /dev/null -- "${cmd[@]}" \
+			"$script" --pingpong "$PY_PINGPONG" >"$TMP/pyp.out" 2>"$TMP/pyp.err"
 	fi || die "off-CPU, Python pingpong ($mode): failed: $(tail -n 3 "$TMP/pyp.err")"
 	put "$k/wall_s" "$(awk '/^pingpong: / { print $5 }' "$TMP/pyp.out")"
 	[ "$mode" = none ] && return

@@ -18,9 +18,9 @@ time the main thread spent in that kind's blocking call, summed over the rounds 
 
     python3 pyoffcpu.py --pingpong COUNT
 
-instead: two threads hand a token to each other COUNT times each through two locks
-(ping_pong): a blocked wait per hand-over, under Python frames (tools/bench.sh's off-CPU
-section).
+instead: two processes (no GIL between them) hand a byte to each other COUNT times each over
+two pipes (serve, ping_pong): each waits in os.read under Python frames (tools/bench.sh's
+off-CPU section); prints the hand-overs' time by its own clock.
 """
 import os
 import signal
@@ -95,23 +95,30 @@ def waits(accounts, rounds, delay):
             f.write(f"{kind} {ns}\n")
 
 
-def ping_pong(mine, theirs, count):
-    # The token is mine once I hold my lock; releasing theirs passes it: a release is always
-    # of a held lock.
+def ping_pong(rfd, wfd, count):
     for _ in range(count):
-        mine.acquire()
-        theirs.release()
+        os.read(rfd, 1)
+        os.write(wfd, b"x")
+
+
+def serve(wfd, rfd, count):
+    for _ in range(count):
+        os.write(wfd, b"x")
+        os.read(rfd, 1)
 
 
 def pingpong(count):
-    a, b = threading.Lock(), threading.Lock()
-    b.acquire()
-    t = threading.Thread(target=ping_pong, args=(b, a, count), name="pong")
+    r1, w1 = os.pipe()
+    r2, w2 = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        ping_pong(r1, w2, count)
+        os._exit(0)
     t0 = time.monotonic_ns()
-    t.start()
-    ping_pong(a, b, count)
-    t.join()
-    print(f"pingpong: {2 * count} hand-overs in {(time.monotonic_ns() - t0) / 1e9:.3f} s")
+    serve(w1, r2, count)
+    ns = time.monotonic_ns() - t0
+    os.waitpid(pid, 0)
+    print(f"pingpong: {2 * count} hand-overs in {ns / 1e9:.3f} s")
 
 
 def main():

@@ -349,6 +349,17 @@ def offcpu_section(v):
         pp["wall_py_over_native"] = ratio(pp["py"]["wall_s"], pp["native"]["wall_s"])
         pp["per_stack_py_over_native"] = ratio(pp["py"]["sys_exit_ns_per_stack"],
                                                pp["native"]["sys_exit_ns_per_stack"])
+        # Paired (the same iteration): BPF ns per stack added, and the pingpong's wall time
+        # added per stack written (each walk delays the thread it is made for: the critical
+        # path of a ping-pong).
+        pp["added_sys_exit_ns_per_stack"] = dist(paired(
+            lambda a, b: a - b if a == a and b == b else None,
+            v.get("offcpu/pypingpong/py/sys_exit_ns_per_stack", []),
+            v.get("offcpu/pypingpong/native/sys_exit_ns_per_stack", [])))
+        pp["added_wall_ns_per_stack"] = dist(paired(
+            lambda a, b, n: (a - b) * 1e9 / n if n == n and n > 0 else None,
+            v["offcpu/pypingpong/py/wall_s"], v["offcpu/pypingpong/native/wall_s"],
+            v.get("offcpu/pypingpong/py/stacks", [])))
     if pp:
         res["python_pingpong"] = pp
     return res
@@ -598,6 +609,9 @@ def text(r):
             L.append("python pingpong, Python frames / --no-python: wall x%.3f, BPF per "
                      "blocked stack x%s" % (pp["wall_py_over_native"],
                                             fx(pp.get("per_stack_py_over_native"), "%.2f")))
+            L.append("python pingpong, added per blocked stack (paired): sys_exit BPF %s ns, "
+                     "wall %s ns" % (q3(pp.get("added_sys_exit_ns_per_stack"), "%.0f"),
+                                     q3(pp.get("added_wall_ns_per_stack"), "%.0f")))
 
     L.append("")
     L.append("Targets")
