@@ -43,10 +43,11 @@
 #     tests/targets/pyoffcpu.py --pingpong (two processes passing a byte over two pipes, each
 #     read blocked under Python frames; both on one CPU: a hand-over is a switch there, not a
 #     cross-CPU wakeup whose cost swings with the other CPU's load, x5 here) alone, under
-#     --off-cpu and under --off-cpu --no-python, both with --off-cpu-max-rate 1000000 (every
-#     blocked period written: the walks are most of the BPF time, not other processes'
-#     system calls, which run the same program): its hand-overs' wall time (its own clock),
-#     and the system-call exit program's BPF time per blocked stack (kernel.bpf_stats_enabled).
+#     --off-cpu and under --off-cpu --no-python, both with --off-cpu-max-rate 1000000 and
+#     --off-cpu-min-us 1 (every blocked period written, most of them shorter than 5 us on one
+#     CPU: the walks are most of the BPF time, not other processes' system calls, which run
+#     the same program): its hand-overs' wall time (its own clock), and the system-call exit
+#     program's BPF time per blocked stack (kernel.bpf_stats_enabled).
 # The sections run in the order unwind, overhead, start-up, memory (BPF statistics off), then
 # CPU per sample and own CPU (kernel.bpf_stats_enabled=1, restored at exit).
 # Runs of different modes are interleaved (run i of every mode, then run i + 1), so slow drift
@@ -631,7 +632,7 @@ py_pingpong() {
 	if [ "$mode" = none ]; then
 		"${cmd[@]}" "$script" --pingpong "$PY_PINGPONG" >"$TMP/pyp.out" 2>"$TMP/pyp.err"
 	else
-		"$BIN" --stats --off-cpu --off-cpu-max-rate 1000000 \
+		"$BIN" --stats --off-cpu --off-cpu-max-rate 1000000 --off-cpu-min-us 1 \
 			$([ "$mode" = native ] && echo --no-python) -o /dev/null -- "${cmd[@]}" \
 			"$script" --pingpong "$PY_PINGPONG" >"$TMP/pyp.out" 2>"$TMP/pyp.err"
 	fi || die "off-CPU, Python pingpong ($mode): failed: $(tail -n 3 "$TMP/pyp.err")"
