@@ -7,10 +7,10 @@
 # before it exits, and it writes the time each kind took by its own monotonic clock. Under
 # bpfprof --off-cpu the time off CPU of the stacks whose leaf-most Python frame is that function
 # must be within 10% of it; under --wakers the lock wait's waker stack holds release_lock and the
-# pipe wait's write_pipe. On Debian's python3 (-- CMD, -p, --no-python, the agent) and each
-# pyenv CPython 3.12 and 3.13 present (-- CMD, --wakers). The program's first blocked stack has
-# native frames only (bpfprof reads a process when it first sees it): its warm_up takes it.
-# Before Linux 5.17 --off-cpu refuses (run-offcpu.sh checks its message).
+# pipe wait's write_pipe. On Debian's python3 (-- CMD, --on-cpu, -p, --no-python, the agent)
+# and each pyenv CPython 3.12 and 3.13 present (-- CMD, --wakers). The program's first blocked
+# stack has native frames only (bpfprof reads a process when it first sees it): its warm_up
+# takes it. Before Linux 5.17 --off-cpu refuses (run-offcpu.sh checks its message).
 . "$(dirname "$0")/../lib.sh"
 require_bpf
 
@@ -28,9 +28,11 @@ TOLERANCE_PCT=10
 MIN_WAKER_PCT=90
 
 # wait_us FOLDED FUNC: microseconds off CPU of the stacks whose leaf-most Python frame (before
-# any waker part) is FUNC_[py].
+# any waker part) is FUNC_[py]; with --on-cpu (ON_CPU=1) only the blocked ones, under
+# [off-cpu].
 wait_us() {
-	awk -v f="$2_[py]" '{
+	awk -v f="$2_[py]" -v on_cpu="${ON_CPU:-0}" '{
+			if (on_cpu && !index($0, ";[off-cpu];")) next
 			cnt = $NF; line = $0; sub(/ [0-9]+$/, "", line); sub(/;--;.*/, "", line)
 			n = split(line, fr, ";"); leaf = ""
 			for (i = n; i >= 1; i--)
@@ -95,6 +97,11 @@ test_cmd() {
 	run_bpfprof 90 "$p" "$@" -o "$p.folded" -- "$py" "$SCRIPT" "$p.res" "$ROUNDS" "$DELAY_S"
 	assert_eq "${label}_exit" "$BP_RC" 0
 	check_waits "$p" "$label"
+}
+
+# --off-cpu --on-cpu: the blocked half of a wall-clock profile has the Python frames too.
+test_on_cpu() {
+	ON_CPU=1 test_cmd pyoffcpu_on_cpu "$PYTHON" --off-cpu --on-cpu -F 99
 }
 
 # -p on a running pyoffcpu.py: its waits start once bpfprof profiles (-w, SIGUSR2).
@@ -184,6 +191,7 @@ else
 	test_cmd pyoffcpu_cmd "$PYTHON" --off-cpu
 	test_cmd pyoffcpu_wakers "$PYTHON" --wakers
 	check_wakers "$TEST_TMP/pyoffcpu_wakers" pyoffcpu_wakers
+	test_on_cpu
 	test_pid
 	test_no_python
 	test_agent
