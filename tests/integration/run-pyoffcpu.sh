@@ -70,7 +70,7 @@ check_waits() {
 		us=$(wait_us "$p.folded" "wait_$kind")
 		echo "  wait_$kind: measured $((ns / 1000)) us, profiled $us us off CPU under wait_${kind}_[py]"
 		assert_within "${label}_${kind}_us" "$us" $((ns / 1000)) \
-			$((ns / 1000 * TOLERANCE_PCT / 100)) " us"
+			$((ns * TOLERANCE_PCT / 100 / 1000)) " us"
 	done
 }
 
