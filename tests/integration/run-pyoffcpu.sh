@@ -8,9 +8,10 @@
 # bpfprof --off-cpu the time off CPU of the stacks whose leaf-most Python frame is that function
 # must be within 10% of it; under --wakers the lock wait's waker stack holds release_lock and the
 # pipe wait's write_pipe. On Debian's python3 (-- CMD, --on-cpu, -p, --no-python, the agent)
-# and each pyenv CPython 3.12 and 3.13 present (-- CMD, --wakers). The program's first blocked
-# stack has native frames only (bpfprof reads a process when it first sees it): its warm_up
-# takes it. Before Linux 5.17 --off-cpu refuses (run-offcpu.sh checks its message).
+# and, -- CMD with --wakers, each pyenv CPython 3.12 and 3.13 present and a container root's
+# 3.13, 3.14 and 3.15 (PY_ROOT: test_container). The program's first blocked stack has native
+# frames only (bpfprof reads a process when it first sees it): its warm_up takes it. Before
+# Linux 5.17 --off-cpu refuses (run-offcpu.sh checks its message).
 . "$(dirname "$0")/../lib.sh"
 require_bpf
 
@@ -166,6 +167,32 @@ test_agent() {
 	assert_grep pyoffcpu_agent_pipe "$p.traces" '^ +wait_pipe$'
 }
 
+# The CPythons of a container root (PY_ROOT: a Debian sid root of tools/fresh-root.sh, with
+# python3.13, 3.14 and 3.15), run there as a container runs on a host (unshare, chroot), the
+# script on stdin and the accounts on stdout (the root is read-only to the tests).
+test_container() {
+	local v label p
+
+	if [ -z "${PY_ROOT:-}" ]; then
+		echo "  PY_ROOT unset: no container root's CPythons tested"
+		return
+	fi
+	for v in 3.13 3.14 3.15; do
+		if [ ! -x "$PY_ROOT/usr/bin/python$v" ]; then
+			fail "pyoffcpu_root_py${v/./}" "$PY_ROOT/usr/bin/python$v is missing"
+			continue
+		fi
+		label=pyoffcpu_root_py${v/./}
+		p=$TEST_TMP/$label
+		run_bpfprof 90 "$p" --wakers -o "$p.folded" -- unshare --mount --pid --fork \
+			chroot "$PY_ROOT" "python$v" - - "$ROUNDS" "$DELAY_S" <"$SCRIPT"
+		assert_eq "${label}_exit" "$BP_RC" 0
+		cp "$p.out" "$p.res"
+		check_waits "$p" "$label"
+		check_wakers "$p" "$label"
+	done
+}
+
 test_versions() {
 	local v py
 
@@ -196,4 +223,5 @@ else
 	test_no_python
 	test_agent
 	test_versions
+	test_container
 fi

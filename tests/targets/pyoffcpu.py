@@ -14,7 +14,8 @@ each round, on the main thread:
   wait_pipe:   reads a pipe that a thread running write_pipe writes after DELAY_S (under
                sleep_before_write)
 Every wait has ended when the program exits. ACCOUNTS gets a line per kind, "KIND NS": the
-time the main thread spent in that kind's blocking call, summed over the rounds (ns).
+time the main thread spent in that kind's blocking call, summed over the rounds (ns); "-":
+standard output (a container root the program cannot write, its script read from stdin).
 
     python3 pyoffcpu.py --pingpong COUNT
 
@@ -90,9 +91,12 @@ def waits(accounts, rounds, delay):
         total["sleep"] += wait_sleep(delay)
         total["lock"] += wait_lock(delay)
         total["pipe"] += wait_pipe(delay)
+    lines = "".join(f"{kind} {ns}\n" for kind, ns in total.items())
+    if accounts == "-":
+        sys.stdout.write(lines)
+        return
     with open(accounts, "w") as f:
-        for kind, ns in total.items():
-            f.write(f"{kind} {ns}\n")
+        f.write(lines)
 
 
 def ping_pong(rfd, wfd, count):
