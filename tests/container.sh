@@ -83,15 +83,16 @@ container_root() {
 # container_cmd VAR ROOT DIR [NAME=VALUE...]: sets the array VAR to the command prefix that
 # runs a program (the words after it: a path in ROOT, or a name found in its PATH) in ROOT as a
 # container: new mount and PID namespaces (unshare --mount --pid --fork: the program is the
-# namespace's pid 1, its host pid the unshare process's only child), ROOT rbind-mounted on
+# namespace's pid 1, its host pid the unshare process's only child, killed with it:
+# --kill-child, as a namespace's init ignores SIGTERM from outside), ROOT rbind-mounted on
 # itself and made "/" by pivot_root, the old root detached (from the root's /tmp, left empty),
-# a /proc of the namespace's own, and the host directory DIR bind-mounted (read-write) on the container's /mnt: the test's
-# scripts and files go there. The environment is emptied but for PATH, HOME, LANG and the
+# a /proc of the namespace's own, and the host directory DIR bind-mounted (read-write) on the
+# container's /mnt: the test's scripts and files go there. The environment is emptied but for PATH, HOME, LANG and the
 # NAME=VALUE given. Nothing of this outlives the program: the mounts are the namespace's.
 container_cmd() {
 	local -n _cc_var=$1
 
-	_cc_var=(unshare --mount --pid --fork --propagation private /bin/sh -ec '
+	_cc_var=(unshare --mount --pid --fork --kill-child --propagation private /bin/sh -ec '
 		root=$1 dir=$2
 		shift 2
 		mount --rbind "$root" "$root"

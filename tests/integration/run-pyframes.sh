@@ -8,123 +8,22 @@
 # CPython 3.10, 3.12 and 3.13 present. Short-lived processes get their frames named; a process
 # changing under the walk neither crashes nor hangs bpfprof; pprof has the files and lines.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../python.sh"
 require_bpf
 
 # Debian's python3: the versioned binary it links to (its file name is the process's comm).
 PYTHON=$(realpath -e /usr/bin/python3 2>/dev/null || echo /usr/bin/python3)
 PY_COMM=$(basename "$PYTHON")
 PYENV=${PYENV_ROOT:-/root/.pyenv}/versions
-SCRIPT=$(cd "$(dirname "$0")/../targets" && pwd)/pychain.py
-HZ=499
-RUN_S=4
-MIN_CHAIN_PCT=95
 MIN_SHORT_PCT=90
-ROOT_RE='^_start;'
-THREAD_ROOT_RE="^$THREAD_ROOT;"
-CHAIN='<module>_[py];main_[py];Worker.run_[py];middle_[py];leaf_spin_[py]'
 
-# The interpreter's start-up, not the script's work: the dynamic loader, the interpreter's
-# initialization, imports. With both CPUs busy a 4 s run gets half a CPU, and start-up took 5% of
-# the asyncio case's samples (94.3% against the 95% floor; 97-98% on a quiet machine). A failed
-# Python walk leaves none of these native frames: such samples still count.
-STARTUP_RE='(^|;)(_dl_start|_Py_PreInitializeFromPyArgv|Py_InitializeFromConfig|_find_and_load(_unlocked)?_\[py\])(;|$)'
-
-# py_share FILE COMM ROOT_RE CHAIN [BETWEEN_A BETWEEN_B]: "TOTAL OK PCT" over COMM's samples
-# but the start-up's (STARTUP_RE; only those whose user stack matches PY_SELECT_RE, when set):
-# OK are those whose user stack matches ROOT_RE and whose Python frames, in stack order, hold
-# CHAIN (';'-separated) as a contiguous run: native frames may lie between two of them (CPython
-# 3.10 evaluates each Python call in a C call of its own), other Python frames not. With
-# BETWEEN_A and BETWEEN_B, also Python frame A, then one or more native frames (a C function),
-# then Python frame B: Python -> C -> Python, in that order.
-py_share() {
-	Q_COMM=$2 Q_ROOT_RE=$3 Q_CHAIN=$4 Q_SELECT=${PY_SELECT_RE:-} Q_STARTUP=$STARTUP_RE \
-		awk -v a="${5:-}" -v b="${6:-}" \
-		"$FOLDED_AWK"'
-		function c_between(    i, j) {
-			for (i = 1; i < nuser; i++) {
-				if (fr[i] != a)
-					continue
-				for (j = i + 1; j <= nuser && fr[j] !~ /_\[py\]$/; j++)
-					;
-				if (j > i + 1 && j <= nuser && fr[j] == b)
-					return 1
-			}
-			return 0
-		}
-		function python(    i, s) {
-			s = ""
-			for (i = 1; i <= nuser; i++)
-				if (fr[i] ~ /_\[py\]$/)
-					s = s ";" fr[i]
-			return s ";"
-		}
-		parse($0) && selected() && (ENVIRON["Q_SELECT"] == "" || user ~ ENVIRON["Q_SELECT"]) &&
-		    user !~ ENVIRON["Q_STARTUP"] {
-			total += cnt
-			if (user ~ root_re && index(python(), ";" chain ";") && (a == "" || c_between()))
-				ok += cnt
-		}
-		END { print total + 0, ok + 0, pct(ok, total) }' "$1"
-}
-
-# check_chain LABEL FILE COMM ROOT_RE CHAIN [A B]: asserts py_share >= MIN_CHAIN_PCT.
-check_chain() {
-	local label=$1 share
-
-	shift
-	read -r -a share <<<"$(py_share "$@")"
-	assert_ge "${label}_samples" "${share[0]}" 50
-	assert_ge "${label}_chain" "${share[2]}" "$MIN_CHAIN_PCT" % \
-		"${share[1]} of ${share[0]} samples; most common stacks: $(sort -t' ' -k2 -nr "$1" |
-			head -3 | cut -c1-600)"
-}
-
-# test_cmd LABEL PYTHON MODE ROOT_RE CHAIN [A B] [-- WRAPPER...]: -- [WRAPPER...] PYTHON
-# pychain.py RUN_S MODE.
-test_cmd() {
-	local label=$1 py=$2 mode=$3 p=$TEST_TMP/$1 args=() wrap=()
-
-	shift 3
-	while [ $# -gt 0 ] && [ "$1" != -- ]; do
-		args+=("$1")
-		shift
-	done
-	[ $# -gt 0 ] && shift && wrap=("$@")
-	run_bpfprof $((RUN_S + 60)) "$p" -F "$HZ" -o "$p.folded" -- "${wrap[@]}" "$py" "$SCRIPT" \
-		"$RUN_S" "$mode"
-	assert_eq "${label}_exit" "$BP_RC" 0
-	check_chain "$label" "$p.folded" "$(basename "$py")" "${args[@]}"
-}
-
+# Debian's own python3, whichever it is (its labels say py311 on every release).
 test_debian() {
 	if [ ! -x "$PYTHON" ]; then
 		fail python311_available "$PYTHON is missing (make deps installs python3)"
 		return
 	fi
-	test_cmd py311 "$PYTHON" plain "$ROOT_RE" "$CHAIN"
-	# Thread.run calls the bound method Worker.run through C (method_vectorcall).
-	test_cmd py311_threads "$PYTHON" threads "$THREAD_ROOT_RE" \
-		'Thread._bootstrap_[py];Thread._bootstrap_inner_[py];Thread.run_[py]' \
-		'Thread.run_[py]' 'Worker.run_[py]'
-	check_chain py311_threads_leaf "$TEST_TMP/py311_threads.folded" "$PY_COMM" \
-		"$THREAD_ROOT_RE" 'Worker.run_[py];middle_[py];leaf_spin_[py]'
-	# asyncio.run, its event loop, then the task's step in C, then the coroutine.
-	test_cmd py311_asyncio "$PYTHON" asyncio "$ROOT_RE" \
-		'<module>_[py];main_[py];run_[py];Runner.run_[py]' \
-		'Handle._run_[py]' 'Worker.run_async_[py]'
-	check_chain py311_asyncio_leaf "$TEST_TMP/py311_asyncio.folded" "$PY_COMM" \
-		"$ROOT_RE" 'Worker.run_async_[py];middle_[py];leaf_spin_[py]'
-	# Python -> C (the _json encoder) -> Python (its default= callback).
-	test_cmd py311_callback "$PYTHON" callback "$ROOT_RE" \
-		'<module>_[py];main_[py];Worker.run_[py];middle_[py];dumps_[py]' \
-		'JSONEncoder.iterencode_[py]' 'on_default_[py]'
-	check_chain py311_callback_leaf "$TEST_TMP/py311_callback.folded" "$PY_COMM" "$ROOT_RE" \
-		'on_default_[py];leaf_spin_[py]'
-	# A generator's frame, resumed by sum() (C), and an exception raised and caught below.
-	test_cmd py311_generator "$PYTHON" generator "$ROOT_RE" \
-		'<module>_[py];main_[py];Worker.run_[py];middle_[py]' 'middle_[py]' 'spin_gen_[py]'
-	check_chain py311_generator_leaf "$TEST_TMP/py311_generator.folded" "$PY_COMM" "$ROOT_RE" \
-		'spin_gen_[py];leaf_spin_[py]'
+	test_cases py311 "$PYTHON"
 }
 
 # The other CPythons on the machine (pyenv builds: PIE, libpython3.X.so, DWARF); 3.12 and 3.13
