@@ -21,6 +21,10 @@
 CONTAINER_CACHE=${CONTAINER_CACHE:-/var/cache/bpfprof/container}
 CONTAINER_MAX_DAYS=${CONTAINER_MAX_DAYS:-7}
 CONTAINER_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# The roots the integration tests use: sid's CPythons (run-pycontainer.sh; libpython3.14-dev
+# for the internal headers whose _Py_DebugOffsets its swap case reads).
+CONTAINER_PY_RELEASE=sid
+CONTAINER_PY_PACKAGES='python3.13 python3.14 python3.15 libpython3.14-dev'
 
 # container_key RELEASE PKGS: the inputs a root of RELEASE with PKGS is made from, one line.
 container_key() {
@@ -112,14 +116,16 @@ container_cmd() {
 # unshare process) runs, in VAR, once it exec'd the program named COMM (up to 10 s; the
 # kernel's 15 characters); VAR empty and 1 returned when it did not.
 container_child() {
-	local _cc_out=$1 pid=$2 comm=${3:0:15} child i
+	# Locals prefixed: printf -v must reach the caller's variable, not one of these.
+	local _cc_out=$1 _cc_pid=$2 _cc_comm=${3:0:15} _cc_child _cc_i
 
 	printf -v "$_cc_out" '%s' ''
-	for ((i = 0; i < 200; i++)); do
-		child=$(cat "/proc/$pid/task/$pid/children" 2>/dev/null)
-		child=${child%% *}
-		if [ -n "$child" ] && [ "$(cat "/proc/$child/comm" 2>/dev/null)" = "$comm" ]; then
-			printf -v "$_cc_out" '%s' "$child"
+	for ((_cc_i = 0; _cc_i < 200; _cc_i++)); do
+		_cc_child=$(cat "/proc/$_cc_pid/task/$_cc_pid/children" 2>/dev/null)
+		_cc_child=${_cc_child%% *}
+		if [ -n "$_cc_child" ] &&
+			[ "$(cat "/proc/$_cc_child/comm" 2>/dev/null)" = "$_cc_comm" ]; then
+			printf -v "$_cc_out" '%s' "$_cc_child"
 			return 0
 		fi
 		sleep 0.05
@@ -127,15 +133,50 @@ container_child() {
 	return 1
 }
 
-# Run, not sourced: tests/container.sh root RELEASE PKGS... prints the root's path (making it),
-# e.g. for CI to make it before the tests; tests/container.sh run RELEASE PKGS -- CMD... runs
-# CMD there with the current directory on /mnt.
+# container_start VAR READY COMM CMD...: CMD (a container_cmd prefix and its program) in the
+# background (lib.sh's start_target: killed at exit); VAR gets the host pid of the program,
+# named COMM, once it runs and, READY given (a host path, removed first), once that file
+# exists (up to 120 s); VAR empty and 1 returned when it did not. CONTAINER_PID: the unshare
+# process's pid, for container_stop.
+container_start() {
+	local _cs_var=$1 _cs_ready=$2 _cs_comm=$3 _cs_child _cs_i
+
+	shift 3
+	printf -v "$_cs_var" '%s' ''
+	[ -z "$_cs_ready" ] || rm -f "$_cs_ready"
+	start_target CONTAINER_PID "$@"
+	container_child _cs_child "$CONTAINER_PID" "$_cs_comm" || return 1
+	for ((_cs_i = 0; _cs_i < 1200; _cs_i++)); do
+		[ -z "$_cs_ready" ] || [ -e "$_cs_ready" ] && break
+		sleep 0.1
+	done
+	[ -z "$_cs_ready" ] || [ -e "$_cs_ready" ] || return 1
+	printf -v "$_cs_var" '%s' "$_cs_child"
+}
+
+# container_stop PID: ends the container container_start started (PID: its program's host
+# pid, or empty). The program is its namespace's init, which ignores SIGTERM without a handler,
+# and unshare passes SIGTERM on to it: SIGKILL to both, then unshare is reaped.
+container_stop() {
+	[ -n "$1" ] && kill -KILL "$1" 2>/dev/null
+	kill -KILL "$CONTAINER_PID" 2>/dev/null
+	wait "$CONTAINER_PID" 2>/dev/null
+	forget_pid "$CONTAINER_PID"
+}
+
+# Run, not sourced: tests/container.sh root RELEASE PKGS... prints the root's path (making it);
+# tests/container.sh prepare makes (or finds cached) the roots the tests use, as
+# tests/run-integration.sh does before the scripts; tests/container.sh run RELEASE PKGS --
+# CMD... runs CMD there with the current directory on /mnt.
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	set -eu
 	case "${1:-}" in
 	root)
 		container_root CT_ROOT "${@:2}"
 		echo "$CT_ROOT" ;;
+	prepare)
+		# shellcheck disable=SC2086 # the packages are words
+		container_root CT_ROOT "$CONTAINER_PY_RELEASE" $CONTAINER_PY_PACKAGES ;;
 	run)
 		shift
 		args=()
@@ -148,7 +189,7 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 		container_cmd CT_CMD "$CT_ROOT" "$PWD"
 		"${CT_CMD[@]}" "$@" ;;
 	*)
-		echo "usage: $0 root RELEASE PKGS... | run RELEASE PKGS... -- CMD..." >&2
+		echo "usage: $0 root RELEASE PKGS... | prepare | run RELEASE PKGS... -- CMD..." >&2
 		exit 2 ;;
 	esac
 fi

@@ -17,15 +17,19 @@
 require_bpf
 
 VERSIONS=${PYCONTAINER_VERSIONS:-3.13 3.14 3.15}
-# libpython3.14-dev: the internal headers, whose _Py_DebugOffsets the swap test reads.
-PACKAGES='python3.13 python3.14 python3.15 libpython3.14-dev'
+PACKAGES=$CONTAINER_PY_PACKAGES
 CT_DIR=$TEST_TMP/ct
+# A thread's root there: sid's libc is stripped and its debug files (libc6-dbg) would be the
+# root's, not the host's /usr/lib/debug that bpfprof searches: clone3 and start_thread show as
+# two libc.so.6+0x... frames (named on the host, where libc6-dbg is installed).
+CT_THREAD_ROOT_RE='^libc\.so\.6\+0x[0-9a-f]+;libc\.so\.6\+0x[0-9a-f]+;'
 mkdir -p "$CT_DIR"
 cp "$SCRIPT" "$CT_DIR/pychain.py"
 
 # The root (made here when not cached: minutes), and the commands that run a program in it.
 setup_root() {
-	if ! container_root CT_ROOT sid $PACKAGES; then
+	# shellcheck disable=SC2086 # the packages are words
+	if ! container_root CT_ROOT "$CONTAINER_PY_RELEASE" $PACKAGES; then
 		if [ "${CI:-}" = true ]; then
 			fail pycontainer_root "tools/fresh-root.sh could not make the sid root (above)"
 			exit 1
@@ -37,27 +41,6 @@ setup_root() {
 	container_cmd CT_READY_CMD "$CT_ROOT" "$CT_DIR" PYCHAIN_READY=/mnt/ready
 }
 
-# start_container VAR PYTHON ARGS...: PYTHON (in the root) runs pychain.py ARGS in a container
-# until killed; the interpreter's host pid in VAR once its work began (up to 120 s), empty if
-# it did not (recorded as LABEL_started by the caller). The container's own pid is checked:
-# the interpreter is its namespace's pid 1.
-start_container() {
-	local _sc_var=$1 py=$2 unshare_pid child i
-
-	shift 2
-	rm -f "$CT_DIR/ready"
-	start_target unshare_pid "${CT_READY_CMD[@]}" "$py" /mnt/pychain.py "$@"
-	CT_UNSHARE_PID=$unshare_pid
-	printf -v "$_sc_var" '%s' ''
-	container_child child "$unshare_pid" "$py" || return 1
-	for ((i = 0; i < 1200; i++)); do
-		[ -e "$CT_DIR/ready" ] && break
-		sleep 0.1
-	done
-	[ -e "$CT_DIR/ready" ] || return 1
-	printf -v "$_sc_var" '%s' "$child"
-}
-
 # test_attach LABEL PYTHON: -p (the interpreter's host pid) and -a, the interpreter started
 # before bpfprof.
 test_attach() {
@@ -65,8 +48,9 @@ test_attach() {
 
 	for mode in pid all; do
 		p=$TEST_TMP/${label}_$mode
-		if ! start_container pid "$py" 0 plain; then
-			stop_target "$CT_UNSHARE_PID"
+		if ! container_start pid "$CT_DIR/ready" "$py" "${CT_READY_CMD[@]}" "$py" \
+			/mnt/pychain.py 0 plain; then
+			container_stop "$pid"
 			fail "${label}_${mode}_started" "$py did not start its work in the container"
 			continue
 		fi
@@ -79,7 +63,7 @@ test_attach() {
 			# 6 s, as run-pyframes.sh's -a: a process that ran before is armed late.
 			run_bpfprof 60 "$p" -a -F "$HZ" -d 6 -o "$p.folded"
 		fi
-		stop_target "$CT_UNSHARE_PID"
+		container_stop "$pid"
 		assert_eq "${label}_${mode}_exit" "$BP_RC" 0
 		check_chain "${label}_$mode" "$p.folded" "$py" "$ROOT_RE" "$CHAIN"
 	done
@@ -93,7 +77,7 @@ test_version() {
 		fail "${label}_available" "$CT_ROOT/usr/bin/$py is missing (installed by the root's packages: $PACKAGES)"
 		return
 	fi
-	SCRIPT=/mnt/pychain.py test_cases "$label" "$py" -- "${CT_CMD[@]}"
+	THREAD_ROOT_RE=$CT_THREAD_ROOT_RE SCRIPT=/mnt/pychain.py test_cases "$label" "$py" -- "${CT_CMD[@]}"
 	test_attach "$label" "$py"
 }
 

@@ -5,7 +5,8 @@
 # that reach _start (clone for threads), for -- CMD, -p and -a, threaded, asyncio and through a
 # C extension's callback; on Debian's python3 (3.11 on Debian 12, 3.13 on Debian 13; stripped:
 # .dynsym only; the py311 labels name it) and on each pyenv
-# CPython 3.10, 3.12 and 3.13 present. Short-lived processes get their frames named; a process
+# CPython 3.10, 3.12 and 3.13 present (sid's 3.13-3.15, in a container: run-pycontainer.sh, with
+# the same cases, tests/python.sh). Short-lived processes get their frames named; a process
 # changing under the walk neither crashes nor hangs bpfprof; pprof has the files and lines.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../python.sh"
