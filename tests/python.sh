@@ -19,7 +19,8 @@ CHAIN='<module>_[py];main_[py];Worker.run_[py];middle_[py];leaf_spin_[py]'
 STARTUP_RE='(^|;)(_dl_start|_Py_PreInitializeFromPyArgv|Py_InitializeFromConfig|_find_and_load(_unlocked)?_\[py\])(;|$)'
 
 # py_share FILE COMM ROOT_RE CHAIN [BETWEEN_A BETWEEN_B]: "TOTAL OK PCT" over COMM's samples
-# but the start-up's (STARTUP_RE; only those whose user stack matches PY_SELECT_RE, when set):
+# (those of the threads whose name matches PY_COMM_RE instead, when set) but the start-up's
+# (STARTUP_RE; only those whose user stack matches PY_SELECT_RE, when set):
 # OK are those whose user stack matches ROOT_RE and whose Python frames, in stack order, hold
 # CHAIN (';'-separated) as a contiguous run: native frames may lie between two of them (CPython
 # 3.10 evaluates each Python call in a C call of its own), other Python frames not. With
@@ -27,7 +28,7 @@ STARTUP_RE='(^|;)(_dl_start|_Py_PreInitializeFromPyArgv|Py_InitializeFromConfig|
 # then Python frame B: Python -> C -> Python, in that order.
 py_share() {
 	Q_COMM=$2 Q_ROOT_RE=$3 Q_CHAIN=$4 Q_SELECT=${PY_SELECT_RE:-} Q_STARTUP=$STARTUP_RE \
-		awk -v a="${5:-}" -v b="${6:-}" \
+		Q_COMM_RE=${PY_COMM_RE:-} awk -v a="${5:-}" -v b="${6:-}" \
 		"$FOLDED_AWK"'
 		function c_between(    i, j) {
 			for (i = 1; i < nuser; i++) {
@@ -47,7 +48,9 @@ py_share() {
 					s = s ";" fr[i]
 			return s ";"
 		}
-		parse($0) && selected() && (ENVIRON["Q_SELECT"] == "" || user ~ ENVIRON["Q_SELECT"]) &&
+		parse($0) &&
+		    (ENVIRON["Q_COMM_RE"] == "" ? selected() : comm ~ ENVIRON["Q_COMM_RE"]) &&
+		    (ENVIRON["Q_SELECT"] == "" || user ~ ENVIRON["Q_SELECT"]) &&
 		    user !~ ENVIRON["Q_STARTUP"] {
 			total += cnt
 			if (user ~ root_re && index(python(), ";" chain ";") && (a == "" || c_between()))
@@ -89,18 +92,23 @@ test_cmd() {
 # callback and a generator, each a -- CMD run of PYTHON (a path, or a name WRAPPER finds), its
 # assertions named LABEL_CASE_*. For 3.11 and later (co_qualname).
 test_cases() {
-	local label=$1 py=$2 comm wrap=()
+	local label=$1 py=$2 comm threads_re wrap=()
 
 	comm=$(basename "$py")
+	threads_re="^(${comm//./\\.}|Thread-[0-9]+_\\(run\\))\$"
 	shift 2
 	[ $# -gt 0 ] && wrap=("$@")
 	test_cmd "$label" "$py" plain "$ROOT_RE" "$CHAIN" "${wrap[@]}"
-	# Thread.run calls the bound method Worker.run through C (method_vectorcall).
-	test_cmd "${label}_threads" "$py" threads "$THREAD_ROOT_RE" \
+	# Thread.run calls the bound method Worker.run through C (method_vectorcall). From 3.14 on,
+	# threading names its threads' OS threads after them ("Thread-1 (run)": folded, spaces
+	# are underscores): the threads' samples are under either name.
+	PY_COMM_RE=$threads_re test_cmd "${label}_threads" "$py" \
+		threads "$THREAD_ROOT_RE" \
 		'Thread._bootstrap_[py];Thread._bootstrap_inner_[py];Thread.run_[py]' \
 		'Thread.run_[py]' 'Worker.run_[py]' "${wrap[@]}"
-	check_chain "${label}_threads_leaf" "$TEST_TMP/${label}_threads.folded" "$comm" \
-		"$THREAD_ROOT_RE" 'Worker.run_[py];middle_[py];leaf_spin_[py]'
+	PY_COMM_RE=$threads_re check_chain "${label}_threads_leaf" \
+		"$TEST_TMP/${label}_threads.folded" "$comm" "$THREAD_ROOT_RE" \
+		'Worker.run_[py];middle_[py];leaf_spin_[py]'
 	# asyncio.run, its event loop, then the task's step in C, then the coroutine.
 	test_cmd "${label}_asyncio" "$py" asyncio "$ROOT_RE" \
 		'<module>_[py];main_[py];run_[py];Runner.run_[py]' \

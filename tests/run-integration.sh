@@ -46,13 +46,14 @@ run_script() {
 	fi
 }
 
-# The container roots the selected scripts run programs in (tests/container.sh), made before
-# them, outside SCRIPT_LIMIT_S: a cold one takes minutes (debootstrap, apt), a cached one a
-# second. A root that cannot be made fails the script that needs it, not this.
+# The container roots the selected scripts (those that source tests/container.sh) run programs
+# in, made before them, outside SCRIPT_LIMIT_S: a cold one takes minutes (debootstrap, apt), a
+# cached one a second. A root that cannot be made fails the script that needs it, not this.
 prepare_containers() {
 	local start=$SECONDS rc=0
 
-	grep -q '/run-pycontainer\.sh$' <<<"$1" || return 0
+	# shellcheck disable=SC2086 # the scripts' paths are words
+	grep -qs '^\. .*/container\.sh"$' $1 || return 0
 	echo "=== container roots ($(date -u +%H:%M:%S))"
 	"$here/container.sh" prepare >/dev/null || rc=$?
 	echo "=== container roots: $((SECONDS - start)) s, exit status $rc"

@@ -3,13 +3,15 @@
 # run-pycodes.sh: Python code objects made and freed in a hot loop (tests/targets/pycodes.py:
 # exec'd functions with the same first line and size, whose memory the next ones take, under
 # a known chain) are each named after their own code object, not after a freed one that was at
-# its address: make_a's churn_a_N is never under make_b. -p on Debian's python3 and each pyenv
-# CPython 3.10-3.13 present; -a on Debian's and the newest pyenv one. (Its own script: the
+# its address: make_a's churn_a_N is never under make_b. -p on Debian's python3, each pyenv
+# CPython 3.10-3.13 present and Debian sid's 3.13-3.15 in a container (tests/container.sh);
+# -a on Debian's and the newest pyenv one. (Its own script: the
 # other Python frame cases fill run-pyframes.sh's time.)
 # Before code objects were told apart by more than their address and first line, 6-25% of the
 # churned functions' samples were under the wrong maker (3.10-3.13; about as many again were
 # named after a function of the same maker, which this cannot see).
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../container.sh"
 require_bpf
 
 # Debian's python3, whatever its version (comm: its file's name, python3.X; not a pyenv shim
@@ -91,17 +93,61 @@ test_codes() {
 				run_bpfprof 60 "$p" -a -F "$HZ" -d 6 -o "$p.folded"
 			fi
 			stop_target "$pid"
-			assert_eq "${label}_exit" "$BP_RC" 0
-			read -r -a share <<<"$(codes_share "$p.folded" "$(basename "$py")")"
-			assert_ge "${label}_samples" "${share[1]}" 50
-			assert_ge "${label}_names" "${share[5]}" 20
-			# Named, not [unknown]: each new code object is copied.
-			assert_ge "${label}_named" "${share[3]}" 90 % \
-				"${share[1]} of ${share[0]} samples below make"
-			assert_le "${label}_misnamed" "${share[4]}" 2 % \
-				"${share[2]} of ${share[1]} samples of a churned function under the other maker"
+			check_codes "$label" "$p" "$(basename "$py")"
 		done
 	done
 }
 
+# check_codes LABEL PREFIX COMM: the run's exit status and COMM's samples in PREFIX.folded.
+check_codes() {
+	local label=$1 p=$2 share
+
+	assert_eq "${label}_exit" "$BP_RC" 0
+	read -r -a share <<<"$(codes_share "$p.folded" "$3")"
+	assert_ge "${label}_samples" "${share[1]}" 50
+	assert_ge "${label}_names" "${share[5]}" 20
+	# Named, not [unknown]: each new code object is copied.
+	assert_ge "${label}_named" "${share[3]}" 90 % \
+		"${share[1]} of ${share[0]} samples below make"
+	assert_le "${label}_misnamed" "${share[4]}" 2 % \
+		"${share[2]} of ${share[1]} samples of a churned function under the other maker"
+}
+
+# test_codes_container: Debian sid's python3.13-3.15 in a container (tests/container.sh), -p
+# (the interpreter's host pid). A root that cannot be made: a failure with CI=true.
+test_codes_container() {
+	local v py label p pid dir=$TEST_TMP/ct root cmd
+
+	# shellcheck disable=SC2086 # the packages are words
+	if ! container_root root "$CONTAINER_PY_RELEASE" $CONTAINER_PY_PACKAGES; then
+		if [ "${CI:-}" = true ]; then
+			fail pycodes_container_root "tools/fresh-root.sh could not make the sid root"
+		else
+			echo "  no sid root (tools/fresh-root.sh failed): sid's CPythons not tested"
+		fi
+		return
+	fi
+	mkdir -p "$dir"
+	cp "$CODES_SCRIPT" "$dir/pycodes.py"
+	container_cmd cmd "$root" "$dir" PYCHAIN_READY=/mnt/ready
+	for v in 3.13 3.14 3.15; do
+		py=python$v
+		label=sid_py${v/./}_codes_p
+		p=$TEST_TMP/$label
+		if [ ! -x "$root/usr/bin/$py" ]; then
+			fail "${label}_available" "$root/usr/bin/$py is missing"
+			continue
+		fi
+		if ! container_start pid "$dir/ready" "$py" "${cmd[@]}" "$py" /mnt/pycodes.py 0; then
+			container_stop "$pid"
+			fail "${label}_started" "pycodes.py did not start its work in the container"
+			continue
+		fi
+		run_bpfprof 60 "$p" -F "$HZ" -d "$RUN_S" -o "$p.folded" -p "$pid"
+		container_stop "$pid"
+		check_codes "$label" "$p" "$py"
+	done
+}
+
 test_codes
+test_codes_container
