@@ -32,7 +32,7 @@ container_key() {
 
 	printf '%s|%s|%s|%s\n' "$1" "$(echo $2)" \
 		"$(sha256sum <"$CONTAINER_REPO/tools/fresh-root.sh" | cut -c1-16)" \
-		"$(sha256sum <"$base/var/lib/dpkg/status" 2>/dev/null | cut -c1-16)"
+		"$(sha256sum 2>/dev/null <"$base/var/lib/dpkg/status" | cut -c1-16)"
 }
 
 # container_root VAR RELEASE PKGS...: the path of a root of RELEASE with PKGS installed in VAR,
@@ -53,9 +53,8 @@ container_root() {
 		echo "container: $dir.lock held for 15 minutes" >&2
 		return 1
 	fi
-	old=$(find "$dir.key" -mtime "+$CONTAINER_MAX_DAYS" 2>/dev/null)
-	# The base's key part is read before fresh-root.sh may make the base: a first run's key then
-	# names no base, and the next run remakes the root once, with the base's.
+	old=$(find "$dir.key" -mtime "+$CONTAINER_MAX_DAYS" 2>/dev/null || true)
+	# Read again once the root is made: fresh-root.sh may have made the base meanwhile.
 	key=$(container_key "$release" "$pkgs")
 	if [ -d "$dir/etc" ] && [ "$(cat "$dir.key" 2>/dev/null)" = "$key" ] && [ -z "$old" ]; then
 		:
