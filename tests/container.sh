@@ -31,7 +31,7 @@ CONTAINER_PY_PACKAGES='python3.13 python3.14 python3.15 libpython3.14-dev'
 container_key() {
 	local base=${FRESH_ROOT_CACHE:-/var/cache/bpfprof/fresh-root}/$1
 
-	printf '%s|%s|%s|%s\n' "$1" "$(echo $2)" \
+	printf '%s|%s|%s|%s\n' "$1" "$2" \
 		"$(sha256sum <"$CONTAINER_REPO/tools/fresh-root.sh" | cut -c1-16)" \
 		"$(sha256sum 2>/dev/null <"$base/var/lib/dpkg/status" | cut -c1-16)"
 }
@@ -96,6 +96,7 @@ container_root() {
 container_cmd() {
 	local -n _cc_var=$1
 
+	# shellcheck disable=SC2016 # expanded by the namespace's sh
 	_cc_var=(unshare --mount --pid --fork --kill-child --propagation private /bin/sh -ec '
 		root=$1 dir=$2
 		shift 2
