@@ -15,9 +15,11 @@
 # sid moves; apt then fetches only the .debs fresh-root.sh's cache lacks). A remake that fails
 # (no network) keeps the older root, and says so. fresh-root.sh keeps its own caches (the
 # debootstrap'ed base and the .debs, /var/cache/bpfprof/fresh-root).
-# Times (2 shared vCPUs, sid's python3.13-3.15 and libpython3.14-dev): cold (no base, no .debs:
-# debootstrap and every download) 76-114 s, of which debootstrap 49-78 s; the base and the .debs
-# cached, the root made again (a key changed) 14 s; warm (the root cached) under a second.
+# Times (2 shared vCPUs, sid's python3.13-3.15 and libpython3.14-dev, 650 MB): cold (no base,
+# no .debs: debootstrap and every download) 76 s, of which debootstrap 49 s (114 s and 78 s
+# beside a test run); the base and the .debs cached, the root made again (a key changed) 14 s;
+# warm (the root cached) under a second. A remake that fails keeps the old key: the next run
+# tries again.
 
 CONTAINER_CACHE=${CONTAINER_CACHE:-/var/cache/bpfprof/container}
 CONTAINER_MAX_DAYS=${CONTAINER_MAX_DAYS:-7}
@@ -55,7 +57,6 @@ container_root() {
 		return 1
 	fi
 	old=$(find "$dir.key" -mtime "+$CONTAINER_MAX_DAYS" 2>/dev/null || true)
-	# Read again once the root is made: fresh-root.sh may have made the base meanwhile.
 	key=$(container_key "$release" "$pkgs")
 	if [ -d "$dir/etc" ] && [ "$(cat "$dir.key" 2>/dev/null)" = "$key" ] && [ -z "$old" ]; then
 		:
@@ -66,6 +67,7 @@ container_root() {
 			>/dev/null; then
 			rm -rf --one-file-system "$dir"
 			mv "$dir.new" "$dir"
+			# Read again: fresh-root.sh may have made the base meanwhile.
 			container_key "$release" "$pkgs" >"$dir.key"
 			made=1
 		elif [ -d "$dir/etc" ]; then
