@@ -169,7 +169,8 @@ container_stop() {
 
 # Run, not sourced: tests/container.sh root RELEASE PKGS... prints the root's path (making it);
 # tests/container.sh prepare makes (or finds cached) the roots the tests use, as
-# tests/run-integration.sh does before the scripts; tests/container.sh run RELEASE PKGS --
+# tests/run-integration.sh does before the scripts, and prints the Python root's path;
+# tests/container.sh run RELEASE PKGS --
 # CMD... runs CMD there with the current directory on /mnt.
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	set -eu
@@ -179,7 +180,8 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 		echo "$CT_ROOT" ;;
 	prepare)
 		# shellcheck disable=SC2086 # the packages are words
-		container_root CT_ROOT "$CONTAINER_PY_RELEASE" $CONTAINER_PY_PACKAGES ;;
+		container_root CT_ROOT "$CONTAINER_PY_RELEASE" $CONTAINER_PY_PACKAGES
+		echo "$CT_ROOT" ;;
 	run)
 		shift
 		args=()
