@@ -24,7 +24,9 @@
 #     call graphs), and perf script on that file: wall and CPU time.
 #  7. Python frames' BPF cost: the sampler's run time per sample (kernel.bpf_stats_enabled) on
 #     python3 running tests/targets/pychain.py (a 5-frame Python chain), with Python frames
-#     and with --no-python, at 999 Hz; the Python frames and code objects per run.
+#     and with --no-python, at 999 Hz; the Python frames and code objects per run. The same
+#     on sid's python3.14 run as a container's in the tests' container root
+#     (tests/container.sh: made once and cached; without it, the machine's python3 only).
 #  8. Go binaries: bpfprof -a for 3 s at 99 Hz beside 50 processes running 50 distinct builds
 #     of tests/targets/gochain.go (-ldflags='-s -w', no symbols: names from .gopclntab), and
 #     beside 50 processes of one build: max RSS of each (the difference is the memory 49 more
@@ -485,30 +487,57 @@ sampler_us() {
 	awk '/^bpfprof: BPF program handle_perf_event[a-z_]*: [0-9]+ runs,/ { print $7; exit }' "$1"
 }
 
-bench_python() {
-	local i mode us py
+# python_interpreters: "KEY COMMAND..." lines, one per CPython section 7 measures (KEY: its
+# figures' prefix): the machine's python3 ("python"), and sid's python3.14 ("python_py314") in
+# the tests' container root
+# (tests/container.sh: made once, cached) run as a container's, when that root can be had.
+python_interpreters() {
+	local root
 
-	py=$(realpath "$HERE/../tests/targets/pychain.py")
-	echo "bench: Python frames: $N runs each of python3 pychain.py 3, 999 Hz, with Python" \
-		"frames and with --no-python"
-	for ((i = 0; i < N; i++)); do
-		for mode in py native; do
-			sysctl -q -w kernel.bpf_stats_enabled=1
-			"$BIN" --stats -F 999 $([ $mode = native ] && echo --no-python) -o /dev/null \
-				-- "$PY" "$py" 3 plain >/dev/null 2>"$TMP/py.err" ||
-				die "Python frames ($mode): bpfprof failed: $(tail -n 3 "$TMP/py.err")"
-			us=$(sampler_us "$TMP/py.err")
-			[ -n "$us" ] || us=nan
-			put "python/$mode/bpf_us_per_sample" "$us"
-			put "python/$mode/samples" "$(stat_value "$TMP/py.err" 'samples received' 8)"
-			if [ $mode = py ]; then
-				awk '/^bpfprof: Python: / {
-					printf "python/py/python_frames_per_sample %.2f\n", $9 / ($6 ? $6 : 1)
-					printf "python/py/code_objects %d\n", $12
-					printf "python/py/code_ms %s\n", $20 }' "$TMP/py.err" >>"$RAW"
-			fi
+	echo "python $PY"
+	root=$("$HERE/../tests/container.sh" prepare 2>"$TMP/ct.err") || {
+		echo "bench:   no container root ($(tail -n 1 "$TMP/ct.err")): host python3 only" >&2
+		return 0
+	}
+	# shellcheck source=../tests/container.sh
+	. "$HERE/../tests/container.sh"
+	container_cmd CT_CMD "$root" "$(realpath "$HERE/../tests/targets")"
+	echo "python_py314 ${CT_CMD[*]@Q} python3.14"
+}
+
+bench_python() {
+	local i mode us label cmd script
+
+	echo "bench: Python frames: $N runs each of pychain.py 3 on each CPython (the machine's" \
+		"python3; sid's 3.14 in a container root), 999 Hz, with Python frames and with" \
+		"--no-python"
+	python_interpreters >"$TMP/pys"
+	while read -r label cmd; do
+		# The container's command (quoted words) sees the targets on /mnt.
+		script=$(realpath "$HERE/../tests/targets/pychain.py")
+		[ "$label" = python ] || script=/mnt/pychain.py
+		for ((i = 0; i < N; i++)); do
+			for mode in py native; do
+				sysctl -q -w kernel.bpf_stats_enabled=1
+				eval "\"\$BIN\" --stats -F 999 $([ $mode = native ] && echo --no-python) \
+					-o /dev/null -- $cmd \"\$script\" 3 plain" >/dev/null 2>"$TMP/py.err" ||
+					die "Python frames ($label, $mode): bpfprof failed:" \
+						"$(tail -n 3 "$TMP/py.err")"
+				us=$(sampler_us "$TMP/py.err")
+				[ -n "$us" ] || us=nan
+				put "$label/$mode/bpf_us_per_sample" "$us"
+				put "$label/$mode/samples" \
+					"$(stat_value "$TMP/py.err" 'samples received' 8)"
+				if [ $mode = py ]; then
+					awk -v k="$label/py" '/^bpfprof: Python: / {
+						printf "%s/python_frames_per_sample %.2f\n", k,
+							$9 / ($6 ? $6 : 1)
+						printf "%s/code_objects %d\n", k, $12
+						printf "%s/code_ms %s\n", k, $20 }' "$TMP/py.err" >>"$RAW"
+				fi
+			done
 		done
-	done
+	done <"$TMP/pys"
 }
 
 # stage_items FILE NAME: the item count of --stats' line "stage NAME: N items, ...".

@@ -29,6 +29,8 @@ TARGETS = [
     ("rss_growth", "max RSS, 200 processes less 1", "<", 20, "MB"),
     # Issue 16.
     ("python_bpf_cost", "sampler BPF time per sample, Python frames - none", "<=", 2, "us"),
+    # Issue 25: the same on CPython 3.14 (sid's, in a container root), offsets from the target.
+    ("python_bpf_cost_py314", "the same, sid's CPython 3.14", "<=", 2, "us"),
     # Issue 18: no more slowdown than bcc's offcputime (where it runs: make bench-vm).
     ("offcpu_vs_offcputime", "pingpong wall, --off-cpu / offcputime", "<=", 1, "x"),
 ]
@@ -260,23 +262,24 @@ def own_section(v):
     return res
 
 
-def python_section(v):
+def python_section(v, key="python"):
     """The sampler's BPF time per sample with and without Python frames (same workload, same
-    iteration), and the difference of medians."""
+    iteration), and the difference of medians; key: the CPython's figures ("python": the
+    machine's python3, "python_py314": sid's 3.14 in a container root)."""
     res = {}
     for mode in ("py", "native"):
-        p = "python/%s/" % mode
+        p = "%s/%s/" % (key, mode)
         if not v.get(p + "bpf_us_per_sample"):
             continue
         res[mode] = {"bpf_us_per_sample": dist(v[p + "bpf_us_per_sample"]),
                      "samples": dist(v[p + "samples"])}
     if "py" in res:
         for k in ("python_frames_per_sample", "code_objects", "code_ms"):
-            res["py"][k] = dist(v.get("python/py/" + k, []))
+            res["py"][k] = dist(v.get(key + "/py/" + k, []))
     if "py" in res and "native" in res:
         res["added_us_per_sample"] = dist(paired(lambda a, b: a - b,
-                                                 v["python/py/bpf_us_per_sample"],
-                                                 v["python/native/bpf_us_per_sample"]))
+                                                 v[key + "/py/bpf_us_per_sample"],
+                                                 v[key + "/native/bpf_us_per_sample"]))
     return res
 
 
@@ -376,6 +379,7 @@ def targets(r):
         "own_cpu_99": med(r["own_cpu"].get("99", {}).get("steady_pct")),
         "rss_growth": r["memory"].get("rss_growth_200_vs_1_mb"),
         "python_bpf_cost": med(r["python"].get("added_us_per_sample")),
+        "python_bpf_cost_py314": med(r["python_py314"].get("added_us_per_sample")),
         "offcpu_vs_offcputime": r["offcpu"].get("off_cpu_over_offcputime"),
     }
     out = []
@@ -535,19 +539,26 @@ def text(r):
             fx(r["startup"]["ratios"]["bpfprof_over_perf_dwarf"])))
 
     L.append("")
-    L.append("7. Python frames: python3 pychain.py 3 at 999 Hz, the sampler's BPF time per sample")
-    L.append("%-14s %-24s %-22s %2s" % ("mode", "BPF us per sample", "samples", "n"))
-    for m, name in (("py", "Python frames"), ("native", "--no-python")):
-        e = r["python"].get(m)
-        if e:
-            L.append("%-14s %-24s %-22s %2d" % (name, q3(e["bpf_us_per_sample"], "%.2f"),
-                                               q3(e["samples"]), e["bpf_us_per_sample"]["n"]))
-    if "added_us_per_sample" in r["python"]:
-        e = r["python"]["py"]
-        L.append("added per sample (paired): %s us; Python frames per sample %s; code objects "
-                 "%s, decoded in %s ms" % (q3(r["python"]["added_us_per_sample"], "%.2f"),
-                                           q3(e["python_frames_per_sample"]),
-                                           q3(e["code_objects"]), q3(e["code_ms"])))
+    L.append("7. Python frames: pychain.py 3 at 999 Hz, the sampler's BPF time per sample")
+    for key, title in (("python", "the machine's python3"),
+                       ("python_py314", "sid's python3.14 (container root)")):
+        rp = r[key]
+        if not rp:
+            continue
+        L.append("%s:" % title)
+        L.append("%-14s %-24s %-22s %2s" % ("mode", "BPF us per sample", "samples", "n"))
+        for m, name in (("py", "Python frames"), ("native", "--no-python")):
+            e = rp.get(m)
+            if e:
+                L.append("%-14s %-24s %-22s %2d" % (name, q3(e["bpf_us_per_sample"], "%.2f"),
+                                                   q3(e["samples"]),
+                                                   e["bpf_us_per_sample"]["n"]))
+        if "added_us_per_sample" in rp:
+            e = rp["py"]
+            L.append("added per sample (paired): %s us; Python frames per sample %s; code "
+                     "objects %s, decoded in %s ms" % (q3(rp["added_us_per_sample"], "%.2f"),
+                                                      q3(e["python_frames_per_sample"]),
+                                                      q3(e["code_objects"]), q3(e["code_ms"])))
 
     if r["go"]:
         L.append("")
@@ -636,6 +647,7 @@ def main():
         "memory": memory_section(v),
         "startup": startup_section(v),
         "python": python_section(v),
+        "python_py314": python_section(v, "python_py314"),
         "go": go_section(v),
         "offcpu": offcpu_section(v),
     }
