@@ -9,7 +9,8 @@
 # Python -> C -> Python callback too, as run-pyframes.sh's cases on the host's CPythons), -p
 # (the interpreter's host pid) and -a. And the offsets come from the target: a copy of sid's
 # python3.14 whose _Py_DebugOffsets (its .PyRuntime section) has code_object.qualname and
-# code_object.name swapped shows run where the unmodified one shows Worker.run.
+# code_object.name swapped shows run where the unmodified one shows Worker.run; one whose
+# free_threaded is set gets native frames and one line saying so.
 # With CI=true a root that cannot be made, or an interpreter missing from it, is a failure.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../python.sh"
@@ -144,6 +145,35 @@ print(va, vb)
 PY
 }
 
+# set_debug_offset FILE OFF VALUE: writes VALUE as the 8-byte field at OFF of FILE's
+# _Py_DebugOffsets (found and checked as swap_debug_offsets does). Prints the old value.
+set_debug_offset() {
+	python3 - "$@" <<'PY'
+import struct, sys
+path, off, val = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+data = bytearray(open(path, "rb").read())
+assert data[:4] == b"\x7fELF" and data[4] == 2 and data[5] == 1, "not a 64-bit LE ELF file"
+shoff, = struct.unpack_from("<Q", data, 0x28)
+shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+def sect(i):
+    return struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize)
+strtab = sect(shstrndx)[4]
+start = None
+for i in range(shnum):
+    s = sect(i)
+    name = data[strtab + s[0]:data.index(b"\0", strtab + s[0])]
+    if name == b".PyRuntime":
+        start, size = s[4], s[5]
+assert start is not None, "no .PyRuntime section"
+assert data[start:start + 8] == b"xdebugpy", "no _Py_DebugOffsets cookie"
+assert off + 8 <= size
+old, = struct.unpack_from("<Q", data, start + off)
+struct.pack_into("<Q", data, start + off, val)
+open(path, "wb").write(data)
+print(old)
+PY
+}
+
 # The offsets come from the target: sid's python3.14 (the interpreter is in the executable, not
 # a libpython: its .PyRuntime is the file's), copied with code_object.qualname and
 # code_object.name swapped in its _Py_DebugOffsets. The process runs normally (CPython itself
@@ -172,8 +202,36 @@ test_swapped_offsets() {
 	assert_eq sid_py314_swapped_no_qualname "$(grep -c 'Worker\.run_\[py\]' "$p.folded")" 0
 }
 
+# A free-threaded build (--disable-gil: Debian has none) is told by its _Py_DebugOffsets'
+# free_threaded: a copy of sid's python3.14 with it set (the interpreter itself runs as
+# before, it never reads it) gets native frames and the one line saying why, never a wrong
+# frame.
+test_free_threaded() {
+	local hdr=$CT_ROOT/usr/include/python3.14/internal/pycore_debug_offsets.h off old
+	local p=$TEST_TMP/sid_py314_ft
+
+	off=$(debug_offset "$hdr" free_threaded)
+	if [ -z "$off" ]; then
+		fail sid_py314_ft_setup "no free_threaded in $hdr's _Py_DebugOffsets"
+		return
+	fi
+	mkdir -p "$CT_DIR/ft"
+	cp "$CT_ROOT/usr/bin/python3.14" "$CT_DIR/ft/python3.14"
+	if ! old=$(set_debug_offset "$CT_DIR/ft/python3.14" "$off" 1 2>&1) || [ "$old" != 0 ]; then
+		fail sid_py314_ft_setup "setting free_threaded (at $off, was $old)"
+		return
+	fi
+	run_bpfprof $((RUN_S + 60)) "$p" -F "$HZ" -o "$p.folded" -- "${CT_CMD[@]}" \
+		/mnt/ft/python3.14 /mnt/pychain.py "$RUN_S" plain
+	assert_eq sid_py314_ft_exit "$BP_RC" 0
+	assert_ge sid_py314_ft_samples "$(folded_samples "$p.folded" python3.14)" 50
+	assert_eq sid_py314_ft_no_python_frames "$(grep -c '_\[py\]' "$p.folded")" 0
+	assert_eq sid_py314_ft_said_once "$(grep -c 'free-threaded CPython' "$p.err")" 1
+}
+
 setup_root
 for v in $VERSIONS; do
 	test_version "$v"
 done
 test_swapped_offsets
+test_free_threaded
