@@ -1,3 +1,4 @@
+#!/bin/bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # container.sh: container roots for the integration tests (sourced, or run: see the end). A
 # root is a Debian release with extra packages (sid's python3.13-3.15), made by the project's

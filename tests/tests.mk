@@ -66,7 +66,7 @@ check-deploy: $(BIN)
 test: deps
 	$(Q)$(MAKE) check-includes check-functions
 	$(Q)$(MAKE) all
-	$(Q)root=$$(tests/container.sh prepare) || { echo "make test: no container root:" \
+	$(Q)root=$$(bash tests/container.sh prepare) || { echo "make test: no container root:" \
 		"test_python_lines reads no 3.14 or 3.15" >&2; [ "$${CI:-}" != true ] || exit 1; }; \
 		$(MAKE) unit PY_LINES_ROOT="$$root"
 	$(Q)$(MAKE) integration
