@@ -178,7 +178,7 @@ static void record(struct python *py, struct aggregate *agg, uint8_t *rec, size_
 
 int LLVMFuzzerTestOneInput(const uint8_t *in, size_t sz)
 {
-	struct python *py = python__new(NULL);
+	struct python *py = python__new(NULL, NULL);
 	struct aggregate *agg = aggregate__new();
 	struct record_header hdr;
 	size_t at = 0, len;

@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* python.c: CPython processes found and armed, code objects kept, Python frames spliced. */
 #include <errno.h>
+#include <fcntl.h>
 #include <gelf.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
+#include <unistd.h>
 #include <uthash.h>
 #include "process/addr_space.h"
 #include "process/module_cache.h"
+#include "process/proc_table.h"
 #include "profile/aggregate.h"
 #include "runtime/python/python.h"
 #include "runtime/python/python_debug_offsets.h"
@@ -20,6 +25,7 @@
 #include "runtime/runtime.h"
 #include "unwind/unwind.h"
 #include "util/elf_read.h"
+#include "util/file.h"
 #include "util/log.h"
 #include "util/pending.h"
 #include "util/util.h"
@@ -34,7 +40,9 @@
  * user space's side of a py_binaries entry. */
 struct py_file {
 	uint64_t dev, ino;	/* the file (mapping dev, user space's makedev form) */
-	struct module *module;	/* a reference; NULL when not a usable CPython */
+	/* A CPython bpfprof reads; python__attach() checks one before any process maps it. */
+	bool ok;
+	struct module *module;	/* a reference, once a process maps it; NULL when not ok */
 	struct py_offsets off;
 	/* 3.13+: the file's _Py_DebugOffsets (the first dbg_len bytes of its _PyRuntime), which a
 	 * process's copy must equal before it is armed; dbg_len 0 before 3.13. */
@@ -80,6 +88,7 @@ struct py_code {
 
 struct python {
 	const struct runtime_maps *maps; /* py_procs, py_binaries; NULL: nothing armed */
+	struct proc_table *pt;		 /* python__attach()'s processes; NULL: none */
 	struct py_file *files;
 	struct py_target *targets;
 	struct pending pending; /* RECORD_PY_STACKs waiting for their sample */
@@ -91,13 +100,14 @@ struct python {
 	struct python_stats stats;
 };
 
-struct python *python__new(const struct runtime_maps *maps)
+struct python *python__new(const struct runtime_maps *maps, struct proc_table *pt)
 {
 	struct python *py = calloc(1, sizeof(*py));
 
 	if (!py)
 		return NULL;
 	py->maps = maps;
+	py->pt = pt;
 	if (pending__init(&py->pending, sizeof(struct py_stack_record))) {
 		free(py);
 		errno = ENOMEM;
@@ -569,33 +579,33 @@ int python__offsets_from_debug(const struct py_debug_offsets *d, struct py_offse
 	return 0;
 }
 
-/* 3.13+: b's layout from the file's _Py_DebugOffsets; false when refused (said). */
-static bool file_check_debug(struct py_file *b, const struct mapping *m, uint64_t *runtime)
+/* 3.13+: b's layout from the _Py_DebugOffsets of its file (elf, at path); false when refused
+ * (said). */
+static bool file_check_debug(struct py_file *b, Elf *elf, const char *path, uint64_t *runtime)
 {
 	struct py_debug_offsets d = {};
 	char why[256] = "";
 	size_t len = 0;
 	int err;
 
-	err = py_debug_offsets__from_elf(m->entry->elf, b->dbg, sizeof(b->dbg), &len, runtime, why,
+	err = py_debug_offsets__from_elf(elf, b->dbg, sizeof(b->dbg), &len, runtime, why,
 					 sizeof(why));
 	if (!err)
 		err = py_debug_offsets__parse(b->dbg, len, &d, why, sizeof(why));
 	if (err == -EOPNOTSUPP && d.free_threaded) {
 		pr_warn("%s: free-threaded CPython 3.%u (--disable-gil): bpfprof reads the frames "
 			"of the default build only; native frames",
-			m->path, d.minor);
+			path, d.minor);
 		return false;
 	}
 	if (err) {
 		if (err != -ENOENT)
-			pr_warn("%s: CPython debug offsets refused: %s; native frames", m->path,
-				why);
+			pr_warn("%s: CPython debug offsets refused: %s; native frames", path, why);
 		return false;
 	}
 	err = python__offsets_from_debug(&d, &b->off, why, sizeof(why));
 	if (err) {
-		pr_warn("%s: CPython 3.%u: %s; native frames", m->path, d.minor, why);
+		pr_warn("%s: CPython 3.%u: %s; native frames", path, d.minor, why);
 		return false;
 	}
 	b->dbg_len = py_debug_offsets__len(d.minor);
@@ -603,10 +613,10 @@ static bool file_check_debug(struct py_file *b, const struct mapping *m, uint64_
 	return true;
 }
 
-/* The CPython of mapping m (open, minor from its name): its symbols and layout, from the
+/* The CPython of file elf (at path, minor from its name): its symbols and layout, from the
  * table (3.10-3.12) or the file's _Py_DebugOffsets (3.13+); false when the file is not one
  * bpfprof can walk (said once per file when it is a CPython it does not read). */
-static bool file_check(struct py_file *b, const struct mapping *m, int minor)
+static bool file_check(struct py_file *b, Elf *elf, const char *path, int minor)
 {
 	uint64_t runtime, rt_sz, eval, eval_sz, text = UINT64_MAX;
 	bool found = false;
@@ -614,10 +624,10 @@ static bool file_check(struct py_file *b, const struct mapping *m, int minor)
 	size_t i, n;
 
 	if (minor >= 13) {
-		if (!file_check_debug(b, m, &runtime))
+		if (!file_check_debug(b, elf, path, &runtime))
 			return false; /* python3.X linked to libpython3.X.so: the library has it */
 	} else {
-		if (!elf_symbol(m->entry->elf, "_PyRuntime", &runtime, &rt_sz))
+		if (!elf_symbol(elf, "_PyRuntime", &runtime, &rt_sz))
 			return false;
 		for (i = 0; i < python_versions_cnt; i++)
 			if (python_versions[i].version_minor == minor) {
@@ -627,26 +637,25 @@ static bool file_check(struct py_file *b, const struct mapping *m, int minor)
 		if (!found || !python__offsets_fit(&b->off)) {
 			pr_warn("%s: CPython 3.%d: bpfprof reads the frames of 3.10 to 3.15 only; "
 				"its processes get native frames only",
-				m->path, minor);
+				path, minor);
 			return false;
 		}
 		b->minor = minor;
 	}
-	if (!elf_symbol(m->entry->elf, "_PyEval_EvalFrameDefault", &eval, &eval_sz) || !eval_sz) {
-		pr_warn("%s: no _PyEval_EvalFrameDefault symbol: native frames only", m->path);
+	if (!elf_symbol(elf, "_PyEval_EvalFrameDefault", &eval, &eval_sz) || !eval_sz) {
+		pr_warn("%s: no _PyEval_EvalFrameDefault symbol: native frames only", path);
 		return false;
 	}
-	if (elf_getphdrnum(m->entry->elf, &n))
+	if (elf_getphdrnum(elf, &n))
 		return false;
 	for (i = 0; i < n; i++)
-		if (gelf_getphdr(m->entry->elf, i, &ph) && ph.p_type == PT_LOAD &&
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD &&
 		    (ph.p_flags & PF_X)) {
 			text = ph.p_vaddr - ph.p_offset;
 			break;
 		}
 	if (text == UINT64_MAX)
 		return false;
-	b->module = module__get(m->entry);
 	b->runtime = runtime;
 	b->runtime_off = runtime - text;
 	b->eval_start = eval;
@@ -654,43 +663,65 @@ static bool file_check(struct py_file *b, const struct mapping *m, int minor)
 	return true;
 }
 
-/* The struct py_file of m's file: checked at the first call that can open it (a file that
- * could not be opened is tried again: the next process may reach it). NULL: not a CPython
- * bpfprof reads. */
-static struct py_file *file_get(struct python *py, struct addr_space *as, const struct mapping *m,
-				int minor)
+/* b (ok) in py_binaries: BPF arms each process that maps it from now on. */
+static void file_publish(struct python *py, const struct py_file *b)
 {
 	struct py_binary val = {};
 	struct py_binary_key key;
-	uint64_t id[2] = { m->dev, m->inode };
-	struct py_file *b;
 	int err;
 
+	if (!py->maps)
+		return;
+	key.dev = (uint64_t)major(b->dev) << 20 | minor(b->dev); /* the kernel's s_dev */
+	key.ino = b->ino;
+	val.runtime_off = b->runtime_off;
+	val.off = b->off;
+	err = py->maps->update(py->maps, "py_binaries", &key, &val);
+	if (err && err != -ENOENT)
+		pr_debug("py_binaries: %s", strerror(-err));
+}
+
+/* A new struct py_file of file (dev, ino) in py->files, checked (elf at path, minor from its
+ * name) and published when ok. NULL: no memory. */
+static struct py_file *file_add(struct python *py, uint64_t dev, uint64_t ino, Elf *elf,
+				const char *path, int minor)
+{
+	struct py_file *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->dev = dev;
+	b->ino = ino;
+	HASH_ADD(hh, py->files, dev, 2 * sizeof(uint64_t), b);
+	b->ok = file_check(b, elf, path, minor);
+	if (b->ok) {
+		pr_debug("%s: CPython 3.%d, _PyRuntime at 0x%llx", path, b->minor,
+			 (unsigned long long)b->runtime);
+		file_publish(py, b);
+	}
+	return b;
+}
+
+/* The struct py_file of m's file: checked at the first call that can open it (a file that
+ * could not be opened is tried again: the next process may reach it), or before by
+ * python__attach(). NULL: not a CPython bpfprof reads. */
+static struct py_file *file_get(struct python *py, struct addr_space *as, const struct mapping *m,
+				int minor)
+{
+	uint64_t id[2] = { m->dev, m->inode };
+	struct py_file *b;
+
 	HASH_FIND(hh, py->files, id, sizeof(id), b);
-	if (b)
-		return b->module ? b : NULL;
+	if (b && (!b->ok || b->module))
+		return b->ok ? b : NULL;
 	m = addr_space__mapping(as, m->start); /* opens the file */
 	if (!m || !m->entry)
 		return NULL;
-	b = calloc(1, sizeof(*b));
 	if (!b)
+		b = file_add(py, id[0], id[1], m->entry->elf, m->path, minor);
+	if (!b || !b->ok)
 		return NULL;
-	b->dev = id[0];
-	b->ino = id[1];
-	HASH_ADD(hh, py->files, dev, sizeof(id), b);
-	if (!file_check(b, m, minor))
-		return NULL;
-	pr_debug("%s: CPython 3.%d, _PyRuntime at 0x%llx", m->path, b->minor,
-		 (unsigned long long)b->runtime);
-	if (py->maps) {
-		key.dev = (uint64_t)major(b->dev) << 20 | minor(b->dev); /* the kernel's s_dev */
-		key.ino = b->ino;
-		val.runtime_off = b->runtime_off;
-		val.off = b->off;
-		err = py->maps->update(py->maps, "py_binaries", &key, &val);
-		if (err && err != -ENOENT)
-			pr_debug("py_binaries: %s", strerror(-err));
-	}
+	b->module = module__get(m->entry); /* the first process mapping it */
 	return b;
 }
 
@@ -789,22 +820,243 @@ static void groups_find(struct python *py)
 	}
 }
 
+/* Looks for t's CPython (target_check()) unless found, refused, or its mappings (as) are the
+ * ones last looked at. */
+static void target_look(struct python *py, struct py_target *t, struct addr_space *as)
+{
+	uint64_t gen = addr_space__generation(as);
+
+	if (!t->file && !t->refused && t->maps_gen != gen) {
+		t->maps_gen = gen;
+		target_check(py, t, as);
+	}
+}
+
+/*
+ * The directories the dynamic loader searches for a library the executable elf needs, in its
+ * order (ld.so(8)) without its cache: DT_RPATH (when the file has no DT_RUNPATH),
+ * LD_LIBRARY_PATH (the command inherits bpfprof's environment), DT_RUNPATH, then the default
+ * directories. $ORIGIN (exe_dir) is expanded; a directory with another dynamic string token
+ * ($LIB, $PLATFORM) is skipped. Colon-separated into out (sz bytes); false when it does not
+ * fit.
+ */
+#if defined(__x86_64__)
+#define PY_LIB_TRIPLE "x86_64-linux-gnu"
+#elif defined(__aarch64__)
+#define PY_LIB_TRIPLE "aarch64-linux-gnu"
+#else
+#define PY_LIB_TRIPLE "unknown"
+#endif
+static const char py_lib_default_dirs[] = "/lib/" PY_LIB_TRIPLE ":/usr/lib/" PY_LIB_TRIPLE
+					  ":/lib64:/usr/lib64:/lib:/usr/lib";
+
+/* Appends the colon-separated dirs to out (used of sz bytes), $ORIGIN as exe_dir. */
+static void dirs_append(char *out, size_t sz, size_t *used, const char *dirs, const char *exe_dir)
+{
+	const char *p, *end, *rest;
+	int n;
+
+	for (p = dirs; p && *p; p = *end ? end + 1 : end) {
+		end = strchrnul(p, ':');
+		rest = p;
+		if (!strncmp(p, "$ORIGIN", 7) || !strncmp(p, "${ORIGIN}", 9)) {
+			rest = p + (p[1] == '{' ? 9 : 7);
+			if (rest < end && *rest != '/')
+				continue;
+		}
+		/* Only absolute directories: a relative one is the loader's current directory. */
+		if (end == p || (rest == p && *p != '/') || memchr(rest, '$', end - rest))
+			continue;
+		n = snprintf(out + *used, sz - *used, "%s%s%.*s", *used ? ":" : "",
+			     rest == p ? "" : exe_dir, (int)(end - rest), rest);
+		if (n < 0 || (size_t)n >= sz - *used) {
+			out[*used] = '\0';
+			return;
+		}
+		*used += n;
+	}
+}
+
+/* The first DT_NEEDED of elf named like a libpython3.X.so (its name in need, sz bytes), and the
+ * directories to search for it (search, search_sz bytes; lib_dirs()); false when none. */
+static bool needed_libpython(Elf *elf, const char *exe_dir, char *need, size_t sz, char *search,
+			     size_t search_sz)
+{
+	const char *rpath = NULL, *runpath = NULL, *name;
+	Elf_Data *data, *strs;
+	Elf_Scn *scn = NULL, *str_scn;
+	bool found = false;
+	GElf_Shdr sh;
+	GElf_Dyn dyn;
+	size_t i, used = 0;
+
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNAMIC)
+			break;
+	if (!scn || !(data = elf_getdata(scn, NULL)) || !(str_scn = elf_getscn(elf, sh.sh_link)) ||
+	    !(strs = elf_getdata(str_scn, NULL)) || !strs->d_buf)
+		return false;
+	for (i = 0; i < data->d_size / sizeof(Elf64_Dyn) && gelf_getdyn(data, i, &dyn); i++) {
+		if (dyn.d_tag == DT_NULL)
+			break;
+		if (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_RPATH && dyn.d_tag != DT_RUNPATH)
+			continue;
+		name = elf_read__name(strs->d_buf, strs->d_size, dyn.d_un.d_val, NULL);
+		if (!name)
+			continue;
+		if (dyn.d_tag == DT_RPATH)
+			rpath = name;
+		else if (dyn.d_tag == DT_RUNPATH)
+			runpath = name;
+		else if (!found && !strchr(name, '/') && !strncmp(name, "libpython3.", 11) &&
+			 name_minor(name) >= 0 && strlen(name) < sz) {
+			strcpy(need, name);
+			found = true;
+		}
+	}
+	if (!found)
+		return false;
+	search[0] = '\0';
+	if (!runpath)
+		dirs_append(search, search_sz, &used, rpath, exe_dir);
+	dirs_append(search, search_sz, &used, getenv("LD_LIBRARY_PATH"), exe_dir);
+	dirs_append(search, search_sz, &used, runpath, exe_dir);
+	dirs_append(search, search_sz, &used, py_lib_default_dirs, exe_dir);
+	return true;
+}
+
+/*
+ * The struct py_file (*bp) of the regular file open at fd (st its stat, path the name it was
+ * opened by, minor from its name), checked and published (file_add()) unless it was before;
+ * its Elf in *elf (elf_end() it). 0; -ENOEXEC when it is not an ELF file of machine (0: any),
+ * -ENOMEM.
+ */
+static int attach_file(struct python *py, int fd, const struct stat *st, const char *path,
+		       int minor, int machine, struct py_file **bp, Elf **elf)
+{
+	uint64_t id[2] = { st->st_dev, st->st_ino };
+	GElf_Ehdr eh;
+
+	*elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!*elf || elf_kind(*elf) != ELF_K_ELF || !gelf_getehdr(*elf, &eh) ||
+	    (machine && eh.e_machine != machine)) {
+		elf_end(*elf);
+		*elf = NULL;
+		return -ENOEXEC;
+	}
+	HASH_FIND(hh, py->files, id, sizeof(id), *bp);
+	if (!*bp)
+		*bp = file_add(py, id[0], id[1], *elf, path, minor);
+	if (!*bp) {
+		elf_end(*elf);
+		*elf = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The path the kernel gives the file open at fd (its symlinks resolved), in out (sz bytes). */
+static bool fd_path(int fd, char *out, size_t sz)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, out, sz - 1);
+	if (n <= 0 || (size_t)n >= sz - 1)
+		return false;
+	out[n] = '\0';
+	return out[0] == '/';
+}
+
+/*
+ * bpfprof -- CMD: exe, the file the command's process is about to exec, in py_binaries when it
+ * is a CPython bpfprof reads (python3.X with _PyRuntime), else the libpython3.X.so it needs
+ * (needed_libpython(), each candidate opened O_NOFOLLOW, as a file another user may control):
+ * BPF arms the process at its exec or at the library's mmap.
+ */
+static int attach_exec(struct python *py, const char *exe)
+{
+	char path[PATH_MAX], need[256], search[4096], lib[PATH_MAX], *slash;
+	int fd, lfd, minor, err;
+	struct py_file *b, *lb;
+	const char *p, *end;
+	Elf *elf, *lelf;
+	struct stat st;
+	GElf_Ehdr eh;
+
+	/* As Go's attach: exe is the command's file, symlinks followed as its exec will. */
+	fd = file__open_regular(exe, 0, &st);
+	if (fd < 0)
+		return 0;
+	if (!fd_path(fd, path, sizeof(path)) || (minor = name_minor(path)) < 0 ||
+	    !strncmp(strrchr(path, '/') + 1, "lib", 3)) {
+		close(fd);
+		return 0;
+	}
+	err = attach_file(py, fd, &st, path, minor, 0, &b, &elf);
+	if (err || b->ok || !gelf_getehdr(elf, &eh))
+		goto out;
+	/* A python3.X without _PyRuntime: the libpython3.X.so it needs has it. */
+	slash = strrchr(path, '/');
+	*slash = '\0'; /* path: exe's directory, for $ORIGIN */
+	if (!needed_libpython(elf, slash == path ? "/" : path, need, sizeof(need), search,
+			      sizeof(search)))
+		goto out;
+	for (p = search; *p; p = *end ? end + 1 : end) {
+		end = strchrnul(p, ':');
+		if (snprintf(lib, sizeof(lib), "%.*s/%s", (int)(end - p), p, need) >=
+		    (int)sizeof(lib))
+			continue;
+		lfd = file__open_regular(lib, O_NOFOLLOW, &st);
+		if (lfd < 0)
+			continue;
+		err = attach_file(py, lfd, &st, lib, name_minor(need), eh.e_machine, &lb, &lelf);
+		elf_end(lelf);
+		close(lfd);
+		if (err != -ENOEXEC)
+			break; /* the loader's choice: the first ELF file of its machine */
+	}
+out:
+	elf_end(elf);
+	close(fd);
+	return err == -ENOEXEC ? 0 : err;
+}
+
+int python__attach(struct python *py, uint32_t tgid, const char *exe, bool next_exec)
+{
+	struct py_target *t;
+	struct addr_space *as;
+	struct proc *p;
+
+	if (!py->maps)
+		return 0; /* a replay: nothing to arm */
+	if (next_exec)
+		return attach_exec(py, exe);
+	if (!py->pt)
+		return 0;
+	p = proc_table__find(py->pt, tgid, true);
+	t = target_get(py, tgid, true);
+	if (!p || !t)
+		return -ENOMEM;
+	as = proc__addr_space(p);
+	if (!addr_space__maps_read(as))
+		addr_space__mapping(as, 0); /* reads /proc/PID/maps */
+	target_look(py, t, as);
+	return 0;
+}
+
 size_t python__sample(struct python *py, struct addr_space *as, const struct sample_record *s)
 {
 	struct py_target *t = target_get(py, s->tgid, true);
 	const struct py_stack_record *pend;
-	uint64_t gen;
 
 	py->cur = NULL;
 	py->stack = NULL;
 	py->groups = 0;
 	if (!t)
 		return 0;
-	gen = addr_space__generation(as);
-	if (!t->file && !t->refused && t->maps_gen != gen) {
-		t->maps_gen = gen;
-		target_check(py, t, as);
-	}
+	target_look(py, t, as);
 	/* Taken, or left for no sample (counted unmatched when it was another's). */
 	pend = pending__take(&py->pending, s->cpu, s->tid, s->time_ns);
 	py->stats.unmatched = py->pending.unmatched;

@@ -18,6 +18,7 @@
 
 struct aggregate;
 struct addr_space;
+struct proc_table;
 struct runtime_maps;
 struct unwind_frame;
 
@@ -40,10 +41,25 @@ struct python_stats {
 
 /*
  * maps: the loader's handle through which processes are armed in py_procs and py_binaries
- * (borrowed, outliving py), or NULL (a replay: nothing to arm). Returns NULL and sets errno.
+ * (borrowed, outliving py), or NULL (a replay: nothing to arm); pt: the session's processes,
+ * whose mappings python__attach() reads (borrowed, outliving py), or NULL. Returns NULL and sets
+ * errno.
  */
-struct python *python__new(const struct runtime_maps *maps);
+struct python *python__new(const struct runtime_maps *maps, struct proc_table *pt);
 void python__free(struct python *py);
+
+/*
+ * A target found before its first record (runtime_ops.attach), armed now so that its first
+ * samples and blocked stacks have Python frames. next_exec false (bpfprof -p): process tgid's
+ * mappings are read and its CPython, when found, armed in py_procs (as at its first sample).
+ * next_exec (bpfprof -- CMD): exe, the file tgid is about to exec, goes in py_binaries when it
+ * is a CPython bpfprof reads (python3.X holding _PyRuntime), else the libpython3.X.so it needs,
+ * found as the dynamic loader would without its cache (DT_RPATH, LD_LIBRARY_PATH, DT_RUNPATH
+ * with $ORIGIN, the default directories; each candidate opened O_NOFOLLOW): BPF arms the
+ * process at its exec or at the library's mmap. A file refused is said once, as when a
+ * process maps it later. Nothing without maps (a replay). 0 or -ENOMEM.
+ */
+int python__attach(struct python *py, uint32_t tgid, const char *exe, bool next_exec);
 
 /* A process's image is replaced (exec) or gone (exit): forget its state and code objects
  * (user space only: BPF has already forgotten it). */

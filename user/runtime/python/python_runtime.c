@@ -13,7 +13,7 @@
 
 static void *py_new(const struct runtime_env *env)
 {
-	return python__new(env->maps);
+	return python__new(env->maps, env->pt);
 }
 
 static void py_free(void *rt)
@@ -31,6 +31,12 @@ static int py_record(void *rt, const struct record_header *hdr, size_t len)
 		return python__code(rt, (const struct py_code_record *)hdr);
 	python__stack(rt, (const struct py_stack_record *)hdr);
 	return 0;
+}
+
+/* bpfprof -p PID or -- CMD: armed before its first record (python__attach()). */
+static int py_attach(void *rt, uint32_t tgid, const char *exe, bool next_exec)
+{
+	return python__attach(rt, tgid, exe, next_exec);
 }
 
 static void py_forget(void *rt, uint32_t tgid, bool exec)
@@ -136,6 +142,7 @@ const struct runtime_ops runtime_python_ops = {
 	.record_types = py_record_types,
 	.record = py_record,
 	.check = python__record_check,
+	.attach = py_attach,
 	.forget = py_forget,
 	.summary = py_summary,
 	.splice = py_splice,

@@ -127,7 +127,7 @@ static int setup(void **state)
 	f->shared.maps_text = maps_text;
 	f->shared.maps_ctx = f->maps;
 	f->as = addr_space__new(TGID, &f->shared);
-	f->py = python__new(NULL);
+	f->py = python__new(NULL, NULL);
 	f->agg = aggregate__new();
 	assert_non_null(f->as);
 	assert_non_null(f->py);
