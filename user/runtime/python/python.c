@@ -649,8 +649,7 @@ static bool file_check(struct py_file *b, Elf *elf, const char *path, int minor)
 	if (elf_getphdrnum(elf, &n))
 		return false;
 	for (i = 0; i < n; i++)
-		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD &&
-		    (ph.p_flags & PF_X)) {
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
 			text = ph.p_vaddr - ph.p_offset;
 			break;
 		}

@@ -6,7 +6,8 @@
  * a RECORD_PY_STACK replace the _PyEval_EvalFrameDefault activations root first, code objects
  * are named from their RECORD_PY_CODE (UTF-8 from CPython's 1, 2 and 4-byte strings; lines
  * from the line table), a reused code object address is told apart by its key (the newest
- * code object at an address kept); and random
+ * code object at an address kept); a CPython found before its first record (python__attach():
+ * -- CMD's file in py_binaries, -p's process in py_procs); and random
  * records (what a process changing under the walk could give) never crash it. Its records'
  * layout check (python__record_check()) rejects every count it cannot trust.
  */
@@ -27,11 +28,13 @@
 #include <unistd.h>
 #include "process/addr_space.h"
 #include "process/module_cache.h"
+#include "process/proc_table.h"
 #include "profile/aggregate.h"
 #include "runtime/python/python.h"
 #include "runtime/python/python_debug_offsets.h"
 #include "runtime/python/python_kind.h"
 #include "runtime/python/python_versions.h"
+#include "runtime/runtime.h"
 #include "unwind/unwind.h"
 
 #define DEBIAN_PYTHON "/usr/bin/python3"
@@ -47,6 +50,7 @@ struct fixture {
 	struct aggregate *agg;
 	char maps[512];
 	uint64_t text_start, text_end; /* the r-x mapping */
+	uint64_t text_offset;	       /* its file offset */
 	uint64_t eval;		       /* ELF vaddr of _PyEval_EvalFrameDefault */
 };
 
@@ -116,6 +120,7 @@ static int setup(void **state)
 		return -1;
 	}
 	elf_facts(f, &offset);
+	f->text_offset = offset;
 	/* Non-PIE: the segment at its ELF address. */
 	n = snprintf(f->maps, sizeof(f->maps), "%08llx-%08llx r-xp %08llx %02x:%02x %llu %s\n",
 		     (unsigned long long)f->text_start, (unsigned long long)f->text_end,
@@ -176,8 +181,8 @@ static void code_rec(struct fixture *f, uint64_t code, uint32_t key, const char 
 	free(r);
 }
 
-static void stack_rec(struct fixture *f, const struct py_frame *frames, uint16_t cnt,
-		      uint64_t time_ns)
+static void stack_rec_to(struct python *py, const struct py_frame *frames, uint16_t cnt,
+			 uint64_t time_ns)
 {
 	struct py_stack_record r = {};
 
@@ -189,7 +194,13 @@ static void stack_rec(struct fixture *f, const struct py_frame *frames, uint16_t
 	r.cpu = CPU;
 	r.cnt = cnt;
 	memcpy(r.frames, frames, cnt * sizeof(frames[0]));
-	python__stack(f->py, &r);
+	python__stack(py, &r);
+}
+
+static void stack_rec(struct fixture *f, const struct py_frame *frames, uint16_t cnt,
+		      uint64_t time_ns)
+{
+	stack_rec_to(f->py, frames, cnt, time_ns);
 }
 
 static struct sample_record *sample_rec(uint64_t time_ns)
@@ -589,6 +600,140 @@ static void test_from_debug(void **state)
 	assert_int_equal(python__offsets_from_debug(&d, &o, why, sizeof(why)), -ERANGE);
 }
 
+/* The loader's maps as python__attach() writes them: the last entry of each map kept. */
+struct stub_maps {
+	struct runtime_maps m;
+	int binaries, procs, removed; /* update/insert/remove calls per map */
+	struct py_binary_key bin_key;
+	struct py_binary bin;
+	uint32_t proc_key;
+	struct py_proc proc;
+};
+
+static int stub_update(const struct runtime_maps *m, const char *name, const void *key,
+		       const void *value)
+{
+	struct stub_maps *st = m->ctx;
+
+	if (!strcmp(name, "py_binaries")) {
+		st->binaries++;
+		memcpy(&st->bin_key, key, sizeof(st->bin_key));
+		memcpy(&st->bin, value, sizeof(st->bin));
+	} else if (!strcmp(name, "py_procs")) {
+		st->procs++;
+		memcpy(&st->proc_key, key, sizeof(st->proc_key));
+		memcpy(&st->proc, value, sizeof(st->proc));
+	}
+	return 0;
+}
+
+static int stub_remove(const struct runtime_maps *m, const char *name, const void *key)
+{
+	struct stub_maps *st = m->ctx;
+
+	(void)key;
+	if (!strcmp(name, "py_procs"))
+		st->removed++;
+	return 0;
+}
+
+static void stub_init(struct stub_maps *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->m.update = stub_update;
+	st->m.insert = stub_update;
+	st->m.remove = stub_remove;
+	st->m.ctx = st;
+}
+
+/* bpfprof -- CMD: the command's CPython file goes in py_binaries before its exec, by the
+ * identity BPF sees at the exec (the kernel's s_dev, the inode), with where _PyRuntime lies;
+ * a process that maps it later is served from that check (its module taken then); a file that
+ * is not a CPython (this test), a replay and a missing file write nothing. */
+static void test_attach_exec(void **state)
+{
+	struct fixture *f = *state;
+	struct stub_maps st;
+	struct python *py;
+	struct stat sb;
+	struct unwind_frame uf = {};
+	struct sample_record *s = sample_rec(5000);
+	const struct py_frame frame = { .code = 0x7f0000001000, .instr = 0, .key = 1 };
+
+	stub_init(&st);
+	assert_int_equal(stat(python_path, &sb), 0);
+	py = python__new(&st.m, NULL);
+	assert_non_null(py);
+	/* Not CPythons: this test's own executable, a missing file. */
+	assert_int_equal(python__attach(py, TGID, "/proc/self/exe", true), 0);
+	assert_int_equal(python__attach(py, TGID, "/nonexistent/python3.11", true), 0);
+	assert_int_equal(st.binaries, 0);
+	/* Debian's python3 by its symlink, as -- python3 names it. */
+	assert_int_equal(python__attach(py, TGID, DEBIAN_PYTHON, true), 0);
+	assert_int_equal(st.binaries, 1);
+	assert_int_equal(st.bin_key.dev, (uint64_t)major(sb.st_dev) << 20 | minor(sb.st_dev));
+	assert_int_equal(st.bin_key.ino, sb.st_ino);
+	assert_true(st.bin.runtime_off > 0);
+	assert_int_not_equal(st.bin.off.version_minor, 0);
+	assert_int_equal(st.procs, 0); /* BPF arms the process at its exec */
+	/* Checked once: attached again, nothing new. */
+	assert_int_equal(python__attach(py, TGID, python_path, true), 0);
+	assert_int_equal(st.binaries, 1);
+	/* The process maps it: found from that check, its frames placed. */
+	stack_rec_to(py, &frame, 1, 5000);
+	assert_int_equal(python__sample(py, f->as, s), 1);
+	uf.mapping = addr_space__mapping(f->as, f->eval + 16);
+	uf.elf_addr = f->eval + 16;
+	assert_true(python__is_eval(py, &uf));
+	assert_int_equal(st.binaries, 1);
+	python__free(py);
+	/* A replay: no maps, nothing armed. */
+	py = python__new(NULL, NULL);
+	assert_int_equal(python__attach(py, TGID, DEBIAN_PYTHON, true), 0);
+	python__free(py);
+	free(s);
+}
+
+/* bpfprof -p: the process's mappings read through the process table, its CPython armed in
+ * py_procs at _PyRuntime's address in it before any record; 3.13+ compares the process's
+ * _Py_DebugOffsets first, which a process that is not there (TGID) fails: not armed. */
+static void test_attach_pid(void **state)
+{
+	struct fixture *f = *state;
+	struct proc_table_opts o = { .maps_text = maps_text, .maps_ctx = f->maps };
+	struct proc_table *pt = proc_table__new(&o);
+	struct stub_maps st;
+	struct python *py;
+	int minor;
+
+	assert_non_null(pt);
+	assert_int_equal(sscanf(strrchr(python_path, '/'), "/python3.%d", &minor), 1);
+	stub_init(&st);
+	py = python__new(&st.m, pt);
+	assert_non_null(py);
+	assert_int_equal(python__attach(py, TGID, "/proc/self/exe", false), 0);
+	assert_int_equal(st.binaries, 1); /* its file, for the processes it forks and execs */
+	if (minor < 13) {
+		assert_int_equal(st.procs, 1);
+		assert_int_equal(st.proc_key, TGID);
+		/* Non-PIE: _PyRuntime at its ELF address, runtime_off past the text's p_vaddr -
+		 * p_offset. */
+		assert_int_equal(st.proc.runtime - st.bin.runtime_off,
+				 f->text_start - f->text_offset);
+		assert_int_equal(python__stats(py)->processes, 1);
+	} else {
+		assert_int_equal(st.procs, 0);
+		assert_int_equal(st.removed, 1);
+	}
+	python__free(py);
+	/* A replay arms nothing (and reads no process). */
+	py = python__new(NULL, pt);
+	assert_int_equal(python__attach(py, TGID + 2, "/proc/self/exe", false), 0);
+	assert_null(proc_table__find(pt, TGID + 2, false));
+	python__free(py);
+	proc_table__free(pt);
+}
+
 /* A Python stack record may claim no more frames than BPF keeps, nor than its size holds
  * (python__record_check(), moved from sampling/record_decode.c). */
 static void test_py_stack_counts(void **state)
@@ -621,6 +766,8 @@ int main(void)
 		cmocka_unit_test(test_versions),
 		cmocka_unit_test(test_from_debug),
 		cmocka_unit_test(test_py_stack_counts),
+		cmocka_unit_test_setup_teardown(test_attach_exec, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_attach_pid, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
