@@ -9,7 +9,7 @@
 # must be within 10% of it; under --wakers the lock wait's waker stack holds release_lock and the
 # pipe wait's write_pipe. On Debian's python3 (-- CMD, --on-cpu, -p, --no-python, the agent)
 # and, -- CMD with --wakers, each pyenv CPython 3.12 and 3.13 present and a container root's
-# 3.13, 3.14 and 3.15 (PY_ROOT: test_container). The program's first wait (wait_first, a sleep
+# 3.13, 3.14 and 3.15 (tests/container.sh's sid root: test_container). The program's first wait (wait_first, a sleep
 # before any other blocking call of the program's own) is checked the same way: bpfprof arms a
 # CPython before its first record (-- CMD: the command's file, or the libpython3.X.so it needs,
 # in py_binaries before its exec; -p: the process's mappings read at once), so its first blocked
@@ -17,6 +17,7 @@
 # interpreter its child execs is found at its first record. Before Linux 5.17 --off-cpu refuses
 # (run-offcpu.sh checks its message).
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../container.sh"
 require_bpf
 
 PYTHON=$(realpath -e /usr/bin/python3 2>/dev/null || echo /usr/bin/python3)
@@ -173,25 +174,33 @@ test_agent() {
 	assert_grep pyoffcpu_agent_pipe "$p.traces" '^ +wait_pipe$'
 }
 
-# The CPythons of a container root (PY_ROOT: a Debian sid root of tools/fresh-root.sh, with
-# python3.13, 3.14 and 3.15), run there as a container runs on a host (unshare, chroot), the
-# script on stdin and the accounts on stdout (the root is read-only to the tests).
+# The CPythons of the tests' sid container root (tests/container.sh: python3.13, 3.14 and
+# 3.15; made once, cached), each run there as a container runs on a host (its own mount and PID
+# namespaces, pivot_root), the script on stdin and the accounts on stdout. With CI=true a root
+# that cannot be made is a failure.
 test_container() {
-	local v label p
+	local v label p root cmd
 
-	if [ -z "${PY_ROOT:-}" ]; then
-		echo "  PY_ROOT unset: no container root's CPythons tested"
+	# shellcheck disable=SC2086 # the packages are words
+	if ! container_root root "$CONTAINER_PY_RELEASE" $CONTAINER_PY_PACKAGES; then
+		if [ "${CI:-}" = true ]; then
+			fail pyoffcpu_root "tools/fresh-root.sh could not make the sid root (above)"
+		else
+			skip "no sid root (tools/fresh-root.sh failed, above): sid's CPythons not tested"
+		fi
 		return
 	fi
+	mkdir -p "$TEST_TMP/ct"
+	container_cmd cmd "$root" "$TEST_TMP/ct"
 	for v in 3.13 3.14 3.15; do
-		if [ ! -x "$PY_ROOT/usr/bin/python$v" ]; then
-			fail "pyoffcpu_root_py${v/./}" "$PY_ROOT/usr/bin/python$v is missing"
+		if [ ! -x "$root/usr/bin/python$v" ]; then
+			fail "pyoffcpu_root_py${v/./}" "$root/usr/bin/python$v is missing"
 			continue
 		fi
 		label=pyoffcpu_root_py${v/./}
 		p=$TEST_TMP/$label
-		run_bpfprof 90 "$p" --wakers -o "$p.folded" -- unshare --mount --pid --fork \
-			chroot "$PY_ROOT" "python$v" - - "$ROUNDS" "$DELAY_S" <"$SCRIPT"
+		run_bpfprof 90 "$p" --wakers -o "$p.folded" -- "${cmd[@]}" "python$v" - - "$ROUNDS" \
+			"$DELAY_S" <"$SCRIPT"
 		assert_eq "${label}_exit" "$BP_RC" 0
 		cp "$p.out" "$p.res"
 		NO_FIRST=1 check_waits "$p" "$label"
