@@ -108,7 +108,8 @@ static const uint8_t *file_bytes(const struct file *f, uint64_t vaddr, uint64_t 
 	for (i = 0; i < f->nsec; i++) {
 		const struct fsec *s = &f->sec[i];
 
-		if (vaddr >= s->addr && vaddr - s->addr < s->size && len <= s->size - (vaddr - s->addr))
+		if (vaddr >= s->addr && vaddr - s->addr < s->size &&
+		    len <= s->size - (vaddr - s->addr))
 			return s->data + (vaddr - s->addr);
 	}
 	return NULL;
@@ -379,7 +380,7 @@ static int check_layout(const struct vmstructs_layout *l, char *why, size_t why_
 		size_t stride, off;
 		uint64_t size;
 	} m[] = {
-#define M(n, s, o, z)                                                                            \
+#define M(n, s, o, z) \
 	{ n, offsetof(struct vmstructs_layout, s), offsetof(struct vmstructs_layout, o), z }
 		M("VMStructEntry.typeName", struct_stride, struct_type_name, 8),
 		M("VMStructEntry.fieldName", struct_stride, struct_field_name, 8),
@@ -515,8 +516,9 @@ static int same_ptr(struct file *f, const char *what, size_t idx, const uint8_t 
 		f->have_bias = true;
 	}
 	if (!mp || !fp || mp - fp != f->bias) {
-		fail(f->why, f->why_sz, "%s[%zu]: the process's pointer %#llx is not the file's %#llx",
-		     what, idx, (unsigned long long)mp, (unsigned long long)fp);
+		fail(f->why, f->why_sz,
+		     "%s[%zu]: the process's pointer %#llx is not the file's %#llx", what, idx,
+		     (unsigned long long)mp, (unsigned long long)fp);
 		return -EINVAL;
 	}
 	return 0;
@@ -531,8 +533,7 @@ static uint64_t file_ptr(const struct file *f, uint64_t vaddr)
 }
 
 /* Reads table t, whose array the symbol table_sym[t] points to. */
-static int read_table(struct file *f, struct vmstructs *vs, const struct vmstructs_layout *l,
-		      int t)
+static int read_table(struct file *f, struct vmstructs *vs, const struct vmstructs_layout *l, int t)
 {
 	uint64_t stride, name_off, base, i;
 	const char *what = table_sym[t];
@@ -575,8 +576,9 @@ static int read_table(struct file *f, struct vmstructs *vs, const struct vmstruc
 			/* the values from the process; its names must be the file's */
 			err = f->read(f->ctx, at, mem, stride);
 			if (err) {
-				fail(f->why, f->why_sz, "%s[%llu] at %#llx: unreadable in the process",
-				     what, (unsigned long long)i, (unsigned long long)at);
+				fail(f->why, f->why_sz,
+				     "%s[%llu] at %#llx: unreadable in the process", what,
+				     (unsigned long long)i, (unsigned long long)at);
 				return err < 0 ? err : -EIO;
 			}
 			err = same_ptr(f, what, i, mem, name_off, file_ptr(f, at + name_off));
@@ -588,8 +590,8 @@ static int read_table(struct file *f, struct vmstructs *vs, const struct vmstruc
 			return 0;
 		switch (t) {
 		case T_STRUCTS:
-			err = entry_name(f, vs, what, i, at + l->struct_field_name, false,
-					 &e.field, NULL);
+			err = entry_name(f, vs, what, i, at + l->struct_field_name, false, &e.field,
+					 NULL);
 			if (!err)
 				err = entry_name(f, vs, what, i, at + l->struct_type_string, true,
 						 NULL, NULL);
@@ -645,8 +647,7 @@ static int read_table(struct file *f, struct vmstructs *vs, const struct vmstruc
 	return -E2BIG;
 }
 
-static int cmp_key(const char *pool, const struct vm_entry *e, const char *type,
-		   const char *field)
+static int cmp_key(const char *pool, const struct vm_entry *e, const char *type, const char *field)
 {
 	int c = strcmp(type, pool + e->type);
 
@@ -854,11 +855,14 @@ struct hs_item {
 	size_t off;
 };
 
-#define HS(k, opt, t, f, m) { k, opt, t, f, offsetof(struct hotspot_offsets, m) }
-#define FIELD(t, f, m) HS(HS_FIELD, false, t, f, m)
+#define HS(k, opt, t, f, m)                                       \
+	{                                                         \
+		k, opt, t, f, offsetof(struct hotspot_offsets, m) \
+	}
+#define FIELD(t, f, m)	   HS(HS_FIELD, false, t, f, m)
 #define FIELD_OPT(t, f, m) HS(HS_FIELD, true, t, f, m)
-#define STATIC(t, f, m) HS(HS_STATIC, false, t, f, m)
-#define SIZE(t, m) HS(HS_SIZE, false, t, NULL, m)
+#define STATIC(t, f, m)	   HS(HS_STATIC, false, t, f, m)
+#define SIZE(t, m)	   HS(HS_SIZE, false, t, NULL, m)
 
 /* nmethod's members were CompiledMethod's until JDK 23 (see vmstructs.h). */
 #define NM "nmethod|CompiledMethod"
@@ -952,13 +956,12 @@ static bool next_alt(const char **list, char *buf, size_t sz)
 	return true;
 }
 
-/* Looks item up: 0 with *val, the type it was found under (type, 64 bytes) and the index of
- * the field alternative found (*alt); -ENOENT. */
+/* Looks item up: 0 with *val, the type and field it was found under (type, field: 64 bytes
+ * each) and the index of that field among the alternatives (*alt); -ENOENT. */
 static int hs_lookup(const struct vmstructs *vs, const struct hs_item *it, uint64_t *val,
-		     char *type, unsigned int *alt)
+		     char *type, char *field, unsigned int *alt)
 {
 	const char *types = it->types, *fields;
-	char field[64];
 
 	while (next_alt(&types, type, 64)) {
 		if (it->kind == HS_SIZE) {
@@ -968,7 +971,7 @@ static int hs_lookup(const struct vmstructs *vs, const struct hs_item *it, uint6
 			continue;
 		}
 		fields = it->fields;
-		for (*alt = 0; next_alt(&fields, field, sizeof(field)); (*alt)++) {
+		for (*alt = 0; next_alt(&fields, field, 64); (*alt)++) {
 			int err = it->kind == HS_FIELD ? vmstructs__field(vs, type, field, val) :
 							 vmstructs__static(vs, type, field, val);
 			if (!err)
@@ -1001,9 +1004,9 @@ int vmstructs__hotspot_offsets(const struct vmstructs *vs, struct hotspot_offset
 		const struct hs_item *it = &hs_items[i];
 		uint64_t val, size;
 		unsigned int alt;
-		char type[64];
+		char type[64], field[64];
 
-		if (hs_lookup(vs, it, &val, type, &alt)) {
+		if (hs_lookup(vs, it, &val, type, field, &alt)) {
 			if (it->optional) {
 				val = HOTSPOT_OFF_NONE;
 				memcpy((char *)out + it->off, &val, sizeof(val));
@@ -1017,27 +1020,26 @@ int vmstructs__hotspot_offsets(const struct vmstructs *vs, struct hotspot_offset
 			if (f)
 				next_alt(&f, ff, sizeof(ff));
 			fail(why, why_sz, "VMStructs of JDK %s: no %s%s%s%s", jdk, ft,
-			     f ? "::" : " size", ff, (it->fields && strchr(it->fields, '|')) ||
-							     strchr(it->types, '|') ?
-							     " (nor its other names)" :
-							     "");
+			     f ? "::" : " size", ff,
+			     (it->fields && strchr(it->fields, '|')) || strchr(it->types, '|') ?
+				     " (nor its other names)" :
+				     "");
 			return -ENOENT;
 		}
 		if (it->kind == HS_SIZE && (!val || val > HOTSPOT_SIZE_MAX)) {
-			fail(why, why_sz, "VMStructs of JDK %s: %s size %llu outside 1..%u", jdk, type,
-			     (unsigned long long)val, HOTSPOT_SIZE_MAX);
+			fail(why, why_sz, "VMStructs of JDK %s: %s size %llu outside 1..%u", jdk,
+			     type, (unsigned long long)val, HOTSPOT_SIZE_MAX);
 			return -ERANGE;
 		}
 		if (it->kind == HS_FIELD && !vmstructs__type_size(vs, type, &size) && size &&
 		    val >= size) {
 			fail(why, why_sz, "VMStructs of JDK %s: %s::%s at %llu past its size %llu",
-			     jdk, type, it->fields, (unsigned long long)val,
-			     (unsigned long long)size);
+			     jdk, type, field, (unsigned long long)val, (unsigned long long)size);
 			return -ERANGE;
 		}
 		if (it->kind == HS_FIELD && val >= HOTSPOT_SIZE_MAX) {
-			fail(why, why_sz, "VMStructs of JDK %s: %s::%s at %llu", jdk, type,
-			     it->fields, (unsigned long long)val);
+			fail(why, why_sz, "VMStructs of JDK %s: %s::%s at %llu", jdk, type, field,
+			     (unsigned long long)val);
 			return -ERANGE;
 		}
 		if (it->off == offsetof(struct hotspot_offsets, code_blob.code_begin))

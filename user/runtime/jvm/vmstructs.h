@@ -172,10 +172,10 @@ struct hotspot_offsets {
 		uint64_t heaps;	    /* GrowableArray<CodeHeap*>* _heaps */
 		uint64_t low_bound; /* address _low_bound: the code cache's lowest byte */
 		uint64_t high_bound;
-	} code_cache;		    /* CodeCache (statics) */
+	} code_cache; /* CodeCache (statics) */
 	struct {
-		uint64_t len;		 /* int: GrowableArrayBase, JDK 16+ */
-		uint64_t data;		 /* E* _data: GrowableArray<int>'s, the same for any E */
+		uint64_t len;  /* int: GrowableArrayBase, JDK 16+ */
+		uint64_t data; /* E* _data: GrowableArray<int>'s, the same for any E */
 	} growable_array;
 	struct {
 		uint64_t size;
@@ -185,8 +185,8 @@ struct hotspot_offsets {
 	} code_heap;			    /* CodeHeap */
 	struct {
 		uint64_t low_boundary, high_boundary, low, high; /* char* */
-	} virtual_space;				 /* VirtualSpace */
-	uint64_t heap_block_size;			 /* sizeof(HeapBlock): before each blob */
+	} virtual_space;					 /* VirtualSpace */
+	uint64_t heap_block_size; /* sizeof(HeapBlock): before each blob */
 	struct {
 		uint64_t size_of; /* sizeof(CodeBlob) */
 		uint64_t name;	  /* const char* */
@@ -201,13 +201,13 @@ struct hotspot_offsets {
 	} code_blob;		       /* CodeBlob */
 	struct {
 		uint64_t size;
-		uint64_t method;	   /* Method* _method */
-		uint64_t compile_id;	   /* int */
-		uint64_t orig_pc_offset;   /* int */
-		uint64_t deopt_handler;	   /* _deopt_handler_begin (pointer, 17, 21) or an offset */
-		uint64_t scopes_data;	   /* _scopes_data_begin (pointer, 17, 21) or an offset */
-		uint64_t scopes_pcs_offset; /* int */
-		uint64_t metadata_offset;   /* int: 17 to 24 */
+		uint64_t method;	 /* Method* _method */
+		uint64_t compile_id;	 /* int */
+		uint64_t orig_pc_offset; /* int */
+		uint64_t deopt_handler;	 /* _deopt_handler_begin (pointer, 17, 21) or an offset */
+		uint64_t scopes_data;	 /* _scopes_data_begin (pointer, 17, 21) or an offset */
+		uint64_t scopes_pcs_offset;   /* int */
+		uint64_t metadata_offset;     /* int: 17 to 24 */
 		uint64_t dependencies_offset; /* int: the PcDescs' end, 17 to 22 */
 		uint64_t immutable_data;      /* address: 23+ */
 		uint64_t immutable_data_size; /* int: 23+ */
@@ -225,8 +225,8 @@ struct hotspot_offsets {
 		uint64_t signature_index; /* u2 */
 	} const_method;			  /* ConstMethod */
 	struct {
-		uint64_t size; /* the pool's slots follow it */
-		uint64_t pool_holder; /* InstanceKlass* */
+		uint64_t size;			 /* the pool's slots follow it */
+		uint64_t pool_holder;		 /* InstanceKlass* */
 		uint64_t source_file_name_index; /* u2: JDK 15+ */
 	} constant_pool;			 /* ConstantPool */
 	uint64_t klass_name;			 /* Klass::_name: Symbol* */
@@ -237,7 +237,7 @@ struct hotspot_offsets {
 	} symbol;		 /* Symbol */
 	struct {
 		uint64_t size;
-		uint64_t pc_offset;	    /* int: from the nmethod's code begin */
+		uint64_t pc_offset;	      /* int: from the nmethod's code begin */
 		uint64_t scope_decode_offset; /* int */
 		uint64_t obj_decode_offset;   /* int */
 		uint64_t flags;		      /* int */
