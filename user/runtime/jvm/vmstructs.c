@@ -209,9 +209,10 @@ static int file_open(struct file *f, bool aarch64)
 		GElf_Shdr sh;
 		Elf_Data *d;
 
+		/* code holds no table nor name: not read (libjvm's .text is 14 MB) */
 		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) ||
-		    (sh.sh_flags & SHF_COMPRESSED) || sh.sh_type == SHT_NOBITS || !sh.sh_size ||
-		    sh.sh_addr + sh.sh_size < sh.sh_addr)
+		    (sh.sh_flags & (SHF_COMPRESSED | SHF_EXECINSTR)) || sh.sh_type == SHT_NOBITS ||
+		    !sh.sh_size || sh.sh_addr + sh.sh_size < sh.sh_addr)
 			continue;
 		d = elf_getdata(scn, NULL);
 		if (!d || !d->d_buf || d->d_size < sh.sh_size)
