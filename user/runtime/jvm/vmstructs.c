@@ -58,6 +58,7 @@ struct vmstructs {
 	struct vm_entry *e[T_NR]; /* sorted by (type, field) once read */
 	size_t n[T_NR], cap[T_NR];
 	unsigned int major;
+	char release[64];   /* "" when not known */
 	bool offsets_known; /* the non-static offsets are HotSpot's (not a file's zeros) */
 };
 
@@ -693,24 +694,40 @@ static const struct vm_entry *lookup(const struct vmstructs *vs, int t, const ch
 	return NULL;
 }
 
-/* Abstract_VM_Version::_vm_major_version (an int, initialized data): the process's, else the
- * file's. */
+/*
+ * Abstract_VM_Version::_vm_major_version (an int, initialized data): the process's, else the
+ * file's. With the process, the release string too: Abstract_VM_Version::_s_vm_release, set
+ * at run time to the file's VM_RELEASE literal (a pointer into the file, bias removed), read
+ * from the file; kept only when printable.
+ */
 static void read_version(struct file *f, struct vmstructs *vs)
 {
 	const uint8_t *p;
+	const char *name;
+	uint64_t a, ptr;
 	int32_t v = 0;
-	uint64_t a;
+	size_t len, i;
 
-	if (vmstructs__static(vs, "Abstract_VM_Version", "_vm_major_version", &a))
-		return;
-	if (f->read) {
-		if (f->read(f->ctx, a, &v, sizeof(v)))
-			v = 0;
-	} else if ((p = file_bytes(f, a, 4))) {
-		v = le32(p);
+	if (!vmstructs__static(vs, "Abstract_VM_Version", "_vm_major_version", &a)) {
+		if (f->read) {
+			if (f->read(f->ctx, a, &v, sizeof(v)))
+				v = 0;
+		} else if ((p = file_bytes(f, a, 4))) {
+			v = le32(p);
+		}
+		if (v > 0 && v < 1000)
+			vs->major = v;
 	}
-	if (v > 0 && v < 1000)
-		vs->major = v;
+	if (!f->read || !f->have_bias ||
+	    vmstructs__static(vs, "Abstract_VM_Version", "_s_vm_release", &a) ||
+	    f->read(f->ctx, a, &ptr, sizeof(ptr)) || !ptr ||
+	    !(name = read_name(f, ptr - f->bias, &len)) || !len || len >= sizeof(vs->release))
+		return;
+	for (i = 0; i < len; i++)
+		if (name[i] <= ' ' || name[i] > '~')
+			return;
+	memcpy(vs->release, name, len);
+	vs->release[len] = 0;
 }
 
 int vmstructs__from_elf(Elf *elf, vmstructs_read_fn read, void *ctx, struct vmstructs **out,
@@ -832,6 +849,11 @@ void vmstructs__counts(const struct vmstructs *vs, size_t counts[4])
 
 	for (t = 0; t < T_NR; t++)
 		counts[t] = vs->n[t];
+}
+
+const char *vmstructs__release(const struct vmstructs *vs)
+{
+	return vs->release;
 }
 
 bool vmstructs__offsets_known(const struct vmstructs *vs)
@@ -985,12 +1007,14 @@ static int hs_lookup(const struct vmstructs *vs, const struct hs_item *it, uint6
 int vmstructs__hotspot_offsets(const struct vmstructs *vs, struct hotspot_offsets *out, char *why,
 			       size_t why_sz)
 {
-	char jdk[16];
+	char jdk[sizeof(vs->release)];
 	size_t i;
 
 	memset(out, 0, sizeof(*out));
 	fail(why, why_sz, "%s", "");
-	if (vs->major)
+	if (vs->release[0])
+		snprintf(jdk, sizeof(jdk), "%s", vs->release);
+	else if (vs->major)
 		snprintf(jdk, sizeof(jdk), "%u", vs->major);
 	else
 		snprintf(jdk, sizeof(jdk), "%s", "?");

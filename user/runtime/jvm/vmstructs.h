@@ -149,9 +149,12 @@ void vmstructs__counts(const struct vmstructs *vs, size_t counts[4]);
 /* Whether the non-static offsets are known: read from the process, or the file's not all 0. */
 bool vmstructs__offsets_known(const struct vmstructs *vs);
 
-/* The JDK's feature version (Abstract_VM_Version::_vm_major_version: 17), 0 when not known.
- * (The release string, _s_vm_release, is set at run time: not in the file.) */
+/* The JDK's feature version (Abstract_VM_Version::_vm_major_version: 17), 0 when not known. */
 unsigned int vmstructs__major(const struct vmstructs *vs);
+
+/* The JDK's release ("17.0.15+6-Debian-1deb12u1": Abstract_VM_Version::_s_vm_release, set at
+ * run time, so known only when read with the process), "" when not known. */
+const char *vmstructs__release(const struct vmstructs *vs);
 
 /* Largest type size accepted, bytes: HotSpot's largest published types (JavaThread, a few
  * KiB) are far below; it keeps offsets small enough for a BPF walker's bounded reads. */
@@ -255,7 +258,8 @@ struct hotspot_offsets {
 
 /*
  * Fills *out from vs. Returns 0, or -ENOENT with why naming the first member missing
- * ("VMStructs of JDK 17: no CodeBlob::_frame_size"), -ENODATA when the offsets are not known
+ * ("VMStructs of JDK 17.0.15+6-Debian-1deb12u1: no CodeBlob::_frame_size"; the major version
+ * when the release is not known, "?" when neither is), -ENODATA when the offsets are not known
  * (a JDK 17 file read without its process), or -ERANGE for an offset at or past its type's
  * size, or a size over HOTSPOT_SIZE_MAX (why names it).
  */

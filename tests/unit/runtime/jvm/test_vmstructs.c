@@ -33,6 +33,7 @@
 #define BSS_ADDR  0x200000ull
 #define BSS_SIZE  0x1000
 #define BIAS	  0x7f0000000000ull
+#define RELEASE	  "17.0.15+6-Debian-1deb12u1"
 
 /* .data: the four table pointers, the major version, the layout (when in the file), then the
  * arrays; .bss: the layout symbols (HotSpot's case), then the statics. */
@@ -58,6 +59,7 @@ static const struct sfield sfields[] = {
 	{ "CodeCache", "_low_bound", 0x20, VALL, true },
 	{ "CodeCache", "_high_bound", 0x18, VALL, true },
 	{ "Abstract_VM_Version", "_vm_major_version", 0, VALL, true }, /* .data: D_MAJOR */
+	{ "Abstract_VM_Version", "_s_vm_release", 0x40, VALL, true },  /* set at run time */
 	{ "GrowableArrayBase", "_len", 0, VALL },
 	{ "GrowableArray<int>", "_data", 8, VALL },
 	{ "CodeHeap", "_memory", 8, VALL },
@@ -377,6 +379,8 @@ static void jvm_make(struct jvm *j, const struct opts *o)
 	assert_true(at <= DATA_MAX);
 	j->data_len = at;
 	val32(j, D_MAJOR, o->jdk == V17 ? 17 : 25);
+	/* _s_vm_release: NULL in the file, the release literal's address in the process */
+	put64(j->mem_bss + B_STATICS + 0x40, str(j, RELEASE) + BIAS);
 	/* the process's layout (HotSpot's, initialized at run time), and the file's if asked */
 	for (i = 0; i < 20; i++) {
 		memcpy(j->mem_bss + 8 * i, (const uint64_t *)&VMSTRUCTS_LAYOUT_LP64 + i, 8);
@@ -484,7 +488,7 @@ static struct opts opts_of(unsigned int jdk)
 }
 
 /* Every lookup of the tables written for jdk, and the hotspot_offsets from them. */
-static void check_good(struct vmstructs *vs, unsigned int jdk)
+static void check_good(struct vmstructs *vs, unsigned int jdk, bool process)
 {
 	struct hotspot_offsets h;
 	uint64_t v;
@@ -494,6 +498,7 @@ static void check_good(struct vmstructs *vs, unsigned int jdk)
 
 	assert_true(vmstructs__offsets_known(vs));
 	assert_int_equal(vmstructs__major(vs), jdk == V17 ? 17 : 25);
+	assert_string_equal(vmstructs__release(vs), process ? RELEASE : "");
 	vmstructs__counts(vs, n);
 	assert_int_equal(n[1], sizeof(stypes) / sizeof(stypes[0]));
 	assert_int_equal(n[2], 1);
@@ -578,7 +583,7 @@ static void test_good(void **state)
 		o = opts_of(jdks[k]);
 		jvm_make(&j, &o);
 		assert_int_equal(vmstructs__from_elf(j.elf, NULL, NULL, &vs, why, sizeof(why)), 0);
-		check_good(vs, jdks[k]);
+		check_good(vs, jdks[k], false);
 		vmstructs__free(vs);
 		jvm_drop(&j);
 
@@ -587,7 +592,7 @@ static void test_good(void **state)
 		jvm_make(&j, &o);
 		assert_int_equal(j.nrel, 0);
 		assert_int_equal(vmstructs__from_elf(j.elf, NULL, NULL, &vs, why, sizeof(why)), 0);
-		check_good(vs, jdks[k]);
+		check_good(vs, jdks[k], false);
 		vmstructs__free(vs);
 		jvm_drop(&j);
 	}
@@ -619,7 +624,7 @@ static void test_process(void **state)
 
 	/* the process: every value from it, its pointers the file's plus BIAS */
 	assert_int_equal(vmstructs__from_elf(j.elf, mem_read, &j, &vs, why, sizeof(why)), 0);
-	check_good(vs, V17);
+	check_good(vs, V17, true);
 	vmstructs__free(vs);
 
 	/* a process whose names are not the file's */
@@ -627,6 +632,15 @@ static void test_process(void **state)
 	assert_int_equal(vmstructs__from_elf(j.elf, mem_read, &j, &vs, why, sizeof(why)), -EINVAL);
 	assert_null(vs);
 	assert_non_null(strstr(why, "gHotSpotVMStructs[0]: the process's pointer"));
+	jvm_drop(&j);
+
+	/* a missing field, named with the process's release */
+	o.drop_field = "CodeBlob::_frame_size";
+	jvm_make(&j, &o);
+	assert_int_equal(vmstructs__from_elf(j.elf, mem_read, &j, &vs, why, sizeof(why)), 0);
+	assert_int_equal(vmstructs__hotspot_offsets(vs, &h, why, sizeof(why)), -ENOENT);
+	assert_string_equal(why, "VMStructs of JDK " RELEASE ": no CodeBlob::_frame_size");
+	vmstructs__free(vs);
 	jvm_drop(&j);
 }
 
@@ -696,7 +710,7 @@ static void test_bad_layout(void **state)
 	o.layout_in_data = true;
 	jvm_make(&j, &o);
 	assert_int_equal(vmstructs__from_elf(j.elf, NULL, NULL, &vs, why, sizeof(why)), 0);
-	check_good(vs, V17);
+	check_good(vs, V17, false);
 	vmstructs__free(vs);
 	jvm_drop(&j);
 	for (k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
