@@ -17,7 +17,7 @@
  * symbol: its value plus the addend); a pointer with no relocation is the file's bytes (REL or
  * RELR files keep the addend there).
  *
- * What a file holds, measured on Debian's 17.0.15, 21 and 25: names, isStatic, the statics'
+ * What a file holds, measured on Debian's 17.0.15, 21.0.13 and 25.0.5: names, isStatic, the statics'
  * addresses, the types' sizes and the constants; not the non-static fields' offsets, all zeros
  * in the file. HotSpot's offset_of() (globalDefinitions.hpp: an address computed from a fake
  * object, not offsetof) is no constant expression to GCC, so VMStructEntry.offset is stored by
@@ -39,8 +39,8 @@
  *   - nmethod's members owned by CompiledMethod until JDK 22 are published under
  *     "CompiledMethod" (_method, _deopt_handler_begin, _scopes_data_begin...); JDK 23 folded
  *     CompiledMethod into nmethod: each nmethod field is looked up under both type names.
- *   - nmethod::_deopt_handler_begin (a pointer, 17, 21) became _deopt_handler_offset (23, 24)
- *     and _deopt_handler_entry_offset (26); _scopes_data_begin (a pointer) became
+ *   - nmethod::_deopt_handler_begin (a pointer, 17, 21) became _deopt_handler_offset (25,
+ *     measured) and _deopt_handler_entry_offset (later JDKs); _scopes_data_begin (a pointer) became
  *     _scopes_data_offset; _metadata_offset moved into the mutable data (JDK 25+:
  *     CodeBlob::_mutable_data); _scopes_pcs_offset is relative to the immutable data from
  *     JDK 23 (nmethod::_immutable_data).
