@@ -13,9 +13,11 @@ Then each round, on the main thread:
                DELAY_S (its own time.sleep, under sleep_before_release)
   wait_pipe:   reads a pipe that a thread running write_pipe writes after DELAY_S (under
                sleep_before_write)
-Every wait has ended when the program exits. ACCOUNTS gets a line per kind, "KIND NS": the
-time the main thread spent in that kind's blocking call, summed over the rounds (ns; "first":
-wait_first's); "-":
+Every wait has ended when the program exits. ACCOUNTS gets a line per kind, "KIND NS RUNQ_NS":
+the time the main thread spent in that kind's blocking call, summed over the rounds (ns;
+"first": wait_first's), and of that the time it was runnable but not running (its schedstat's
+run_delay: on a busy machine, a thread woken may wait for a CPU past its system call's exit,
+which is no time blocked); "-":
 standard output (a container root the program cannot write, its script read from stdin).
 
     python3 pyoffcpu.py --pingpong COUNT
@@ -52,10 +54,27 @@ def write_pipe(fd, delay):
     os.write(fd, b"x")
 
 
+def clock():
+    """(monotonic ns, the thread's run_delay ns: time runnable on a runqueue, from
+    /proc/thread-self/schedstat, 0 where it cannot be read)."""
+    try:
+        with open("/proc/thread-self/schedstat") as f:
+            runq = int(f.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        runq = 0
+    return time.monotonic_ns(), runq
+
+
+def since(t0):
+    """(ns, runnable ns) since clock()'s t0."""
+    t1 = clock()
+    return t1[0] - t0[0], t1[1] - t0[1]
+
+
 def wait_sleep(delay):
-    t0 = time.monotonic_ns()
+    t0 = clock()
     time.sleep(delay)
-    return time.monotonic_ns() - t0
+    return since(t0)
 
 
 def wait_lock(delay):
@@ -63,9 +82,9 @@ def wait_lock(delay):
     lock.acquire()
     t = threading.Thread(target=release_lock, args=(lock, delay), name="releaser")
     t.start()
-    t0 = time.monotonic_ns()
+    t0 = clock()
     lock.acquire()
-    ns = time.monotonic_ns() - t0
+    ns = since(t0)
     t.join()
     return ns
 
@@ -74,9 +93,9 @@ def wait_pipe(delay):
     r, w = os.pipe()
     t = threading.Thread(target=write_pipe, args=(w, delay), name="writer")
     t.start()
-    t0 = time.monotonic_ns()
+    t0 = clock()
     os.read(r, 1)
-    ns = time.monotonic_ns() - t0
+    ns = since(t0)
     t.join()
     os.close(r)
     os.close(w)
@@ -84,18 +103,18 @@ def wait_pipe(delay):
 
 
 def wait_first():
-    t0 = time.monotonic_ns()
+    t0 = clock()
     time.sleep(FIRST_S)
-    return time.monotonic_ns() - t0
+    return since(t0)
 
 
 def waits(accounts, rounds, delay):
-    total = {"first": wait_first(), "sleep": 0, "lock": 0, "pipe": 0}
+    total = {"first": wait_first(), "sleep": (0, 0), "lock": (0, 0), "pipe": (0, 0)}
     for _ in range(rounds):
-        total["sleep"] += wait_sleep(delay)
-        total["lock"] += wait_lock(delay)
-        total["pipe"] += wait_pipe(delay)
-    lines = "".join(f"{kind} {ns}\n" for kind, ns in total.items())
+        for kind, wait in (("sleep", wait_sleep), ("lock", wait_lock), ("pipe", wait_pipe)):
+            ns, runq = wait(delay)
+            total[kind] = (total[kind][0] + ns, total[kind][1] + runq)
+    lines = "".join(f"{kind} {ns} {runq}\n" for kind, (ns, runq) in total.items())
     if accounts == "-":
         sys.stdout.write(lines)
         return
