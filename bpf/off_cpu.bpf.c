@@ -107,6 +107,17 @@ static __always_inline unsigned int task_state(struct task_struct *t)
  * when it returns (arch/x86/entry/common.c), before the sys_exit tracepoint. */
 #define ENOSYS_RET (-38L)
 
+/* A period found open (out_ns set) at its thread's next switch-out: its switch-in was not
+ * seen, and the thread ran for a time unknown since. Counted and dropped, never added to a
+ * later period (nor to a later switch-in's, which would count the thread's time on CPU as
+ * blocked, under another stack). */
+static __always_inline void unended(struct off_cpu_state *s, __u64 now, struct bpf_stats *st)
+{
+	__sync_fetch_and_add(&st->off_cpu_unended, 1);
+	__sync_fetch_and_add(&st->off_cpu_unended_ns, now - s->out_ns);
+	s->out_ns = 0;
+}
+
 /* prev leaves the CPU: a target thread blocked in a system call starts a period. Its state
  * was created at a system call's return (handle_off_cpu_sys_exit): never here, under the
  * runqueue lock, where an allocation could wake kswapd. */
@@ -128,6 +139,8 @@ static __always_inline void switch_out(struct task_struct *prev, __u64 now, stru
 	s = bpf_task_storage_get(&off_cpu_states, prev, 0, 0);
 	if (!s)
 		return;
+	if (s->out_ns) /* the last period's switch-in was not seen: not counted */
+		unended(s, now, st);
 	if (!s->switches) { /* a new system call's periods: no waker yet */
 		s->waker_ns = 0;
 		s->waker_tid = 0;
@@ -297,11 +310,31 @@ int BPF_PROG(handle_off_cpu_sys_exit, struct pt_regs *regs, long ret)
 					     BPF_LOCAL_STORAGE_GET_F_CREATE);
 		return 0;
 	}
-	if (!s->switches)
-		return 0;
 	st = stats__get();
 	now = bpf_ktime_get_ns();
 	if (!st)
+		return 0;
+	/* A period still open as its system call returns: its switch-in was not seen (the thread
+	 * runs: it was switched in). It ended at the latest now: counted to now, with this
+	 * system call's other periods, without a kernel stack if it is the first. Left open, it
+	 * would be counted at the thread's next switch-in, its time on CPU with it, under the
+	 * stack of a later system call. */
+	if (s->out_ns) {
+		__u64 d = now - s->out_ns;
+
+		__sync_fetch_and_add(&st->off_cpu_unseen, 1);
+		__sync_fetch_and_add(&st->off_cpu_unseen_ns, d);
+		if (d >= off_cpu_min_ns) {
+			if (!s->switches) {
+				s->first_ns = s->out_ns;
+				s->kstack_cnt = 0;
+			}
+			s->off_ns += d;
+			s->switches++;
+		}
+		s->out_ns = 0;
+	}
+	if (!s->switches)
 		return 0;
 	if (!s->no_kstack && rate_ok(now)) {
 		written = off_cpu_write(task, s, now, st);

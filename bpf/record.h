@@ -487,6 +487,13 @@ struct bpf_stats {
 	__u64 off_cpu_limited;	 /* of them not written: over --off-cpu-max-rate */
 	__u64 off_cpu_limited_ns; /* their time off CPU, ns (in the thread's next record) */
 	__u64 off_cpu_lost;	 /* of them lost: ringbuf full */
+	/* Periods whose switch-in was not seen (off_cpu.bpf.c: out_ns still set while the thread
+	 * runs). Found at their system call's exit: ended there, counted in its record. */
+	__u64 off_cpu_unseen;
+	__u64 off_cpu_unseen_ns;  /* their time, switch-out to the system call's exit, ns */
+	/* Found at a later switch-out of the same system call (never at its exit): dropped. */
+	__u64 off_cpu_unended;
+	__u64 off_cpu_unended_ns; /* from their switch-out to that switch-out, ns */
 	__u64 wakers;		 /* RECORD_WAKER samples submitted (--wakers) */
 	__u64 wakers_lost;	 /* of them lost (ringbuf full) or over --off-cpu-max-rate */
 };
@@ -497,7 +504,7 @@ _Static_assert(sizeof(struct sample_record) % 8 == 0, "sample_record alignment")
 _Static_assert(sizeof(struct task_record) == 56, "task_record size");
 _Static_assert(sizeof(struct munmap_record) == 40, "munmap_record size");
 _Static_assert(sizeof(struct mmap_record) == 72 + 2 * BPFPROF_PATH_SZ, "mmap_record size");
-_Static_assert(sizeof(struct bpf_stats) == 264, "bpf_stats size");
+_Static_assert(sizeof(struct bpf_stats) == 296, "bpf_stats size");
 _Static_assert(sizeof(struct off_cpu_record) == 64, "off_cpu_record size");
 _Static_assert(sizeof(struct waker_record) == 40, "waker_record size");
 _Static_assert(sizeof(struct go_stack_record) == 48 + BPFPROF_GO_STACK_SZ, "go_stack_record size");

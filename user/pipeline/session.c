@@ -438,6 +438,7 @@ void session__print_summary(struct session *s)
 		.on_cpu = s->opts->on_cpu,
 		.off_cpu_min_ns = s->opts->off_cpu_min_ns,
 		.runtimes = s->runtimes,
+		.off_cpu_joins = sample_handler__off_cpu(s->sh),
 	};
 
 	if (s->loader)

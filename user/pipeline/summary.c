@@ -129,6 +129,7 @@ void summary__print(FILE *fp, const struct summary_input *in)
 		.min_ns = in->off_cpu_min_ns,
 		.on_cpu = in->on_cpu,
 		.bad_records = in->consumer->bad,
+		.joins = in->off_cpu_joins,
 	};
 	uint64_t user_samples;
 	int i;

@@ -10,6 +10,8 @@
 #include "pipeline/consumer.h"
 #include "process/proc_table.h"
 
+struct off_cpu;
+
 struct runtimes;
 
 struct summary_input {
@@ -26,6 +28,7 @@ struct summary_input {
 	bool on_cpu;	  /* with off_cpu, CPU samples too (--on-cpu) */
 	uint64_t off_cpu_min_ns; /* --off-cpu-min-us, ns */
 	struct runtimes *runtimes; /* their lines after the stacks line (summary_stacks) */
+	const struct off_cpu *off_cpu_joins; /* with off_cpu: what its joins dropped, or NULL */
 };
 
 /* Prints "bpfprof: ..." lines to fp: duration, samples received vs expected, lost samples,

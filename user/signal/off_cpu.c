@@ -18,6 +18,7 @@ struct off_cpu {
 	const struct waker_record *waker; /* the sample's, from off_cpu__take(), or NULL */
 	uint32_t *joined;		  /* an off-CPU stack with its waker's: joined_cap */
 	size_t joined_cap;
+	uint64_t unjoined; /* off-CPU samples dropped: no RECORD_OFF_CPU of theirs was pending */
 };
 
 struct off_cpu *off_cpu__new(const struct ksyms *ksyms)
@@ -83,8 +84,10 @@ int off_cpu__take(struct off_cpu *oc, struct aggregate *agg, const struct sample
 	*w = (struct sample_weight){ .count = 1 };
 	if (s->flags & SAMPLE_F_OFF_CPU) {
 		oc->off = pending__take(&oc->off_cpu, s->cpu, s->tid, s->time_ns);
-		if (!oc->off) /* its RECORD_OFF_CPU was lost: no time to count */
+		if (!oc->off) { /* its RECORD_OFF_CPU was lost: no time to count */
+			oc->unjoined++;
 			return 1;
+		}
 		*origin = SAMPLE_OFF_CPU;
 		w->count = oc->off->switches;
 		w->ns = oc->off->off_ns;
@@ -142,6 +145,16 @@ void off_cpu__forget(struct off_cpu *oc, uint32_t tgid)
 	wakers__forget(oc->wakers, tgid);
 }
 
+/* What the joins dropped, if anything: a blocked stack's time lives in its RECORD_OFF_CPU. */
+static void print_joins(FILE *fp, const struct off_cpu *oc)
+{
+	if (oc && (oc->unjoined || oc->off_cpu.unmatched))
+		fprintf(fp,
+			"bpfprof: dropped in user space: %llu blocked stacks without their "
+			"RECORD_OFF_CPU, %llu RECORD_OFF_CPU (their time) without their stack\n",
+			(unsigned long long)oc->unjoined, (unsigned long long)oc->off_cpu.unmatched);
+}
+
 /* --off-cpu: what BPF saw of the targets' blocked periods and what it kept. */
 void off_cpu__print_summary(FILE *fp, const struct off_cpu_summary *in)
 {
@@ -154,6 +167,7 @@ void off_cpu__print_summary(FILE *fp, const struct off_cpu_summary *in)
 		if (!in->on_cpu) /* else the CPU samples' line has them */
 			fprintf(fp, "; %llu bad records", (unsigned long long)in->bad_records);
 		fprintf(fp, "\n");
+		print_joins(fp, in->joins);
 		return;
 	}
 	fprintf(fp,
@@ -173,6 +187,12 @@ void off_cpu__print_summary(FILE *fp, const struct off_cpu_summary *in)
 		(unsigned long long)b->off_cpu_limited, b->off_cpu_limited_ns / 1e9,
 		(unsigned long long)b->off_cpu_lost, (unsigned long long)b->stack_copy_failed,
 		(unsigned long long)in->bad_records);
+	fprintf(fp,
+		"bpfprof: switch-ins not seen: %llu periods ended at their system call's exit "
+		"(%.3f s, counted), %llu found at a later switch-out (%.3f s, dropped)\n",
+		(unsigned long long)b->off_cpu_unseen, b->off_cpu_unseen_ns / 1e9,
+		(unsigned long long)b->off_cpu_unended, b->off_cpu_unended_ns / 1e9);
+	print_joins(fp, in->joins);
 	if (b->wakers || b->wakers_lost)
 		fprintf(fp,
 			"bpfprof: wakers: %llu stacks written, %llu not (ringbuf full or over "

@@ -74,6 +74,8 @@ struct off_cpu_summary {
 	uint64_t min_ns;	     /* --off-cpu-min-us, ns */
 	bool on_cpu;	      /* CPU samples too (--on-cpu): their line has the bad records */
 	uint64_t bad_records; /* records the consumer could not decode */
+	/* The joins of RECORD_OFF_CPU with their samples (what they dropped), or NULL. */
+	const struct off_cpu *joins;
 };
 
 /* --off-cpu: prints the "bpfprof: ..." lines of what BPF saw of the targets' blocked periods
