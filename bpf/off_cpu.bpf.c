@@ -11,7 +11,9 @@
  * function that called schedule()). When the system call returns, the thread is current again
  * and its user stack is as it was when it blocked: RECORD_OFF_CPU and a sample record (user
  * registers, stack copy, that kernel stack) go to the ringbuf, at most --off-cpu-max-rate a
- * second per CPU. Preemption leaves a thread runnable: on-CPU wait, not counted.
+ * second per CPU. Preemption leaves a thread runnable: on-CPU wait, not counted. A period
+ * whose switch-in this program did not see (rare, under load: out_ns still set as the system
+ * call returns) ends at the system call's exit, counted there and in --stats.
  *
  * A CPython thread's Python frames (RECORD_PY_STACK, runtime/python.bpf.h's py_stack()) are
  * walked where its user stack is copied, and only there (within --off-cpu-max-rate): the

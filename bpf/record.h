@@ -490,7 +490,7 @@ struct bpf_stats {
 	/* Periods whose switch-in was not seen (off_cpu.bpf.c: out_ns still set while the thread
 	 * runs). Found at their system call's exit: ended there, counted in its record. */
 	__u64 off_cpu_unseen;
-	__u64 off_cpu_unseen_ns;  /* their time, switch-out to the system call's exit, ns */
+	__u64 off_cpu_unseen_ns; /* their time, switch-out to the system call's exit, ns */
 	/* Found at a later switch-out of the same system call (never at its exit): dropped. */
 	__u64 off_cpu_unended;
 	__u64 off_cpu_unended_ns; /* from their switch-out to that switch-out, ns */

@@ -152,7 +152,8 @@ static void print_joins(FILE *fp, const struct off_cpu *oc)
 		fprintf(fp,
 			"bpfprof: dropped in user space: %llu blocked stacks without their "
 			"RECORD_OFF_CPU, %llu RECORD_OFF_CPU (their time) without their stack\n",
-			(unsigned long long)oc->unjoined, (unsigned long long)oc->off_cpu.unmatched);
+			(unsigned long long)oc->unjoined,
+			(unsigned long long)oc->off_cpu.unmatched);
 }
 
 /* --off-cpu: what BPF saw of the targets' blocked periods and what it kept. */
