@@ -356,10 +356,17 @@ static double tv_s(const struct timeval *tv)
 	return tv->tv_sec + tv->tv_usec / 1e6;
 }
 
-static void print_prog_stats(const char *name, uint64_t run_cnt, uint64_t run_time_ns, void *arg)
+static void print_prog_stats(const char *name, uint64_t run_cnt, uint64_t run_time_ns,
+			     uint64_t misses, void *arg)
 {
 	uint64_t *total_ns = arg;
 
+	/* A run skipped: whatever it had to count (an off-CPU switch-in) is not. */
+	if (misses)
+		fprintf(stderr,
+			"bpfprof: BPF program %s: %llu runs skipped by the kernel "
+			"(recursion misses)\n",
+			name, (unsigned long long)misses);
 	if (!run_cnt)
 		return;
 	*total_ns += run_time_ns;

@@ -496,7 +496,7 @@ const struct runtime_maps *loader__runtime_maps(struct loader *l)
 
 void loader__prog_stats(struct loader *l,
 			void (*cb)(const char *name, uint64_t run_cnt, uint64_t run_time_ns,
-				   void *arg),
+				   uint64_t misses, void *arg),
 			void *arg)
 {
 	struct bpf_prog_info info;
@@ -508,7 +508,8 @@ void loader__prog_stats(struct loader *l,
 		len = sizeof(info);
 		if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
 			continue;
-		cb(bpf_program__name(prog), info.run_cnt, info.run_time_ns, arg);
+		cb(bpf_program__name(prog), info.run_cnt, info.run_time_ns, info.recursion_misses,
+		   arg);
 	}
 }
 

@@ -90,10 +90,12 @@ const struct runtime_maps *loader__runtime_maps(struct loader *l);
 int loader__ringbuf_fd(struct loader *l);
 
 /* Run count and total run time (ns) of each BPF program, from bpf_prog_info; the kernel
- * counts them only while kernel.bpf_stats_enabled is 1. cb is called once per program. */
+ * counts them only while kernel.bpf_stats_enabled is 1. misses: the runs the kernel skipped
+ * (bpf_prog_info.recursion_misses: the program already running on that CPU), always counted.
+ * cb is called once per program. */
 void loader__prog_stats(struct loader *l,
 			void (*cb)(const char *name, uint64_t run_cnt, uint64_t run_time_ns,
-				   void *arg),
+				   uint64_t misses, void *arg),
 			void *arg);
 
 /* Sums the per-CPU counters into *total. 0 or a negative errno. */
