@@ -312,6 +312,9 @@ int BPF_PROG(handle_off_cpu_sys_exit, struct pt_regs *regs, long ret)
 					     BPF_LOCAL_STORAGE_GET_F_CREATE);
 		return 0;
 	}
+	/* Most system calls never blocked: nothing to do. */
+	if (!s->switches && !s->out_ns)
+		return 0;
 	st = stats__get();
 	now = bpf_ktime_get_ns();
 	if (!st)
