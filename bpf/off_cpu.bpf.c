@@ -98,6 +98,23 @@ struct {
 	__type(value, struct off_cpu_rate);
 } off_cpu_rates SEC(".maps");
 
+/* The record heads written before a sample, off the BPF stack: the Python walk (py_stack(), a
+ * global function) called after them needs the room, and Linux 6.1 refuses a call chain whose
+ * stacks add up to over 512 bytes ("combined stack size of 5 calls is 544"). Slot 0: a
+ * RECORD_OFF_CPU (sys_exit), slot 1: a RECORD_WAKER (sched_waking, which an interrupt may run
+ * in the middle of a sys_exit program on this CPU: a slot of its own). */
+union off_cpu_head {
+	struct off_cpu_record off;
+	struct waker_record waker;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, union off_cpu_head);
+} off_cpu_heads SEC(".maps");
+
 /* The state a task is in as it is switched out (task_struct.__state since 5.14; the programs
  * load on 5.17+ only). 0: TASK_RUNNING. */
 static __always_inline unsigned int task_state(struct task_struct *t)
@@ -244,7 +261,9 @@ static __always_inline bool off_cpu_write(struct task_struct *task, struct off_c
 					  __u64 now, struct bpf_stats *st)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct off_cpu_record head;
+	__u32 slot = 0;
+	union off_cpu_head *u = bpf_map_lookup_elem(&off_cpu_heads, &slot);
+	struct off_cpu_record *head;
 	struct sample_record *rec;
 	struct stack_window w = {};
 	struct pt_regs *uregs;
@@ -255,19 +274,22 @@ static __always_inline bool off_cpu_write(struct task_struct *task, struct off_c
 	w.bp = BPF_CORE_READ(uregs, bp);
 	stack_window_find(task, pid_tgid, &w, st, false);
 
-	head.hdr.type = RECORD_OFF_CPU;
-	head.hdr.sz = sizeof(head);
-	head.tgid = pid_tgid >> 32;
-	head.tid = (__u32)pid_tgid;
-	head.time_ns = now;
-	head.cpu = cpu;
-	head.switches = s->switches + s->carry_switches;
-	head.off_ns = s->off_ns + s->carry_ns;
-	head.first_ns = s->first_ns;
-	head.waker_ns = s->waker_ns;
-	head.waker_tid = s->waker_tid;
-	head.pad = 0;
-	if (bpf_ringbuf_output(&ringbuf, &head, sizeof(head), BPF_RB_NO_WAKEUP)) {
+	if (!u)
+		return false;
+	head = &u->off;
+	head->hdr.type = RECORD_OFF_CPU;
+	head->hdr.sz = sizeof(*head);
+	head->tgid = pid_tgid >> 32;
+	head->tid = (__u32)pid_tgid;
+	head->time_ns = now;
+	head->cpu = cpu;
+	head->switches = s->switches + s->carry_switches;
+	head->off_ns = s->off_ns + s->carry_ns;
+	head->first_ns = s->first_ns;
+	head->waker_ns = s->waker_ns;
+	head->waker_tid = s->waker_tid;
+	head->pad = 0;
+	if (bpf_ringbuf_output(&ringbuf, head, sizeof(*head), BPF_RB_NO_WAKEUP)) {
 		__sync_fetch_and_add(&st->off_cpu_lost, 1);
 		return false;
 	}
@@ -368,7 +390,9 @@ static __always_inline bool waker_write(void *ctx, struct task_struct *wakee, __
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 cap, cpu = bpf_get_smp_processor_id();
 	struct stack_window w = {};
-	struct waker_record head;
+	__u32 slot = 1;
+	union off_cpu_head *u = bpf_map_lookup_elem(&off_cpu_heads, &slot);
+	struct waker_record *head;
 	struct sample_record *rec;
 	struct pt_regs *uregs = NULL;
 	bool user;
@@ -382,16 +406,19 @@ static __always_inline bool waker_write(void *ctx, struct task_struct *wakee, __
 		w.bp = BPF_CORE_READ(uregs, bp);
 		stack_window_find(task, pid_tgid, &w, st, false);
 	}
-	head.hdr.type = RECORD_WAKER;
-	head.hdr.sz = sizeof(head);
-	head.tgid = pid_tgid >> 32;
-	head.tid = (__u32)pid_tgid;
-	head.time_ns = now;
-	head.cpu = cpu;
-	head.wakee_tid = wakee->pid;
-	head.wakee_tgid = wakee->tgid;
-	head.pad = 0;
-	if (bpf_ringbuf_output(&ringbuf, &head, sizeof(head), BPF_RB_NO_WAKEUP))
+	if (!u)
+		return false;
+	head = &u->waker;
+	head->hdr.type = RECORD_WAKER;
+	head->hdr.sz = sizeof(*head);
+	head->tgid = pid_tgid >> 32;
+	head->tid = (__u32)pid_tgid;
+	head->time_ns = now;
+	head->cpu = cpu;
+	head->wakee_tid = wakee->pid;
+	head->wakee_tgid = wakee->tgid;
+	head->pad = 0;
+	if (bpf_ringbuf_output(&ringbuf, head, sizeof(*head), BPF_RB_NO_WAKEUP))
 		return false;
 	/* A target waker's Python frames where it wakes wakee, before its sample, keyed alike. */
 	if (python_frames && user)
