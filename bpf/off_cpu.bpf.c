@@ -381,31 +381,61 @@ int BPF_PROG(handle_off_cpu_sys_exit, struct pt_regs *regs, long ret)
 	return 0;
 }
 
-/* RECORD_WAKER, then the waking thread's sample: its kernel stack where it wakes wakee, and
- * its user stack if it is a target. Whether both were written. */
-static __always_inline bool waker_write(void *ctx, struct task_struct *wakee, __u64 now,
-					struct bpf_stats *st)
+/* The waking thread's sample: its kernel stack where it wakes a thread, its user stack if it is
+ * a target (user). A subprogram of its own, after the Python walk: its stack window is then
+ * not on the BPF stack while py_stack() runs (Linux 6.1 refuses a call chain whose stacks add
+ * up to over 512 bytes). Whether it was written. */
+static __noinline int waker_sample(void *ctx, __u64 now, struct bpf_stats *st, int user)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 cap, cpu = bpf_get_smp_processor_id();
 	struct stack_window w = {};
-	__u32 slot = 1;
-	union off_cpu_head *u = bpf_map_lookup_elem(&off_cpu_heads, &slot);
-	struct waker_record *head;
 	struct sample_record *rec;
 	struct pt_regs *uregs = NULL;
-	bool user;
 	long n;
 
-	/* Filter first: the memory of a process that is not a target is never read. */
-	user = pid_tgid >> 32 && !(task->flags & PF_KTHREAD) && target_active(pid_tgid >> 32);
+	if (!st)
+		return 0;
 	if (user) {
 		uregs = (struct pt_regs *)bpf_task_pt_regs(task);
 		w.sp = BPF_CORE_READ(uregs, sp);
 		w.bp = BPF_CORE_READ(uregs, bp);
 		stack_window_find(task, pid_tgid, &w, st, false);
 	}
+	rec = reserve_sample(w.len, &cap);
+	if (!rec)
+		return 0;
+	record_init(rec, pid_tgid, cap, now, cpu);
+	rec->flags |= SAMPLE_F_WAKER | SAMPLE_F_KERNEL;
+	n = bpf_get_stack(ctx, rec->kstack, sizeof(rec->kstack), 0);
+	if (n > 0)
+		rec->kstack_cnt = n / sizeof(__u64);
+	else
+		rec->kstack_err = n;
+	if (user) {
+		user_regs_copy(rec, NULL, uregs, true);
+		user_stack_copy(rec, &w, cap, st);
+	}
+	bpf_ringbuf_submit(rec, ringbuf_flags());
+	return 1;
+}
+
+/* RECORD_WAKER, then the waking thread's Python frames if it is a CPython target, then its
+ * sample (waker_sample()). Whether the record and the sample were written. */
+static __always_inline bool waker_write(void *ctx, struct task_struct *wakee, __u64 now,
+					struct bpf_stats *st)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 cpu = bpf_get_smp_processor_id();
+	__u32 slot = 1;
+	union off_cpu_head *u = bpf_map_lookup_elem(&off_cpu_heads, &slot);
+	struct waker_record *head;
+	bool user;
+
+	/* Filter first: the memory of a process that is not a target is never read. */
+	user = pid_tgid >> 32 && !(task->flags & PF_KTHREAD) && target_active(pid_tgid >> 32);
 	if (!u)
 		return false;
 	head = &u->waker;
@@ -423,22 +453,7 @@ static __always_inline bool waker_write(void *ctx, struct task_struct *wakee, __
 	/* A target waker's Python frames where it wakes wakee, before its sample, keyed alike. */
 	if (python_frames && user)
 		py_stack(pid_tgid, now, cpu, task->thread.fsbase);
-	rec = reserve_sample(w.len, &cap);
-	if (!rec)
-		return false;
-	record_init(rec, pid_tgid, cap, now, cpu);
-	rec->flags |= SAMPLE_F_WAKER | SAMPLE_F_KERNEL;
-	n = bpf_get_stack(ctx, rec->kstack, sizeof(rec->kstack), 0);
-	if (n > 0)
-		rec->kstack_cnt = n / sizeof(__u64);
-	else
-		rec->kstack_err = n;
-	if (user) {
-		user_regs_copy(rec, NULL, uregs, true);
-		user_stack_copy(rec, &w, cap, st);
-	}
-	bpf_ringbuf_submit(rec, ringbuf_flags());
-	return true;
+	return waker_sample(ctx, now, st, user);
 }
 
 /* p is woken (--wakers): if it is a target thread blocked long enough already, the waker's
