@@ -337,13 +337,13 @@ report_run() {
 }
 
 # wait_profiling ERRFILE [PID]: waits (up to 60 s: a busy machine, or qemu's TCG, loads BPF
-# slowly) until bpfprof's stderr says it is profiling; fails when PID (the background
+# slowly) until bpfprof's stderr says it is profiling (the agent's "agent: profiling" too); fails when PID (the background
 # bpfprof's, BP_TIMEOUT_PID of start_bpfprof_bg) ended before.
 wait_profiling() {
 	local i
 
 	for ((i = 0; i < 1200; i++)); do
-		grep -q '^bpfprof: profiling' "$1" 2>/dev/null && return 0
+		grep -Eq '^bpfprof: (agent: )?profiling' "$1" 2>/dev/null && return 0
 		if [ -n "${2:-}" ]; then
 			case "$(awk '{ print $3 }' "/proc/$2/stat" 2>/dev/null)" in
 			'' | Z) return 1 ;;
