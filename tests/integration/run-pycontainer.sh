@@ -113,13 +113,14 @@ print(fields.get(sys.argv[2], ""))
 PY
 }
 
-# swap_debug_offsets FILE OFF_A OFF_B: swaps the two 8-byte fields at OFF_A and OFF_B of FILE's
-# _Py_DebugOffsets (the start of its .PyRuntime section, found through the ELF section headers;
-# the cookie xdebugpy checked). Prints the two values swapped; fails on anything unexpected.
-swap_debug_offsets() {
+# edit_debug_offsets FILE swap OFF_A OFF_B | set OFF VALUE: edits FILE's _Py_DebugOffsets (the
+# start of its .PyRuntime section, found through the ELF section headers; the cookie xdebugpy
+# checked): swaps the two 8-byte fields at OFF_A and OFF_B (prints the two values swapped), or
+# writes VALUE as the 8-byte field at OFF (prints the old value). Fails on anything unexpected.
+edit_debug_offsets() {
 	python3 - "$@" <<'PY'
 import struct, sys
-path, a, b = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+path, op, args = sys.argv[1], sys.argv[2], [int(a) for a in sys.argv[3:]]
 data = bytearray(open(path, "rb").read())
 assert data[:4] == b"\x7fELF" and data[4] == 2 and data[5] == 1, "not a 64-bit LE ELF file"
 shoff, = struct.unpack_from("<Q", data, 0x28)
@@ -135,42 +136,21 @@ for i in range(shnum):
         start, size = s[4], s[5]
 assert start is not None, "no .PyRuntime section"
 assert data[start:start + 8] == b"xdebugpy", "no _Py_DebugOffsets cookie"
-assert max(a, b) + 8 <= size
-va, = struct.unpack_from("<Q", data, start + a)
-vb, = struct.unpack_from("<Q", data, start + b)
-struct.pack_into("<Q", data, start + a, vb)
-struct.pack_into("<Q", data, start + b, va)
+assert op in ("swap", "set") and len(args) == 2, "usage: FILE swap A B | set OFF VALUE"
+a, b = args
+if op == "swap":
+    assert max(a, b) + 8 <= size
+    va, = struct.unpack_from("<Q", data, start + a)
+    vb, = struct.unpack_from("<Q", data, start + b)
+    struct.pack_into("<Q", data, start + a, vb)
+    struct.pack_into("<Q", data, start + b, va)
+    print(va, vb)
+else:
+    assert a + 8 <= size
+    old, = struct.unpack_from("<Q", data, start + a)
+    struct.pack_into("<Q", data, start + a, b)
+    print(old)
 open(path, "wb").write(data)
-print(va, vb)
-PY
-}
-
-# set_debug_offset FILE OFF VALUE: writes VALUE as the 8-byte field at OFF of FILE's
-# _Py_DebugOffsets (found and checked as swap_debug_offsets does). Prints the old value.
-set_debug_offset() {
-	python3 - "$@" <<'PY'
-import struct, sys
-path, off, val = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-data = bytearray(open(path, "rb").read())
-assert data[:4] == b"\x7fELF" and data[4] == 2 and data[5] == 1, "not a 64-bit LE ELF file"
-shoff, = struct.unpack_from("<Q", data, 0x28)
-shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
-def sect(i):
-    return struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize)
-strtab = sect(shstrndx)[4]
-start = None
-for i in range(shnum):
-    s = sect(i)
-    name = data[strtab + s[0]:data.index(b"\0", strtab + s[0])]
-    if name == b".PyRuntime":
-        start, size = s[4], s[5]
-assert start is not None, "no .PyRuntime section"
-assert data[start:start + 8] == b"xdebugpy", "no _Py_DebugOffsets cookie"
-assert off + 8 <= size
-old, = struct.unpack_from("<Q", data, start + off)
-struct.pack_into("<Q", data, start + off, val)
-open(path, "wb").write(data)
-print(old)
 PY
 }
 
@@ -191,7 +171,7 @@ test_swapped_offsets() {
 	qual=$(debug_offset "$hdr" code_object.qualname)
 	mkdir -p "$CT_DIR/swapped"
 	cp "$CT_ROOT/usr/bin/python3.14" "$CT_DIR/swapped/python3.14"
-	if ! vals=$(swap_debug_offsets "$CT_DIR/swapped/python3.14" "$name" "$qual" 2>&1); then
+	if ! vals=$(edit_debug_offsets "$CT_DIR/swapped/python3.14" swap "$name" "$qual" 2>&1); then
 		fail sid_py314_swapped_setup "swapping the fields at $name and $qual: $vals"
 		return
 	fi
@@ -217,7 +197,7 @@ test_free_threaded() {
 	fi
 	mkdir -p "$CT_DIR/ft"
 	cp "$CT_ROOT/usr/bin/python3.14" "$CT_DIR/ft/python3.14"
-	if ! old=$(set_debug_offset "$CT_DIR/ft/python3.14" "$off" 1 2>&1) || [ "$old" != 0 ]; then
+	if ! old=$(edit_debug_offsets "$CT_DIR/ft/python3.14" set "$off" 1 2>&1) || [ "$old" != 0 ]; then
 		fail sid_py314_ft_setup "setting free_threaded (at $off, was $old)"
 		return
 	fi
