@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <string.h>
 #include "process/proc_table.h"
 #include "runtime/python/python.h"
 #include "runtime/runtime.h"
@@ -106,13 +107,14 @@ static void groups_by_count(struct python *py, const struct runtime_sample *rs, 
  */
 static int py_splice(void *rt, const struct runtime_sample *rs, struct runtime_splice *sp)
 {
-	bool placed[BPFPROF_PY_FRAMES_MAX] = {}, by_anchor;
+	bool placed[BPFPROF_PY_FRAMES_MAX], by_anchor;
 	struct python *py = rt;
 	size_t groups, g, at_root = 0;
 
 	groups = python__sample(py, proc__addr_space(rs->p), rs->s);
 	if (!groups)
-		return 0;
+		return 0; /* most samples: nothing zeroed for them */
+	memset(placed, 0, sizeof(placed));
 	if (!(by_anchor = groups_by_anchor(py, rs, sp->frame_group, groups, placed)))
 		groups_by_count(py, rs, sp->frame_group, groups, placed);
 	for (g = groups; g-- > 0;) {
